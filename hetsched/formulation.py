@@ -1,0 +1,61 @@
+"""How a formulation plugs into the engine, and the registry that finds them.
+
+A formulation is one module in ``models/`` (installed as ``hetsched.models``) that defines
+``SPEC = FormulationSpec(...)``: a name, the kind of model it builds (``pyomo`` or
+``cpsat``), ``build(instance)`` and ``extract(model, instance, value)``. Solvers, validation,
+CLI, audit and reports work on it unchanged. A notebook can register a spec of its own by
+passing it to :func:`hetsched.solve.solve` directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hetsched.errors import HetschedError
+from hetsched.instance.model import Instance
+from hetsched.validate import ValidationReport, validate
+
+
+@dataclass(frozen=True)
+class FormulationSpec:
+    name: str  # e.g. "hare-sched"; the same name may exist once per model kind
+    kind: str  # "pyomo" or "cpsat"
+    build: Callable[[Instance], Any]
+    extract: Callable[[Any, Instance, Callable[[Any], float]], Any]
+    summary: str = ""
+    objective_is_bound: bool = False  # relaxations: the optimum is a lower bound of the problem
+    validator: Callable[[Instance, Any], ValidationReport] = validate
+
+
+def _discover() -> dict[tuple[str, str], FormulationSpec]:
+    import hetsched.models as pkg
+
+    found: dict[tuple[str, str], FormulationSpec] = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        spec = getattr(module, "SPEC", None)
+        if isinstance(spec, FormulationSpec):
+            found[(spec.name, spec.kind)] = spec
+    return found
+
+
+def formulations() -> dict[tuple[str, str], FormulationSpec]:
+    """Every formulation in ``models/``, by (name, kind)."""
+    return _discover()
+
+
+def model_names() -> list[str]:
+    return sorted({name for name, _ in formulations()})
+
+
+def find_formulation(name: str, kind: str) -> FormulationSpec:
+    specs = formulations()
+    if (name, kind) in specs:
+        return specs[(name, kind)]
+    kinds = sorted(k for n, k in specs if n == name)
+    if kinds:
+        raise HetschedError(f"model '{name}' has no {kind} formulation (it has: {', '.join(kinds)})")
+    raise HetschedError(f"unknown model '{name}' (known: {', '.join(model_names())})")

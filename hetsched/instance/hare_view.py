@@ -1,0 +1,108 @@
+"""Hare's view of an instance (HPDC'22, Sec. 5.1): the task set D and T^c_{i,m}, T^s_{i,m}.
+
+All tasks of a job share their times, so times are stored per job and GPU
+(``train[n, m]``, ``sync[n, m]``); task i = (n, r, k) is the k-th task of round r of job n,
+and :meth:`HareView.tasks` enumerates D. This keeps the view small at 10^6 tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from hetsched.instance.model import Instance
+
+
+@dataclass(frozen=True)
+class HareTask:
+    """Task i in D: index ``k`` of round ``r`` of job number ``n`` (all 0-based)."""
+
+    n: int
+    r: int
+    k: int
+
+
+@dataclass(frozen=True)
+class HareView:
+    job_ids: tuple[str, ...]
+    gpu_ids: tuple[str, ...]
+    gpu_types: tuple[str, ...]
+    arrival: np.ndarray  # a_n
+    weight: np.ndarray  # w_n
+    rounds: np.ndarray  # |R_n|
+    tasks_per_round: np.ndarray  # |D_r|
+    train: np.ndarray  # T^c[n, m]
+    sync: np.ndarray  # T^s[n, m]
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.job_ids)
+
+    @property
+    def n_gpus(self) -> int:
+        return len(self.gpu_ids)
+
+    @property
+    def n_tasks(self) -> int:
+        return int(np.sum(self.rounds * self.tasks_per_round))
+
+    def tasks(self) -> Iterator[HareTask]:
+        """D in job, round, task order."""
+        for n in range(self.n_jobs):
+            for r in range(int(self.rounds[n])):
+                for k in range(int(self.tasks_per_round[n])):
+                    yield HareTask(n, r, k)
+
+    @property
+    def cycle(self) -> np.ndarray:
+        """T^c + T^s per job and GPU: how long a task holds up its round."""
+        return self.train + self.sync
+
+    @property
+    def min_cycle(self) -> np.ndarray:
+        """min_m (T^c_{n,m} + T^s_{n,m}): the least time one round of job n can take."""
+        return self.cycle.min(axis=1)
+
+    def completion_lower_bounds(self) -> np.ndarray:
+        """C_n >= a_n + |R_n| * min_m (T^c + T^s), by (4), (6) and (7)."""
+        return self.arrival + self.rounds * self.min_cycle
+
+    def completion_upper_bounds(self, objective_ub: float) -> np.ndarray:
+        """Bounds on C_n that every schedule with objective <= ``objective_ub`` satisfies.
+
+        w_n C_n <= UB - sum_{k != n} w_k C_k <= UB - sum_{k != n} w_k LB_k, with w > 0.
+        """
+        lb = self.completion_lower_bounds()
+        rest = float(np.dot(self.weight, lb)) - self.weight * lb
+        return (objective_ub - rest) / self.weight
+
+    def start_windows(self, objective_ub: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per job and round, [earliest, latest] start of its tasks in any schedule whose
+        objective is <= ``objective_ub`` (so every optimal schedule fits in them).
+
+        Returns two arrays of shape (n_jobs, max_rounds); entries past |R_n| are unused.
+        """
+        r = np.arange(int(self.rounds.max()))[None, :]
+        earliest = self.arrival[:, None] + r * self.min_cycle[:, None]
+        c_ub = self.completion_upper_bounds(objective_ub)
+        latest = c_ub[:, None] - (self.rounds[:, None] - r) * self.min_cycle[:, None]
+        return earliest, latest
+
+
+def hare_view(instance: Instance) -> HareView:
+    """Build the view; GPU m is the m-th GPU of the cluster in file order."""
+    gpus = instance.gpus
+    jobs = instance.jobs
+    return HareView(
+        job_ids=tuple(j.id for j in jobs),
+        gpu_ids=tuple(g.id for g in gpus),
+        gpu_types=tuple(g.type for g in gpus),
+        arrival=np.array([j.arrival for j in jobs], dtype=float),
+        weight=np.array([j.weight for j in jobs], dtype=float),
+        rounds=np.array([j.rounds for j in jobs], dtype=np.int64),
+        tasks_per_round=np.array([j.tasks_per_round for j in jobs], dtype=np.int64),
+        train=np.array([[instance.train_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
+        sync=np.array([[instance.sync_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
+    )

@@ -1,0 +1,235 @@
+"""Read, check and write instances in the canonical JSON format.
+
+Every problem is reported as one :class:`~hetsched.errors.InputError` naming the file, the
+JSON path and the reason, e.g. ``small-03.json: $.jobs[3].train_time.v100: must be > 0 (got -2)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError, best_match
+
+from hetsched.errors import InputError
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
+from hetsched.instance.schema import INSTANCE_SCHEMA
+
+FORMAT = "hetsched.instance/1"
+_VALIDATOR = jsonschema.Draft202012Validator(INSTANCE_SCHEMA)
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file; non-JSON and unreadable files raise :class:`InputError`."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(p.name, None, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(p.name, None, f"cannot read file ({exc.__class__.__name__}: {exc})") from None
+    return parse_json_text(text, p.name)
+
+
+def parse_json_text(text: str, source: str) -> Any:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    _reject_non_finite(data, "$", source)
+    return data
+
+
+def _reject_non_finite(node: Any, path: str, source: str) -> None:
+    """Python's json accepts NaN/Infinity (and 1e999 overflows to inf); JSON and we do not."""
+    if isinstance(node, float) and not math.isfinite(node):
+        raise InputError(source, path, f"must be a finite number (got {node})")
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _reject_non_finite(v, _child(path, k), source)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _reject_non_finite(v, f"{path}[{i}]", source)
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
+
+
+def _json_path(err: ValidationError) -> str:
+    path = "$"
+    for part in err.absolute_path:
+        path = f"{path}[{part}]" if isinstance(part, int) else _child(path, str(part))
+    return path
+
+
+def _describe(err: ValidationError) -> tuple[str, str]:
+    """(JSON path, reason) in our wording for a jsonschema error."""
+    path, v, got = _json_path(err), err.validator, err.instance
+    shown = json.dumps(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    if v == "required":
+        missing = [k for k in err.validator_value if k not in got]
+        return path, f"missing required field '{missing[0]}'"
+    if v == "additionalProperties" and isinstance(err.validator_value, bool):
+        allowed = set(err.schema.get("properties", {}))
+        extra = sorted(k for k in got if k not in allowed)
+        return _child(path, extra[0]), f"unknown field (allowed: {', '.join(sorted(allowed))})"
+    if v == "type":
+        kind = {"integer": "a whole number", "number": "a number", "string": "a string",
+                "object": "an object", "array": "an array", "boolean": "true or false"}
+        return path, f"must be {kind.get(err.validator_value, err.validator_value)} (got {shown})"
+    if v == "exclusiveMinimum":
+        return path, f"must be > {err.validator_value} (got {shown})"
+    if v == "minimum":
+        return path, f"must be >= {err.validator_value} (got {shown})"
+    if v == "minItems":
+        return path, f"must have at least {err.validator_value} item(s) (got {len(got)})"
+    if v == "minProperties":
+        return path, f"must have at least {err.validator_value} entry (got none)"
+    if v == "minLength":
+        return path, "must not be empty"
+    if v == "const":
+        return path, f"must be {json.dumps(err.validator_value)} (got {shown})"
+    return path, err.message
+
+
+def parse_instance(data: Any, source: str = "<instance>", name: str | None = None) -> Instance:
+    """Check a decoded JSON document against the format and build an :class:`Instance`."""
+    errors = list(_VALIDATOR.iter_errors(data))
+    if errors:
+        # the error deepest in the document is the most specific; ties broken by document order
+        err = best_match(errors, key=lambda e: (-len(e.absolute_path), 0))
+        path, reason = _describe(err)
+        raise InputError(source, path, reason)
+    return _build(data, source, name)
+
+
+def _build(data: dict[str, Any], source: str, name: str | None) -> Instance:
+    def fail(path: str, reason: str) -> InputError:
+        return InputError(source, path, reason)
+
+    c = data["cluster"]
+    types = {t: GpuType(t, **attrs) for t, attrs in c["gpu_types"].items()}
+    servers, seen_server, seen_gpu = [], set(), {}
+    for si, s in enumerate(c["servers"]):
+        if s["id"] in seen_server:
+            raise fail(f"$.cluster.servers[{si}].id", f"duplicate server id '{s['id']}'")
+        seen_server.add(s["id"])
+        gpus = []
+        for gi, g in enumerate(s["gpus"]):
+            gpath = f"$.cluster.servers[{si}].gpus[{gi}]"
+            if g["id"] in seen_gpu:
+                raise fail(f"{gpath}.id", f"duplicate GPU id '{g['id']}' (also at {seen_gpu[g['id']]})")
+            if g["type"] not in types:
+                raise fail(f"{gpath}.type", f"unknown GPU type '{g['type']}' (declared: {', '.join(types)})")
+            seen_gpu[g["id"]] = gpath
+            gpus.append(Gpu(g["id"], g["type"], s["id"]))
+        servers.append(Server(s["id"], tuple(gpus)))
+    present = {g.type for s in servers for g in s.gpus}
+
+    jobs, seen_job = [], set()
+    for ji, j in enumerate(data["jobs"]):
+        jpath = f"$.jobs[{ji}]"
+        if j["id"] in seen_job:
+            raise fail(f"{jpath}.id", f"duplicate job id '{j['id']}'")
+        seen_job.add(j["id"])
+        for key in ("train_time", "sync_time", "throughput"):
+            for t in j.get(key, {}):
+                if t not in types:
+                    raise fail(_child(f"{jpath}.{key}", t), f"unknown GPU type '{t}' (declared: {', '.join(types)})")
+        for key in ("train_time", "sync_time"):
+            for t in sorted(present):
+                if t not in j[key]:
+                    raise fail(f"{jpath}.{key}", f"missing time for GPU type '{t}' (the cluster has GPUs of that type)")
+        for key in ("train_time_per_gpu", "sync_time_per_gpu"):
+            for gid in j.get(key, {}):
+                if gid not in seen_gpu:
+                    raise fail(_child(f"{jpath}.{key}", gid), f"unknown GPU id '{gid}'")
+        m = j.get("model")
+        jobs.append(
+            Job(
+                id=j["id"],
+                arrival=float(j.get("arrival", 0.0)),
+                weight=float(j.get("weight", 1.0)),
+                rounds=int(j["rounds"]),
+                tasks_per_round=int(j["tasks_per_round"]),
+                train_time={k: float(v) for k, v in j["train_time"].items()},
+                sync_time={k: float(v) for k, v in j["sync_time"].items()},
+                train_time_per_gpu={k: float(v) for k, v in j.get("train_time_per_gpu", {}).items()},
+                sync_time_per_gpu={k: float(v) for k, v in j.get("sync_time_per_gpu", {}).items()},
+                requested_workers=j.get("requested_workers"),
+                epochs=None if j.get("epochs") is None else float(j["epochs"]),
+                iterations_per_epoch=j.get("iterations_per_epoch"),
+                throughput={k: float(v) for k, v in j.get("throughput", {}).items()},
+                memory_gb=None if j.get("memory_gb") is None else float(j["memory_gb"]),
+                model=None if m is None else ModelInfo(
+                    name=m.get("name"), family=m.get("family"), batch_size=m.get("batch_size"),
+                    features={k: float(v) for k, v in m.get("features", {}).items()},
+                ),
+            )
+        )
+    return Instance(
+        name=data.get("name") or name or Path(source).stem,
+        cluster=Cluster(types, tuple(servers)),
+        jobs=tuple(jobs),
+        description=data.get("description", ""),
+        metadata=data.get("metadata", {}),
+    )
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Load and check an instance file (see ``instances/schema.json``)."""
+    p = Path(path)
+    return parse_instance(read_json(p), source=p.name, name=p.stem)
+
+
+def instance_to_dict(inst: Instance) -> dict[str, Any]:
+    """The canonical JSON form; :func:`parse_instance` of it gives back an equal instance."""
+    types = {}
+    for t in inst.cluster.gpu_types.values():
+        attrs = {k: v for k, v in (("memory_gb", t.memory_gb), ("cost_per_hour", t.cost_per_hour)) if v is not None}
+        types[t.name] = attrs
+    jobs = []
+    for j in inst.jobs:
+        d: dict[str, Any] = {
+            "id": j.id, "arrival": j.arrival, "weight": j.weight, "rounds": j.rounds,
+            "tasks_per_round": j.tasks_per_round, "train_time": dict(j.train_time), "sync_time": dict(j.sync_time),
+        }
+        for key in ("train_time_per_gpu", "sync_time_per_gpu", "throughput"):
+            if getattr(j, key):
+                d[key] = dict(getattr(j, key))
+        for key in ("requested_workers", "epochs", "iterations_per_epoch", "memory_gb"):
+            if getattr(j, key) is not None:
+                d[key] = getattr(j, key)
+        if j.model is not None:
+            m = {k: getattr(j.model, k) for k in ("name", "family", "batch_size") if getattr(j.model, k) is not None}
+            if j.model.features:
+                m["features"] = dict(j.model.features)
+            d["model"] = m
+        jobs.append(d)
+    out: dict[str, Any] = {"format": FORMAT, "name": inst.name}
+    if inst.description:
+        out["description"] = inst.description
+    if inst.metadata:
+        out["metadata"] = dict(inst.metadata)
+    out["cluster"] = {
+        "gpu_types": types,
+        "servers": [{"id": s.id, "gpus": [{"id": g.id, "type": g.type} for g in s.gpus]} for s in inst.cluster.servers],
+    }
+    out["jobs"] = jobs
+    return out
+
+
+def dump_instance(inst: Instance, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(instance_to_dict(inst), indent=2) + "\n", encoding="utf-8")
+
+
+def instance_hash(inst: Instance) -> str:
+    """sha256 over what defines the problem (cluster and jobs), not its name or description."""
+    d = instance_to_dict(inst)
+    core = {"cluster": d["cluster"], "jobs": d["jobs"]}
+    return hashlib.sha256(json.dumps(core, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]

@@ -1,0 +1,74 @@
+"""Task schedules (Hare's x_i and y_{i,m}): each task of each round of each job -> GPU, start."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hetsched.errors import InputError
+
+FORMAT = "hetsched.task_schedule/1"
+
+
+@dataclass(frozen=True, order=True)
+class TaskAssignment:
+    """Task ``task`` (0-based) of round ``round`` (0-based) of job ``job`` starts at ``start`` on ``gpu``."""
+
+    job: str
+    round: int
+    task: int
+    gpu: str
+    start: float
+
+
+@dataclass(frozen=True)
+class TaskSchedule:
+    assignments: tuple[TaskAssignment, ...]
+    instance: str = ""
+    instance_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "instance": self.instance,
+            "instance_hash": self.instance_hash,
+            "assignments": [asdict(a) for a in sorted(self.assignments)],
+        }
+
+
+def schedule_from_dict(data: Any, source: str = "<solution>") -> TaskSchedule:
+    """Read a schedule from its JSON form; malformed input raises :class:`InputError`."""
+    if not isinstance(data, dict):
+        raise InputError(source, "$", f"must be an object (got {type(data).__name__})")
+    if isinstance(data.get("solution"), dict) and "assignments" not in data:
+        data, base = data["solution"], "$.solution"  # accept the output of `hetsched solve --json`
+    else:
+        base = "$"
+    items = data.get("assignments")
+    if not isinstance(items, list):
+        raise InputError(source, f"{base}.assignments", "missing or not an array")
+    out = []
+    for i, a in enumerate(items):
+        p = f"{base}.assignments[{i}]"
+        if not isinstance(a, dict):
+            raise InputError(source, p, "must be an object")
+        for key, kinds in (("job", str), ("gpu", str), ("round", int), ("task", int), ("start", (int, float))):
+            if key not in a:
+                raise InputError(source, f"{p}", f"missing required field '{key}'")
+            if not isinstance(a[key], kinds) or isinstance(a[key], bool):
+                raise InputError(source, f"{p}.{key}", f"wrong type (got {json.dumps(a[key])})")
+        out.append(TaskAssignment(a["job"], a["round"], a["task"], a["gpu"], float(a["start"])))
+    return TaskSchedule(tuple(out), str(data.get("instance", "")), str(data.get("instance_hash", "")))
+
+
+def load_schedule(path: str | Path) -> TaskSchedule:
+    from hetsched.instance.io import read_json
+
+    p = Path(path)
+    return schedule_from_dict(read_json(p), p.name)
+
+
+def dump_schedule(schedule: TaskSchedule, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(schedule.to_dict(), indent=1) + "\n", encoding="utf-8")

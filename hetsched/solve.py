@@ -1,0 +1,69 @@
+"""Solve an instance with a formulation and a solver; validate what comes back.
+
+The objective reported is the independent validator's recomputation. A solution that fails
+validation, or whose recomputed objective disagrees with the solver's claim on an exact model,
+turns the status into ``error`` -- it is never passed off as a result.
+"""
+
+from __future__ import annotations
+
+import time
+
+from hetsched.errors import HetschedError
+from hetsched.formulation import FormulationSpec, find_formulation
+from hetsched.instance.model import Instance
+from hetsched.solvers import SOLVERS, Status, relative_gap
+from hetsched.solvers.result import SolveResult
+
+
+def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solver: str = "highs",
+          time_limit: float | None = None, gap: float = 0.0, threads: int | None = None,
+          seed: int = 0) -> SolveResult:
+    """Build ``model`` for ``instance``, solve it with ``solver`` and validate the solution.
+
+    ``time_limit`` applies to the solver (model construction is extra and included in
+    ``seconds``); ``gap`` is the relative MIP gap at which the solver may stop.
+    """
+    if solver not in SOLVERS:
+        raise HetschedError(f"unknown solver '{solver}' (known: {', '.join(SOLVERS)})")
+    backend = SOLVERS[solver]
+    spec = model if isinstance(model, FormulationSpec) else find_formulation(model, backend.model_kind)
+    if spec.kind != backend.model_kind:
+        raise HetschedError(f"solver '{solver}' takes {backend.model_kind} models; '{spec.name}' is {spec.kind}")
+
+    t0 = time.perf_counter()
+    built = spec.build(instance)
+    raw = backend.solve(built, time_limit=time_limit, gap=gap, threads=threads, seed=seed)
+    notes = list(getattr(built, "notes", []))
+    result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,
+                         objective=None, bound=raw.bound, gap=None, seconds=0.0,
+                         solver_objective=raw.objective, objective_is_bound=spec.objective_is_bound,
+                         notes=notes, log=raw.log)
+    if raw.value is not None:
+        solution = spec.extract(built, instance, raw.value)
+        report = spec.validator(instance, solution)
+        result.solution, result.validation = solution, report
+        if spec.objective_is_bound:
+            # a relaxation's objective is its own optimum; its "solution" need not be feasible
+            result.objective = raw.objective
+        elif not report.valid:
+            result.status = Status.ERROR
+            result.notes.append(f"solution failed validation: {len(report.violations)} violation(s), first: "
+                                f"{report.violations[0].message}")
+        else:
+            result.objective = report.objective
+            tol = 1e-6 * max(1.0, abs(report.objective))
+            exact = getattr(built, "exact", True)
+            if exact and raw.objective is not None and abs(raw.objective - report.objective) > tol:
+                result.status = Status.ERROR
+                result.notes.append(f"solver claims objective {raw.objective} but the schedule costs "
+                                    f"{report.objective}: the model and the validator disagree")
+        if result.bound is not None and result.objective is not None and not spec.objective_is_bound:
+            if result.bound > result.objective + 1e-6 * max(1.0, abs(result.objective)):
+                result.status = Status.ERROR
+                result.notes.append(f"bound {result.bound} exceeds the validated objective {result.objective}")
+    if result.status == Status.OPTIMAL and result.objective is not None and not spec.objective_is_bound:
+        result.bound = result.objective if result.bound is None else min(result.bound, result.objective)
+    result.gap = relative_gap(result.objective, result.bound)
+    result.seconds = time.perf_counter() - t0
+    return result

@@ -1,0 +1,48 @@
+"""HiGHS through Pyomo's solver interface (pyomo >= 6.9.2, ``contrib.solver`` 'highs')."""
+
+from __future__ import annotations
+
+import time
+
+import pyomo.environ as pe
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+from hetsched.errors import SolverError
+from hetsched.solvers.result import RawResult, Status
+
+
+def solve_pyomo_highs(model: pe.ConcreteModel, time_limit: float | None = None, gap: float = 0.0,
+                      threads: int | None = None, seed: int = 0) -> RawResult:
+    """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one."""
+    opt = SolverFactory("highs")
+    if not opt.available():
+        raise SolverError("HiGHS is not available (pip install highspy)")
+    kwargs = {"rel_gap": gap, "load_solutions": False, "raise_exception_on_nonoptimal_result": False,
+              "solver_options": {"random_seed": seed}}
+    if time_limit is not None:
+        kwargs["time_limit"] = float(time_limit)
+    if threads is not None:
+        kwargs["threads"] = int(threads)
+    t0 = time.perf_counter()
+    res = opt.solve(model, **kwargs)
+    seconds = time.perf_counter() - t0
+    tc, ss = res.termination_condition, res.solution_status
+    has_solution = ss in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if has_solution:
+        res.solution_loader.load_vars()
+    if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
+        status = Status.OPTIMAL
+    elif tc == TerminationCondition.maxTimeLimit:
+        status = Status.TIME_LIMIT
+    elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible):
+        status = Status.INFEASIBLE
+    elif has_solution:
+        status = Status.FEASIBLE
+    else:
+        status = Status.ERROR
+    bound = res.objective_bound
+    if bound is not None and abs(bound) == float("inf"):
+        bound = None
+    return RawResult(status, res.incumbent_objective if has_solution else None, bound, seconds,
+                     value=pe.value if has_solution else None, log=f"highs: {tc.name}, {ss.name}")

@@ -1,0 +1,73 @@
+"""What every exact method, relaxation and heuristic returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+
+class Status(str, Enum):
+    OPTIMAL = "optimal"  # proven: bound == objective (within the solver's tolerances)
+    FEASIBLE = "feasible"  # a solution, not proven optimal (gap limit reached, or rounding)
+    TIME_LIMIT = "time_limit"  # stopped by the time limit; never reported as optimal
+    INFEASIBLE = "infeasible"  # proven to have no solution
+    ERROR = "error"  # solver failure, or a returned solution failed validation
+
+
+@dataclass
+class RawResult:
+    """What a backend adapter reports before the formulation decodes the solution."""
+
+    status: Status
+    objective: float | None  # in the formulation's units
+    bound: float | None
+    seconds: float
+    value: Callable[[Any], float] | None = None  # reads a variable's value, when there is a solution
+    log: str = ""
+
+
+@dataclass
+class SolveResult:
+    """A solve of one instance by one model and method. ``objective`` is recomputed by the
+    independent validator; ``solver_objective`` is what the solver claimed."""
+
+    instance: str
+    model: str
+    solver: str
+    status: Status
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    seconds: float
+    solution: Any = None
+    solver_objective: float | None = None
+    objective_is_bound: bool = False  # True for relaxations: the objective is a lower bound
+    validation: Any = None
+    notes: list[str] = field(default_factory=list)
+    log: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance,
+            "model": self.model,
+            "solver": self.solver,
+            "status": self.status.value,
+            "objective": self.objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "seconds": round(self.seconds, 6),
+            "solution": None if self.solution is None else self.solution.to_dict(),
+            "solver_objective": self.solver_objective,
+            "objective_is_bound": self.objective_is_bound,
+            "validation": None if self.validation is None else self.validation.to_dict(),
+            "notes": self.notes,
+        }
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """(objective - bound) / |objective| for minimization; 0 when both are 0."""
+    if objective is None or bound is None:
+        return None
+    diff = max(0.0, objective - bound)
+    return 0.0 if diff == 0 else diff / max(abs(objective), 1e-12)

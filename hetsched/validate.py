@@ -1,0 +1,134 @@
+"""The one independent validator for task schedules (Hare_Sched, HPDC'22 eqs. (4)-(8)).
+
+It reads only the raw instance (never a solver's model or a view built for one) and
+recomputes the objective sum_n w_n C_n from scratch, where C_n is the latest
+training-plus-synchronization end of any task of job n (eq. (6)). It returns every
+violation, not only the first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from hetsched.instance.io import instance_hash
+from hetsched.instance.model import Instance
+from hetsched.schedule import TaskAssignment, TaskSchedule
+
+#: Kinds of violation, each tied to the constraint it breaks.
+KINDS = {
+    "instance_mismatch": "solution names another instance (hash differs)",
+    "unknown_task": "(5) task does not exist in the instance",
+    "unknown_gpu": "(5) GPU does not exist in the cluster",
+    "duplicate_task": "(5) task assigned more than once",
+    "missing_task": "(5) task not assigned to any GPU",
+    "bad_start": "start time is not a finite number",
+    "arrival": "(4) task starts before its job arrives",
+    "barrier": "(7) task starts before every task of the previous round has trained and synced",
+    "overlap": "(8) training intervals of two tasks overlap on one GPU",
+}
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str
+    message: str
+
+
+@dataclass
+class ValidationReport:
+    valid: bool
+    objective: float | None
+    completion: dict[str, float] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "valid": self.valid,
+            "objective": self.objective,
+            "completion": self.completion,
+            "violations": [{"kind": v.kind, "message": v.message} for v in self.violations],
+        }
+
+
+def _tolerance(instance: Instance) -> float:
+    """Absolute slack for float comparisons: 1e-6 relative to the instance's time scale."""
+    scale = max([1.0] + [j.arrival for j in instance.jobs]
+                + [j.n_tasks * max(list(j.train_time.values()) + list(j.train_time_per_gpu.values()))
+                   + j.rounds * max(list(j.sync_time.values()) + list(j.sync_time_per_gpu.values()) + [0.0])
+                   for j in instance.jobs])
+    return 1e-6 * scale
+
+
+def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = None) -> ValidationReport:
+    """Check (4), (5), (7), (8) of Hare_Sched and recompute sum_n w_n C_n."""
+    tol = _tolerance(instance) if tol is None else tol
+    bad: list[Violation] = []
+    if schedule.instance_hash and schedule.instance_hash != instance_hash(instance):
+        bad.append(Violation("instance_mismatch",
+                             f"solution is for instance hash {schedule.instance_hash}, this is {instance_hash(instance)}"))
+
+    placed: dict[tuple[str, int, int], TaskAssignment] = {}
+    for a in schedule.assignments:
+        key = (a.job, a.round, a.task)
+        name = f"{a.job}/r{a.round}/t{a.task}"
+        if not instance.has_job(a.job) or not (0 <= a.round < instance.job(a.job).rounds) \
+                or not (0 <= a.task < instance.job(a.job).tasks_per_round):
+            bad.append(Violation("unknown_task", f"{name} is not a task of the instance"))
+            continue
+        if not instance.has_gpu(a.gpu):
+            bad.append(Violation("unknown_gpu", f"{name} is assigned to unknown GPU '{a.gpu}'"))
+            continue
+        if not math.isfinite(a.start):
+            bad.append(Violation("bad_start", f"{name} has start {a.start}"))
+            continue
+        if key in placed:
+            bad.append(Violation("duplicate_task", f"{name} is assigned twice ({placed[key].gpu}, {a.gpu})"))
+            continue
+        placed[key] = a
+
+    completion: dict[str, float] = {}
+    complete = True
+    for job in instance.jobs:
+        prev_end: float | None = None  # when the previous round has fully trained and synced
+        prev_last = ""
+        job_end = -math.inf  # (6): C_n >= x_i + T^c + T^s for every task i of job n
+        for r in range(job.rounds):
+            round_end, round_last = -math.inf, ""
+            for k in range(job.tasks_per_round):
+                a = placed.get((job.id, r, k))
+                name = f"{job.id}/r{r}/t{k}"
+                if a is None:
+                    bad.append(Violation("missing_task", f"{name} is not scheduled"))
+                    complete = False
+                    continue
+                if a.start < job.arrival - tol:
+                    bad.append(Violation("arrival", f"{name} starts at {a.start:g} before arrival {job.arrival:g}"))
+                if prev_end is not None and a.start < prev_end - tol:
+                    bad.append(Violation("barrier", f"{name} starts at {a.start:g} before round {r - 1} ends at "
+                                                    f"{prev_end:g} ({prev_last} trains and syncs until then)"))
+                end = a.start + instance.train_time(job.id, a.gpu) + instance.sync_time(job.id, a.gpu)
+                if end > round_end:
+                    round_end, round_last = end, name
+            prev_end, prev_last = round_end, round_last
+            job_end = max(job_end, round_end)
+        if math.isfinite(job_end):
+            completion[job.id] = job_end
+
+    by_gpu: dict[str, list[TaskAssignment]] = defaultdict(list)
+    for a in placed.values():
+        by_gpu[a.gpu].append(a)
+    for gpu, tasks in by_gpu.items():
+        tasks.sort(key=lambda a: (a.start, a.job, a.round, a.task))
+        busy_until, holder = -math.inf, None
+        for a in tasks:
+            if a.start < busy_until - tol:
+                bad.append(Violation("overlap", f"on {gpu}: {a.job}/r{a.round}/t{a.task} starts at {a.start:g} while "
+                                                f"{holder.job}/r{holder.round}/t{holder.task} trains until {busy_until:g}"))
+            end = a.start + instance.train_time(a.job, gpu)
+            if end > busy_until:
+                busy_until, holder = end, a
+
+    objective = sum(j.weight * completion[j.id] for j in instance.jobs) if complete else None
+    return ValidationReport(valid=not bad, objective=objective, completion=completion, violations=bad)

@@ -1,0 +1,103 @@
+"""Hare_Sched (Hare, HPDC'22, Sec. 5.1, eqs. (4)-(8)) as a mixed-integer linear program.
+
+    min  sum_n w_n C_n
+    s.t. x_i >= a_n                                       (4) arrival
+         sum_m y_{i,m} = 1                                (5) one_gpu
+         C_n >= x_i + sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m}) (6) completion
+         x_j >= x_i + sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m}), j in D_{r+1}, i in D_r   (7) barrier
+         |x_i - x_j| >= y_{k,m} T^c_{k,m} if y_{i,m} = y_{j,m} = 1, k the earlier    (8) no_overlap
+
+(8) is disjunctive. It is linearized with an order variable o_{i,j} (1 if i trains before j
+when they share a GPU) and big-M constants M_{i,j,m} = latest(x_i) + T^c_{i,m} - earliest(x_j),
+where [earliest, latest] are start windows that contain every optimal schedule: they follow
+from a feasible schedule's objective UB via w_n C_n <= UB - sum_{k != n} w_k LB_k
+(:meth:`hetsched.instance.hare_view.HareView.start_windows`).
+
+Two reductions keep the model small; both leave the optimum unchanged:
+* tasks of one job in different rounds never overlap on a GPU, because (7) with T^s >= 0
+  already orders them, so (8) is stated only for pairs from different jobs or one round;
+* tasks of one round of one job are identical, so their starts may be taken non-decreasing
+  in their index (``identical_task_order``); then within a round the order is fixed.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pyomo.environ as pe
+
+from hetsched.formulation import FormulationSpec
+from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.instance.hare_view import hare_view
+from hetsched.instance.io import instance_hash
+from hetsched.instance.model import Instance
+from hetsched.schedule import TaskAssignment, TaskSchedule
+
+
+def build(instance: Instance) -> pe.ConcreteModel:
+    v = hare_view(instance)
+    ub, _ = quick_upper_bound(instance)
+    earliest, latest = v.start_windows(ub)
+    slack = 1e-7 * max(1.0, ub)  # keep float round-off from cutting off a schedule at the window's edge
+    tasks = [(t.n, t.r, t.k) for t in v.tasks()]
+    lo = {i: float(earliest[i[0], i[1]]) for i in tasks}
+    hi = {i: float(latest[i[0], i[1]]) + slack for i in tasks}
+    Tc = {(n, m): float(v.train[n, m]) for n in range(v.n_jobs) for m in range(v.n_gpus)}
+    Ts = {(n, m): float(v.sync[n, m]) for n in range(v.n_jobs) for m in range(v.n_gpus)}
+
+    m = pe.ConcreteModel(name=f"hare_sched[{instance.name}]")
+    m.N = pe.Set(initialize=range(v.n_jobs), doc="jobs")
+    m.M = pe.Set(initialize=range(v.n_gpus), doc="GPUs")
+    m.D = pe.Set(initialize=tasks, dimen=3, doc="tasks i = (n, r, k)")
+    # pairs that may share a GPU and need an order: different jobs (o_{i,j} decides), one round (fixed)
+    same_round = [(i, j) for i, j in combinations(tasks, 2) if i[:2] == j[:2]]
+    m.P = pe.Set(initialize=[(i, j) for i, j in combinations(tasks, 2) if i[0] != j[0]], dimen=6)
+    m.Q = pe.Set(initialize=same_round, dimen=6)
+
+    m.x = pe.Var(m.D, bounds=lambda _, *i: (lo[i], hi[i]), doc="start time x_i")
+    m.y = pe.Var(m.D, m.M, domain=pe.Binary, doc="y_{i,m}: task i runs on GPU m")
+    c_lb = v.completion_lower_bounds()
+    c_ub = v.completion_upper_bounds(ub)
+    m.C = pe.Var(m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n")
+    m.o = pe.Var(m.P, domain=pe.Binary, doc="o_{i,j} = 1: i trains before j if they share a GPU")
+
+    def busy(i):  # sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m})
+        return sum(m.y[i, g] * (Tc[i[0], g] + Ts[i[0], g]) for g in m.M)
+
+    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))
+    m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
+    m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
+    m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
+    m.barrier = pe.Constraint(  # (7)
+        [(i, j) for i in tasks for j in tasks if j[0] == i[0] and j[1] == i[1] + 1],
+        rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]))
+
+    def big_m(i, j, g):  # x_i + T^c_{i,g} - x_j never exceeds this inside the windows
+        return max(0.0, hi[i] + Tc[i[0], g] - lo[j])
+
+    # (8) for pairs of different jobs: if both are on GPU g, one trains entirely before the other
+    m.no_overlap_i_first = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.x[p[3:6]] >= m.x[p[:3]] + Tc[p[0], p[6]]
+                                         - big_m(p[:3], p[3:6], p[6]) * (3 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] - m.o[p[:6]]))
+    m.no_overlap_j_first = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.x[p[:3]] >= m.x[p[3:6]] + Tc[p[3], p[6]]
+                                         - big_m(p[3:6], p[:3], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] + m.o[p[:6]]))
+    # (8) within a round of one job, where the order is fixed by identical_task_order
+    m.no_overlap_same_round = pe.Constraint(m.Q, m.M, rule=lambda _, *p: m.x[p[3:6]] >= m.x[p[:3]] + Tc[p[0], p[6]]
+                                            - big_m(p[:3], p[3:6], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]]))
+    m.identical_task_order = pe.Constraint(
+        [(i, j) for i, j in same_round if j[2] == i[2] + 1], rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]])
+    return m
+
+
+def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
+    v = hare_view(instance)
+    out = []
+    for i in m.D:
+        g = max(m.M, key=lambda g: value(m.y[i, g]))
+        out.append(TaskAssignment(v.job_ids[i[0]], i[1], i[2], v.gpu_ids[g], float(value(m.x[i]))))
+    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+
+
+SPEC = FormulationSpec(
+    name="hare-sched", kind="pyomo", build=build, extract=extract,
+    summary="Hare_Sched (4)-(8): min total weighted completion, big-M disjunctive MILP",
+)
