@@ -13,11 +13,13 @@ where [earliest, latest] are start windows that contain every optimal schedule: 
 from a feasible schedule's objective UB via w_n C_n <= UB - sum_{k != n} w_k LB_k
 (:meth:`hetsched.instance.hare_view.HareView.start_windows`).
 
-Two reductions keep the model small; both leave the optimum unchanged:
+Three reductions keep the model small and its LP bound tighter; none changes the optimum:
 * tasks of one job in different rounds never overlap on a GPU, because (7) with T^s >= 0
   already orders them, so (8) is stated only for pairs from different jobs or one round;
 * tasks of one round of one job are identical, so their starts may be taken non-decreasing
-  in their index (``identical_task_order``); then within a round the order is fixed.
+  in their index (``identical_task_order``); then within a round the order is fixed;
+* ``completion_chain``: C_n >= x_i + T_i + (|R_n| - r - 1) L_n for i in round r, where L_n is
+  the least length of one round of job n (:attr:`HareView.round_length`).
 """
 
 from __future__ import annotations
@@ -68,6 +70,10 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
     m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
     m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
+    L = v.round_length  # valid inequality: each later round of job n takes at least L_n
+    m.completion_chain = pe.Constraint(
+        [i for i in tasks if i[1] < int(v.rounds[i[0]]) - 1],
+        rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i) + (int(v.rounds[i[0]]) - 1 - i[1]) * float(L[i[0]]))
     m.barrier = pe.Constraint(  # (7)
         [(i, j) for i in tasks for j in tasks if j[0] == i[0] and j[1] == i[1] + 1],
         rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]))

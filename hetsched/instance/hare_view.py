@@ -7,7 +7,9 @@ and :meth:`HareView.tasks` enumerates D. This keeps the view small at 10^6 tasks
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import numpy as np
@@ -65,9 +67,29 @@ class HareView:
         """min_m (T^c_{n,m} + T^s_{n,m}): the least time one round of job n can take."""
         return self.cycle.min(axis=1)
 
+    @cached_property
+    def round_length(self) -> np.ndarray:
+        """L_n: the least time from a round's start (its barrier) to its end, alone on the cluster.
+
+        min over splits (k_m), sum k_m = |D_r|, of max_{m: k_m > 0} k_m T^c_{n,m} + T^s_{n,m}: a GPU
+        running k_m tasks of the round trains them one after another and then syncs the last.
+        As f_m(k) = k T^c_{n,m} + T^s_{n,m} increases in k, the optimum is the |D_r|-th smallest
+        value over all f_m(1), f_m(2), ..., which the greedy below picks.
+        """
+        out = np.empty(self.n_jobs)
+        for n in range(self.n_jobs):
+            heap = [(self.train[n, m] + self.sync[n, m], m, 1) for m in range(self.n_gpus)]
+            heapq.heapify(heap)
+            value = 0.0
+            for _ in range(int(self.tasks_per_round[n])):
+                value, m, k = heapq.heappop(heap)
+                heapq.heappush(heap, ((k + 1) * self.train[n, m] + self.sync[n, m], m, k + 1))
+            out[n] = value
+        return out
+
     def completion_lower_bounds(self) -> np.ndarray:
-        """C_n >= a_n + |R_n| * min_m (T^c + T^s), by (4), (6) and (7)."""
-        return self.arrival + self.rounds * self.min_cycle
+        """C_n >= a_n + |R_n| L_n, by (4), (6), (7) and :attr:`round_length`."""
+        return self.arrival + self.rounds * self.round_length
 
     def completion_upper_bounds(self, objective_ub: float) -> np.ndarray:
         """Bounds on C_n that every schedule with objective <= ``objective_ub`` satisfies.
@@ -85,9 +107,11 @@ class HareView:
         Returns two arrays of shape (n_jobs, max_rounds); entries past |R_n| are unused.
         """
         r = np.arange(int(self.rounds.max()))[None, :]
-        earliest = self.arrival[:, None] + r * self.min_cycle[:, None]
+        L = self.round_length[:, None]
+        earliest = self.arrival[:, None] + r * L
         c_ub = self.completion_upper_bounds(objective_ub)
-        latest = c_ub[:, None] - (self.rounds[:, None] - r) * self.min_cycle[:, None]
+        # a task of round r ends its round no earlier than x_i + min cycle; L per later round
+        latest = c_ub[:, None] - self.min_cycle[:, None] - (self.rounds[:, None] - r - 1) * L
         return earliest, latest
 
 

@@ -1,0 +1,1 @@
+"""Helpers for testing algorithms against hetsched (needs the ``test`` extra: hypothesis)."""

@@ -1,0 +1,227 @@
+"""Command line: ``hetsched solve | validate | models | schema | generate | bench``.
+
+Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
+2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from hetsched.errors import HetschedError, InputError
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0 (got {text})")
+        return value
+    return parse
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (got {text})")
+    return value
+
+
+def _fmt(x: float | None, pct: bool = False) -> str:
+    if x is None:
+        return "-"
+    return f"{100 * x:.4g}%" if pct else f"{x:.10g}"
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from hetsched.instance.io import load_instance
+    from hetsched.schedule import dump_schedule
+    from hetsched.solve import solve
+    from hetsched.solvers import Status
+
+    inst = load_instance(args.instance)
+    res = solve(inst, args.model, args.solver, time_limit=args.time_limit, gap=args.gap,
+                threads=args.threads, seed=args.seed)
+    if args.out and res.solution is not None:
+        dump_schedule(res.solution, args.out)
+    if args.json:
+        print(json.dumps(res.to_dict()))
+    else:
+        kind = " (a lower bound: relaxation)" if res.objective_is_bound else ""
+        rows = [("instance", f"{res.instance} ({args.instance})"), ("model", res.model), ("solver", res.solver),
+                ("status", res.status.value), ("objective", _fmt(res.objective) + kind), ("bound", _fmt(res.bound)),
+                ("gap", _fmt(res.gap, pct=True)), ("seconds", f"{res.seconds:.3f}")]
+        if args.out and res.solution is not None:
+            rows.append(("solution", str(args.out)))
+        rows += [("note", n) for n in res.notes]
+        for k, val in rows:
+            print(f"{k:<10} {val}")
+    ok = res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) and res.objective is not None
+    return EXIT_OK if ok else EXIT_FAIL
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from hetsched.instance.io import load_instance
+    from hetsched.schedule import load_schedule
+    from hetsched.validate import validate
+
+    inst = load_instance(args.instance)
+    report = validate(inst, load_schedule(args.solution))
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    elif report.valid:
+        print(f"valid: objective {_fmt(report.objective)}")
+    else:
+        print(f"invalid: {len(report.violations)} violation(s)")
+        for v in report.violations:
+            print(f"  [{v.kind}] {v.message}")
+    return EXIT_OK if report.valid else EXIT_FAIL
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from hetsched.formulation import formulations
+    from hetsched.solvers import SOLVERS
+
+    for (name, kind), spec in sorted(formulations().items()):
+        solvers = ",".join(s for s, b in SOLVERS.items() if b.model_kind == kind)
+        print(f"{name:<16} {kind:<6} solvers: {solvers:<8} {spec.summary}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from hetsched.instance.schema import INSTANCE_SCHEMA
+
+    text = json.dumps(INSTANCE_SCHEMA, indent=2) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from hetsched.generators import FAMILIES, generate
+    from hetsched.instance.io import dump_instance, instance_to_dict
+
+    inst = generate(args.family, seed=args.seed, name=args.name)
+    if args.out:
+        dump_instance(inst, args.out)
+    else:
+        print(json.dumps(instance_to_dict(inst), indent=2))
+    return EXIT_OK
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    from hetsched.certify import certify
+
+    manifest = certify(args.instances, args.manifest, time_limit=args.time_limit,
+                       progress=lambda line: print(line, flush=True))
+    missing = [k for k, e in manifest["instances"].items() if e.get("optimum") is None]
+    if missing:
+        print(f"not proven by every method: {', '.join(missing)}", file=sys.stderr)
+    return EXIT_OK if not missing else EXIT_FAIL
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from hetsched.bench.exact import run_exact_bench
+
+    if args.suite == "exact":
+        return run_exact_bench(time_limit=args.time_limit, out=args.out, as_json=args.json,
+                               threads=args.threads, solvers=args.solvers.split(","), quick=args.quick)
+    raise HetschedError(f"unknown benchmark '{args.suite}'")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from hetsched.generators import FAMILIES
+    from hetsched.solvers import SOLVERS
+
+    p = argparse.ArgumentParser(prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("solve", help="solve an instance exactly (or a relaxation of it)")
+    s.add_argument("instance", help="instance JSON file")
+    s.add_argument("--model", default="hare-sched", help="formulation (see `hetsched models`)")
+    s.add_argument("--solver", default="highs", choices=sorted(SOLVERS))
+    s.add_argument("--time-limit", type=_positive(float), default=None, metavar="S", help="solver time limit (s)")
+    s.add_argument("--gap", type=_non_negative_float, default=0.0, help="relative gap to stop at (default 0)")
+    s.add_argument("--threads", type=_positive(int), default=None, metavar="N")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json", help="write the solution here")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_solve)
+
+    v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")
+    v.add_argument("instance")
+    v.add_argument("solution")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=cmd_validate)
+
+    m = sub.add_parser("models", help="list the formulations and the solvers that take them")
+    m.set_defaults(func=cmd_models)
+
+    sc = sub.add_parser("schema", help="print the instance JSON Schema")
+    sc.add_argument("--out", default=None)
+    sc.set_defaults(func=cmd_schema)
+
+    g = sub.add_parser("generate", help="generate a random instance (seeded)")
+    g.add_argument("family", choices=sorted(FAMILIES))
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--name", default=None)
+    g.add_argument("--out", default=None)
+    g.set_defaults(func=cmd_generate)
+
+    c = sub.add_parser("certify", help="prove optima with two exact methods and record them in a manifest")
+    c.add_argument("instances", nargs="+")
+    c.add_argument("--manifest", required=True, help="JSON manifest (updated as each instance is done; resumable)")
+    c.add_argument("--time-limit", type=_positive(float), default=300.0, metavar="S")
+    c.set_defaults(func=cmd_certify)
+
+    b = sub.add_parser("bench", help="measure speed; results as JSON")
+    b.add_argument("suite", choices=["exact"])
+    b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")
+    b.add_argument("--threads", type=_positive(int), default=2, metavar="N")
+    b.add_argument("--solvers", default="highs,cpsat")
+    b.add_argument("--out", default="bench-results/exact.jsonl",
+                   help="JSON lines, appended as each run ends; rerunning resumes (done runs are skipped)")
+    b.add_argument("--quick", action="store_true", help="the two smallest sizes only (a smoke test)")
+    b.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        print(f"hetsched: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except HetschedError as exc:
+        print(f"hetsched: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("hetsched: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: one line, the traceback only on request
+        if os.environ.get("HETSCHED_DEBUG"):
+            raise
+        print(f"hetsched: internal error: {exc.__class__.__name__}: {exc} (set HETSCHED_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Seeded random instance families (the same seed gives the same instance).
+
+GPU types have a speed; a job's training time on a type is its base time divided by the
+type's speed raised to the job's sensitivity (Hare, Sec. 2.2.1: ResNet-50 gains 7x on a V100,
+GraphSAGE 2x), rounded to 0.1 s so integer solvers scale exactly. Synchronization is shorter
+than training (Hare's assumption, Sec. 5.1).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+
+TYPE_NAMES = ("v100", "t4", "k80", "m60", "p100")
+TYPE_SPEED = {"v100": 4.0, "p100": 2.5, "t4": 2.0, "m60": 1.2, "k80": 1.0}
+
+
+def random_instance(seed: int, n_gpus: int, n_types: int, n_jobs: int, rounds: tuple[int, int],
+                    tasks: tuple[int, int], max_tasks: int | None = None, arrival_spread: float = 5.0,
+                    gpus_per_server: int = 4, name: str | None = None, family: str = "custom",
+                    resolution: float = 0.1) -> Instance:
+    """A random instance; ``rounds`` and ``tasks`` are inclusive ranges per job; every time is a
+    multiple of ``resolution`` seconds (0.1 or 1.0).
+
+    If ``max_tasks`` is given, jobs are redrawn until the instance has at most that many tasks.
+    """
+    if resolution not in (0.1, 1.0):
+        raise ValueError("resolution must be 0.1 or 1.0")
+    digits = 1 if resolution == 0.1 else 0
+
+    def grid(x: float) -> float:
+        return float(round(x, digits))
+
+    rng = np.random.default_rng(seed)
+    types = [str(t) for t in rng.choice(TYPE_NAMES, size=n_types, replace=False)]
+    gpu_type = [types[m % n_types] for m in range(n_gpus)]  # every type present
+    rng.shuffle(gpu_type)
+    servers = []
+    for s0 in range(0, n_gpus, gpus_per_server):
+        gpus = tuple(Gpu(f"g{m}", gpu_type[m], f"s{s0 // gpus_per_server}")
+                     for m in range(s0, min(n_gpus, s0 + gpus_per_server)))
+        servers.append(Server(f"s{s0 // gpus_per_server}", gpus))
+    cluster = Cluster({t: GpuType(t) for t in types}, tuple(servers))
+    while True:
+        jobs = []
+        for n in range(n_jobs):
+            base = float(rng.uniform(1.0, 6.0)) * (2.0 if resolution == 1.0 else 1.0)
+            sensitivity = float(rng.uniform(0.2, 1.0))
+            train = {t: max(resolution, grid(base / TYPE_SPEED[t] ** sensitivity)) for t in types}
+            sync_frac = float(rng.uniform(0.0, 0.4))
+            sync = {t: grid(sync_frac * train[t] * float(rng.uniform(0.5, 1.0))) for t in types}
+            jobs.append(Job(
+                id=f"J{n}", arrival=grid(float(rng.uniform(0, arrival_spread))) if n else 0.0,
+                weight=float(rng.integers(1, 4)), rounds=int(rng.integers(rounds[0], rounds[1] + 1)),
+                tasks_per_round=int(rng.integers(tasks[0], tasks[1] + 1)), train_time=train, sync_time=sync))
+        if max_tasks is None or sum(j.n_tasks for j in jobs) <= max_tasks:
+            break
+    return Instance(name=name or f"{family}-s{seed}", cluster=cluster, jobs=tuple(jobs),
+                    description=f"random family '{family}', seed {seed}",
+                    metadata={"generator": "hetsched.generators", "family": family, "seed": seed})
+
+
+def small(seed: int, name: str | None = None) -> Instance:
+    """2-5 GPUs of 2-3 types, 2-6 jobs, 1-3 rounds, 1-4 tasks per round, <= 16 tasks in all, times
+    in whole seconds: small enough that both exact methods prove the optimum in seconds."""
+    rng = np.random.default_rng([seed, 1])
+    n_gpus = int(rng.integers(2, 6))
+    return random_instance(seed, n_gpus=n_gpus, n_types=int(rng.integers(2, min(3, n_gpus) + 1)),
+                           n_jobs=int(rng.integers(2, 7)), rounds=(1, 3), tasks=(1, 4), max_tasks=16,
+                           name=name, family="small", resolution=1.0)
+
+
+def ladder(n_tasks: int, n_gpus: int, seed: int = 0) -> Instance:
+    """Benchmark instance with exactly ``n_tasks`` tasks on ``n_gpus`` GPUs of min(3, n_gpus) types:
+    jobs of 2 rounds x 2 tasks (8 tasks -> 2 jobs, 64 tasks -> 16 jobs)."""
+    if n_tasks % 4:
+        raise ValueError("n_tasks must be a multiple of 4 (jobs of 2 rounds x 2 tasks)")
+    return random_instance(seed, n_gpus=n_gpus, n_types=min(3, n_gpus), n_jobs=n_tasks // 4, rounds=(2, 2),
+                           tasks=(2, 2), name=f"ladder-t{n_tasks}-g{n_gpus}-s{seed}", family="ladder",
+                           arrival_spread=n_tasks / 4)
+
+
+FAMILIES: dict[str, Callable[..., Instance]] = {"small": small}
+
+
+def generate(family: str, seed: int, name: str | None = None) -> Instance:
+    return FAMILIES[family](seed, name=name)

@@ -1,0 +1,75 @@
+import json
+import subprocess
+import sys
+
+from hetsched.cli import main
+from hetsched.schedule import load_schedule
+
+from conftest import INSTANCES
+
+FIG5 = str(INSTANCES / "paper" / "hare_fig5.json")
+
+
+def test_solve_json_has_the_documented_keys(capsys, tmp_path):
+    out = tmp_path / "sol.json"
+    assert main(["solve", FIG5, "--solver", "cpsat", "--json", "--out", str(out)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert {"instance", "model", "solver", "status", "objective", "bound", "gap", "seconds", "solution"} <= set(d)
+    assert d["status"] == "optimal" and d["objective"] == 17.0 and d["gap"] == 0
+    assert len(load_schedule(out).assignments) == 6
+
+
+def test_solution_written_by_solve_validates(capsys, tmp_path):
+    out = tmp_path / "sol.json"
+    assert main(["solve", FIG5, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "status     optimal" in text and "objective  17" in text
+    assert main(["validate", FIG5, str(out)]) == 0
+    assert "valid: objective 17" in capsys.readouterr().out
+
+
+def test_validate_exits_1_and_lists_violations(capsys, tmp_path):
+    out = tmp_path / "sol.json"
+    main(["solve", FIG5, "--solver", "cpsat", "--out", str(out)])
+    d = json.loads(out.read_text())
+    for a in d["assignments"]:
+        a["start"] = 0.0
+    out.write_text(json.dumps(d))
+    capsys.readouterr()
+    assert main(["validate", FIG5, str(out)]) == 1
+    text = capsys.readouterr().out
+    assert text.startswith("invalid:") and "[overlap]" in text and "[arrival]" in text
+
+
+def test_validate_accepts_the_json_output_of_solve(capsys, tmp_path):
+    main(["solve", FIG5, "--solver", "cpsat", "--json"])
+    f = tmp_path / "res.json"
+    f.write_text(capsys.readouterr().out)
+    assert main(["validate", FIG5, str(f)]) == 0
+
+
+def test_bad_solution_file_exits_2(capsys, tmp_path):
+    f = tmp_path / "sol.json"
+    f.write_text('{"assignments": [{"job": "J1", "round": 0, "task": 0, "gpu": "GPU1"}]}')
+    assert main(["validate", FIG5, str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "hetsched: error: sol.json: $.assignments[0]: missing required field 'start'"
+
+
+def test_unknown_model_exits_2_with_one_line(capsys):
+    assert main(["solve", FIG5, "--model", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown model 'nope'" in err[0] and "hare-sched" in err[0]
+
+
+def test_models_lists_every_formulation(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "hare-sched " in out and "hare-sched-ti" in out and "cpsat" in out
+
+
+def test_console_script_runs_in_a_fresh_process():
+    p = subprocess.run([sys.executable, "-m", "hetsched.cli", "solve", FIG5, "--solver", "cpsat", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["objective"] == 17.0
