@@ -31,11 +31,11 @@ from ortools.sat.python import cp_model
 from hetsched.errors import HetschedError
 from hetsched.formulation import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.instance.hare_view import hare_view, schedule_from_round_starts
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule import TaskSchedule
 from hetsched.solvers.cpsat import CpsatProblem
 
 
@@ -108,13 +108,8 @@ def extract(problem: CpsatProblem, instance: Instance, value) -> TaskSchedule:
     rounds = defaultdict(list)
     for (n, r, g, k), var in st.items():
         if value(p[n, r, g, k]):
-            rounds[n, r].append((value(var), g))
-    out = []
-    for (n, r), used in rounds.items():
-        for k, (start, g) in enumerate(sorted(used)):
-            out.append(TaskAssignment(v.job_ids[n], r, k, v.gpu_ids[g], start / s))
-    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
-
+            rounds[n, r].append((value(var) / s, g))
+    return schedule_from_round_starts(v, rounds, instance.name, instance_hash(instance))
 
 SPEC = FormulationSpec(
     name="hare-sched", kind="cpsat", build=build, extract=extract,

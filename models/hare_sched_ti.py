@@ -31,11 +31,11 @@ import pyomo.environ as pe
 from hetsched.errors import HetschedError
 from hetsched.formulation import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.instance.hare_view import hare_view, schedule_from_round_starts
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule import TaskSchedule
 
 MAX_START_VARIABLES = 2_000_000
 
@@ -115,13 +115,8 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSche
     used: dict[tuple[int, int], list] = {}
     for n, r, g, t in m.Z:
         if value(m.z[n, r, g, t]) > 0.5:
-            used.setdefault((n, r), []).append((t, g))
-    out = []
-    for (n, r), starts in used.items():
-        for k, (t, g) in enumerate(sorted(starts)):
-            out.append(TaskAssignment(v.job_ids[n], r, k, v.gpu_ids[g], t / s))
-    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
-
+            used.setdefault((n, r), []).append((t / s, g))
+    return schedule_from_round_starts(v, used, instance.name, instance_hash(instance))
 
 SPEC = FormulationSpec(
     name="hare-sched-ti", kind="pyomo", build=build, extract=extract,
