@@ -113,7 +113,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from hetsched.generators import FAMILIES, generate
+    from hetsched.generators import generate
     from hetsched.instance.io import dump_instance, instance_to_dict
 
     inst = generate(args.family, seed=args.seed, name=args.name)

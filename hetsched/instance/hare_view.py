@@ -57,12 +57,12 @@ class HareView:
                 for k in range(int(self.tasks_per_round[n])):
                     yield HareTask(n, r, k)
 
-    @property
+    @cached_property
     def cycle(self) -> np.ndarray:
         """T^c + T^s per job and GPU: how long a task holds up its round."""
         return self.train + self.sync
 
-    @property
+    @cached_property
     def min_cycle(self) -> np.ndarray:
         """min_m (T^c_{n,m} + T^s_{n,m}): the least time one round of job n can take."""
         return self.cycle.min(axis=1)
