@@ -3,7 +3,7 @@
 The manifest (JSON, next to the instances) maps each file to its instance hash, the proven
 optimum, and each method's status, objective, bound and time. An entry is written as soon
 as its instance is done and skipped on a rerun while the file's hash is unchanged, so an
-interrupted run resumes without recomputing.
+interrupted run resumes without recomputing; entries not yet proven are tried again.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def certify(files: Sequence[str | Path], manifest_path: str | Path, time_limit: 
         key = f.name
         inst = load_instance(f)
         h = instance_hash(inst)
-        if key in entries and entries[key].get("hash") == h:
-            progress(f"{key}: already certified ({entries[key].get('optimum')})")
+        if key in entries and entries[key].get("hash") == h and entries[key].get("optimum") is not None:
+            progress(f"{key}: already certified ({entries[key]['optimum']})")
             continue
         runs = {}
         for model, solver in methods:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from hetsched.errors import HetschedError, InputError
+from hetsched.errors import HetschedError
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -206,10 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except InputError as exc:
-        print(f"hetsched: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except HetschedError as exc:
+    except HetschedError as exc:  # InputError included: file, JSON path, reason
         print(f"hetsched: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:

@@ -44,8 +44,9 @@ def build(instance: Instance) -> pe.ConcreteModel:
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
         raise HetschedError("hare-sched-ti needs times with at most 4 decimal digits; use --model hare-sched")
-    v = hare_view(instance_in_ticks(instance, s))
-    ub, _ = quick_upper_bound(instance_in_ticks(instance, s))
+    ticked = instance_in_ticks(instance, s)
+    v = hare_view(ticked)
+    ub, _ = quick_upper_bound(ticked)
     earliest, latest = v.start_windows(ub)
     c_lb, c_ub = v.completion_lower_bounds(), v.completion_upper_bounds(ub)
     Tc = [[int(x) for x in row] for row in v.train]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import platform
-import sys
 from pathlib import Path
 
 from hetsched.generators import ladder
@@ -40,22 +39,20 @@ def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/e
             failed = False
             for n in tasks:
                 key = (model, solver, n, gpus, time_limit)
+                base = {"model": model, "solver": solver, "tasks": n, "gpus": gpus, "time_limit": time_limit}
                 if key in done:
                     row = done[key]
                 elif failed:
-                    row = {"model": model, "solver": solver, "tasks": n, "gpus": gpus, "time_limit": time_limit,
-                           "status": "skipped", "note": "not proven at a smaller size on this GPU count"}
+                    row = {**base, "status": "skipped", "note": "not proven at a smaller size on this GPU count"}
                 else:
                     inst = ladder(n, gpus, seed=0)
                     try:
                         r = solve(inst, model, solver, time_limit=time_limit, threads=threads)
-                        row = {"model": model, "solver": solver, "tasks": n, "gpus": gpus, "time_limit": time_limit,
-                               "instance": inst.name, "status": r.status.value, "objective": r.objective,
+                        row = {**base, "instance": inst.name, "status": r.status.value, "objective": r.objective,
                                "bound": r.bound, "gap": r.gap, "seconds": round(r.seconds, 3), "threads": threads,
                                "python": platform.python_version()}
                     except Exception as exc:  # a method that cannot build the model at this size
-                        row = {"model": model, "solver": solver, "tasks": n, "gpus": gpus, "time_limit": time_limit,
-                               "status": "error", "note": f"{exc.__class__.__name__}: {exc}"}
+                        row = {**base, "status": "error", "note": f"{exc.__class__.__name__}: {exc}"}
                     with out.open("a") as f:
                         f.write(json.dumps(row) + "\n")
                 if row["status"] != Status.OPTIMAL.value:
