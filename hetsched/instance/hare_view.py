@@ -58,6 +58,24 @@ class HareView:
                     yield HareTask(n, r, k)
 
     @cached_property
+    def task_offset(self) -> np.ndarray:
+        """Index in D of the first task of each job: task (n, r, k) is ``offset[n] + r |D_r| + k``."""
+        sizes = self.rounds * self.tasks_per_round
+        return np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+
+    @cached_property
+    def task_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n, r, k) of every task of D in :meth:`tasks` order, as three int arrays."""
+        sizes = self.rounds * self.tasks_per_round
+        n = np.repeat(np.arange(self.n_jobs), sizes)
+        local = np.arange(int(sizes.sum())) - np.repeat(self.task_offset, sizes)
+        per = self.tasks_per_round[n]
+        return n, local // per, local % per
+
+    def task_index(self, n: int, r: int, k: int) -> int:
+        return int(self.task_offset[n] + r * self.tasks_per_round[n] + k)
+
+    @cached_property
     def cycle(self) -> np.ndarray:
         """T^c + T^s per job and GPU: how long a task holds up its round."""
         return self.train + self.sync
@@ -87,29 +105,36 @@ class HareView:
             out[n] = value
         return out
 
-    def completion_lower_bounds(self) -> np.ndarray:
-        """C_n >= a_n + |R_n| L_n, by (4), (6), (7) and :attr:`round_length`."""
-        return self.arrival + self.rounds * self.round_length
+    def completion_lower_bounds(self, relaxed: bool = False) -> np.ndarray:
+        """C_n >= a_n + |R_n| L_n, by (4), (6), (7) and :attr:`round_length`.
 
-    def completion_upper_bounds(self, objective_ub: float) -> np.ndarray:
-        """Bounds on C_n that every schedule with objective <= ``objective_ub`` satisfies.
+        With ``relaxed=True`` the bound uses only (4), (6), (7) -- one round takes at least
+        min_m (T^c + T^s) -- so it also holds for relaxations that drop (8), such as Hare_Sched_RL.
+        """
+        return self.arrival + self.rounds * (self.min_cycle if relaxed else self.round_length)
+
+    def completion_upper_bounds(self, objective_ub: float, relaxed: bool = False) -> np.ndarray:
+        """Bounds on C_n that every solution with objective <= ``objective_ub`` satisfies.
 
         w_n C_n <= UB - sum_{k != n} w_k C_k <= UB - sum_{k != n} w_k LB_k, with w > 0.
         """
-        lb = self.completion_lower_bounds()
+        lb = self.completion_lower_bounds(relaxed)
         rest = float(np.dot(self.weight, lb)) - self.weight * lb
         return (objective_ub - rest) / self.weight
 
-    def start_windows(self, objective_ub: float) -> tuple[np.ndarray, np.ndarray]:
+    def start_windows(self, objective_ub: float, relaxed: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Per job and round, [earliest, latest] start of its tasks in any schedule whose
         objective is <= ``objective_ub`` (so every optimal schedule fits in them).
 
+        ``relaxed=True`` gives windows valid for every solution of (4)-(7) alone (any relaxation
+        that keeps them, e.g. Hare_Sched_RL) with objective <= ``objective_ub``: each round then
+        takes at least min_m (T^c + T^s) instead of L_n.
         Returns two arrays of shape (n_jobs, max_rounds); entries past |R_n| are unused.
         """
         r = np.arange(int(self.rounds.max()))[None, :]
-        L = self.round_length[:, None]
+        L = (self.min_cycle if relaxed else self.round_length)[:, None]
         earliest = self.arrival[:, None] + r * L
-        c_ub = self.completion_upper_bounds(objective_ub)
+        c_ub = self.completion_upper_bounds(objective_ub, relaxed)
         # a task of round r ends its round no earlier than x_i + min cycle; L per later round
         latest = c_ub[:, None] - self.min_cycle[:, None] - (self.rounds[:, None] - r - 1) * L
         return earliest, latest

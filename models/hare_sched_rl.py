@@ -1,0 +1,142 @@
+"""Hare_Sched_RL (Hare, HPDC'22, Sec. 5.2, eq. (9)): Hare_Sched with (8) replaced by a
+per-GPU valid inequality.
+
+    min  sum_n w_n C_n
+    s.t. (4) arrival, (5) one_gpu, (6) completion, (7) barrier       as in Hare_Sched
+         sum_i y_{i,m} T^c_{i,m} (x_i + T^c_{i,m})
+             >= 1/2 [ (sum_i y_{i,m} T^c_{i,m})^2 + sum_i (y_{i,m} T^c_{i,m})^2 ]   for all m   (9)
+
+(9) is Queyranne's inequality sum_j p_j C_j >= 1/2 [(sum p_j)^2 + sum p_j^2] for the tasks a
+GPU trains one at a time, so every feasible schedule satisfies it and the optimum is a lower
+bound of Hare_Sched (the formulation's ``objective_is_bound``).
+
+**Exact linearization** (``build``, solved by HiGHS). As y is binary, y^2 = y, and expanding
+(9) and cancelling sum_i y_{i,m} (T^c_{i,m})^2 on both sides gives the equivalent
+
+    sum_i T^c_{i,m} u_{i,m}  >=  sum_{i<j} T^c_{i,m} T^c_{j,m} v_{i,j,m}        (9')  rl_queyranne
+    u_{i,m} = y_{i,m} x_i,   v_{i,j,m} = y_{i,m} y_{j,m}.
+
+u appears only on the larger side with a positive coefficient and v only on the smaller side,
+so one side of each product's McCormick envelope is enough and is exact for binary y:
+
+    u_{i,m} <= hi_i y_{i,m}               (rl_u_off: u = 0 off GPU m)
+    u_{i,m} <= x_i - lo_i (1 - y_{i,m})    (rl_u_on:  u <= x_i on GPU m)
+    v_{i,j,m} >= y_{i,m} + y_{j,m} - 1,  v >= 0      (rl_v)
+
+Any (u, v) satisfying these has u <= y x and v >= y y, so (9') implies (9); and u = y x,
+v = y y satisfy them, so nothing feasible is cut. The bounds [lo_i, hi_i] on x_i are the
+relaxed start windows (:meth:`HareView.start_windows` with ``relaxed=True``): from (4), (6),
+(7) alone every solution has x_i >= a_n + r min_m(T^c+T^s), and every solution with objective
+<= UB (a list schedule's cost, >= OPT >= the RL optimum) has x_i <= hi_i, because x_i plus the
+remaining rounds is <= C_n. So the windows contain every optimal solution of Hare_Sched_RL.
+
+Two valid reductions, neither changes the optimum: ``identical_task_order`` (the tasks of a
+round are interchangeable, so x may be taken non-decreasing in k) and ``completion_chain``
+(C_n >= x_i + busy_i + (|R_n| - r - 1) min_m (T^c + T^s)).
+
+``build_quadratic`` keeps (9) literally, as a mixed-integer quadratically constrained program
+for solvers that take one (HiGHS does not); the tests check that both forms accept the same
+points.
+"""
+
+from __future__ import annotations
+
+import pyomo.environ as pe
+
+from hetsched.formulation import FormulationSpec
+from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.instance.hare_view import hare_view
+from hetsched.instance.io import instance_hash
+from hetsched.instance.model import Instance
+from hetsched.schedule import TaskAssignment, TaskSchedule
+
+
+def _base(instance: Instance) -> pe.ConcreteModel:
+    """(4)-(7), the objective, the windows and the two reductions: everything but (9)."""
+    v = hare_view(instance)
+    ub, _ = quick_upper_bound(instance)
+    earliest, latest = v.start_windows(ub, relaxed=True)
+    slack = 1e-7 * max(1.0, ub)
+    tasks = [(t.n, t.r, t.k) for t in v.tasks()]
+    Tc = {(n, g): float(v.train[n, g]) for n in range(v.n_jobs) for g in range(v.n_gpus)}
+    Ts = {(n, g): float(v.sync[n, g]) for n in range(v.n_jobs) for g in range(v.n_gpus)}
+
+    m = pe.ConcreteModel(name=f"hare_sched_rl[{instance.name}]")
+    m.N = pe.Set(initialize=range(v.n_jobs), doc="jobs")
+    m.M = pe.Set(initialize=range(v.n_gpus), doc="GPUs")
+    m.D = pe.Set(initialize=tasks, dimen=3, doc="tasks i = (n, r, k)")
+    m.Tc = pe.Param(m.N, m.M, initialize=Tc, doc="T^c_{i,m} (per job)")
+    m.Ts = pe.Param(m.N, m.M, initialize=Ts, doc="T^s_{i,m} (per job)")
+    m.lo = pe.Param(m.D, initialize={i: float(earliest[i[0], i[1]]) for i in tasks}, doc="earliest x_i")
+    m.hi = pe.Param(m.D, initialize={i: float(latest[i[0], i[1]]) + slack for i in tasks}, doc="latest x_i")
+
+    m.x = pe.Var(m.D, bounds=lambda _, *i: (m.lo[i], m.hi[i]), doc="start time x_i")
+    m.y = pe.Var(m.D, m.M, domain=pe.Binary, doc="y_{i,m}: task i runs on GPU m")
+    c_lb = v.completion_lower_bounds(relaxed=True)
+    c_ub = v.completion_upper_bounds(ub, relaxed=True)
+    m.C = pe.Var(m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n")
+
+    def busy(i):  # sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m})
+        return sum(m.y[i, g] * (m.Tc[i[0], g] + m.Ts[i[0], g]) for g in m.M)
+
+    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))
+    m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
+    m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
+    m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
+    m.barrier = pe.Constraint(  # (7)
+        [(i, j) for i in tasks for j in tasks if j[0] == i[0] and j[1] == i[1] + 1],
+        rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]))
+    cyc = v.min_cycle
+    m.completion_chain = pe.Constraint(
+        [i for i in tasks if i[1] < int(v.rounds[i[0]]) - 1],
+        rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i) + (int(v.rounds[i[0]]) - 1 - i[1]) * float(cyc[i[0]]))
+    m.identical_task_order = pe.Constraint(
+        [(i, j) for i in tasks for j in tasks if j[:2] == i[:2] and j[2] == i[2] + 1],
+        rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]])
+    return m
+
+
+def build(instance: Instance) -> pe.ConcreteModel:
+    """Hare_Sched_RL with (9) linearized exactly (see the module docstring): a MILP for HiGHS."""
+    m = _base(instance)
+    pairs = [(i, j) for i in m.D for j in m.D if i < j]
+    m.P = pe.Set(initialize=pairs, dimen=6, doc="unordered task pairs i < j")
+    m.u = pe.Var(m.D, m.M, doc="u_{i,m} = y_{i,m} x_i")
+    m.v = pe.Var(m.P, m.M, bounds=(0, 1), doc="v_{i,j,m} = y_{i,m} y_{j,m}")
+    m.rl_u_off = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.hi[p[:3]] * m.y[p])
+    m.rl_u_on = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.x[p[:3]] - m.lo[p[:3]] * (1 - m.y[p]))
+    m.rl_v = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1)
+    m.rl_queyranne = pe.Constraint(m.M, rule=lambda _, g: (  # (9')
+        sum(m.Tc[i[0], g] * m.u[i, g] for i in m.D)
+        >= sum(m.Tc[p[0], g] * m.Tc[p[3], g] * m.v[p, g] for p in m.P)))
+    return m
+
+
+def build_quadratic(instance: Instance) -> pe.ConcreteModel:
+    """Hare_Sched_RL with (9) as printed: a MIQCP for solvers that accept quadratic constraints."""
+    m = _base(instance)
+
+    def eq9(_, g):
+        load = sum(m.y[i, g] * m.Tc[i[0], g] for i in m.D)
+        lhs = sum(m.y[i, g] * m.Tc[i[0], g] * (m.x[i] + m.Tc[i[0], g]) for i in m.D)
+        return lhs >= 0.5 * (load ** 2 + sum((m.y[i, g] * m.Tc[i[0], g]) ** 2 for i in m.D))
+
+    m.rl_queyranne = pe.Constraint(m.M, rule=eq9)  # (9)
+    return m
+
+
+def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
+    """The relaxed solution (x^, y^) as a task schedule. It is usually infeasible for Hare_Sched
+    (tasks may overlap on a GPU); Algorithm 1 reads its starts x^_i."""
+    v = hare_view(instance)
+    out = []
+    for i in m.D:
+        g = max(m.M, key=lambda g: value(m.y[i, g]))
+        out.append(TaskAssignment(v.job_ids[i[0]], i[1], i[2], v.gpu_ids[g], float(value(m.x[i]))))
+    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+
+
+SPEC = FormulationSpec(
+    name="hare-sched-rl", kind="pyomo", build=build, extract=extract, objective_is_bound=True,
+    summary="Hare_Sched_RL (4)-(7),(9): Queyranne relaxation of (8), exact MILP linearization; a lower bound",
+)
