@@ -12,10 +12,10 @@ phi_m is advanced by training time only (line 16): synchronization overlaps the 
 
 from __future__ import annotations
 
-import heapq
 from typing import Iterable, Literal
 
 import numpy as np
+from numba import njit
 
 from hetsched.instance.hare_view import HareTask, HareView
 from hetsched.schedule import TaskAssignment, TaskSchedule
@@ -24,38 +24,115 @@ MachineRule = Literal["earliest_available", "earliest_finish"]
 MACHINE_RULES: tuple[str, ...] = ("earliest_available", "earliest_finish")
 
 
+def check_precedence(view: HareView, order: np.ndarray) -> None:
+    """Raise ValueError unless ``order`` is a permutation of D that puts every task of round r-1
+    of a job before any task of its round r (line 10 reads all of round r-1)."""
+    n_tasks = view.n_tasks
+    if order.shape != (n_tasks,) or not np.array_equal(np.sort(order), np.arange(n_tasks)):
+        raise ValueError(f"order must be a permutation of the {n_tasks} task indices")
+    n_arr, r_arr, _ = view.task_arrays
+    pos = np.empty(n_tasks, dtype=np.int64)
+    pos[order] = np.arange(n_tasks)
+    first_round = np.concatenate(([0], np.cumsum(view.rounds)[:-1]))
+    rid = first_round[n_arr] + r_arr
+    lo = np.full(int(np.sum(view.rounds)), n_tasks, dtype=np.int64)
+    hi = np.full_like(lo, -1)
+    np.minimum.at(lo, rid, pos)
+    np.maximum.at(hi, rid, pos)
+    later = np.flatnonzero(r_arr > 0)
+    bad = later[lo[rid[later]] < hi[rid[later] - 1]]
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"order places a task of round {int(r_arr[i])} of job {view.job_ids[n_arr[i]]} "
+                         f"before all tasks of round {int(r_arr[i]) - 1}")
+
+
 def list_schedule(view: HareView, order: Iterable[HareTask], rule: MachineRule = "earliest_available",
                   instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
     """Schedule tasks in ``order``; every round of a job must come after its previous round."""
+    idx = np.array([view.task_index(t.n, t.r, t.k) for t in order], dtype=np.int64)
+    start, gpu = schedule_in_order(view, idx, rule)
+    n_arr, r_arr, k_arr = view.task_arrays
+    out = tuple(TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], s) for n, r, k, g, s in zip(
+        n_arr.tolist(), r_arr.tolist(), k_arr.tolist(), gpu.tolist(), start.tolist()))
+    return TaskSchedule(out, instance_name, instance_hash)
+
+
+def schedule_in_order(view: HareView, order: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lines 5-17 over tasks in ``order`` (indices into D, :attr:`HareView.task_arrays`); returns
+    the start x~ and the GPU index of every task, in D order.
+
+    The round-end table has one slot per job holding a_n (read by round 0) and one slot per
+    round, so the branch of lines 7-10 is one lookup. The loop is compiled by numba.
+    """
     if rule not in MACHINE_RULES:
         raise ValueError(f"unknown machine rule {rule!r} (choose from {', '.join(MACHINE_RULES)})")
-    n_gpus = view.n_gpus
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    check_precedence(view, order)
+    n_arr, r_arr, _ = view.task_arrays
+    first_round = np.concatenate(([0], np.cumsum(view.rounds)[:-1]))
+    slot = view.n_jobs + first_round[n_arr] + r_arr  # this task's round slot
+    prev = np.where(r_arr == 0, n_arr, slot - 1)  # the slot holding t_i
+    table = np.concatenate((view.arrival.astype(float), np.full(int(np.sum(view.rounds)), -np.inf)))
+    start = np.empty(len(order))
+    gpu = np.empty(len(order), dtype=np.int64)
+    kernel = _earliest_available if rule == "earliest_available" else _earliest_finish
+    kernel(order, n_arr, slot, prev, table,
+           np.ascontiguousarray(view.train), np.ascontiguousarray(view.cycle), start, gpu)
+    return start, gpu
+
+
+@njit(cache=True)
+def _earliest_available(order, job, slot, prev, table, train, cycle, start, gpu):  # pragma: no cover - compiled
+    """m* = argmin_m phi_m (ties: lowest m), kept in a binary heap of (phi_m, m)."""
+    n_gpus = train.shape[1]
+    key = np.zeros(n_gpus)
+    ids = np.arange(n_gpus)
+    for i in order:
+        n = job[i]
+        t = table[prev[i]]
+        m = ids[0]
+        x = max(t, key[0])
+        start[i] = x
+        gpu[i] = m
+        e = x + cycle[n, m]
+        if e > table[slot[i]]:
+            table[slot[i]] = e
+        # replace the heap's root by (x + T^c, m) and sift it down
+        k, v, pos = x + train[n, m], m, 0
+        while True:
+            c = 2 * pos + 1
+            if c >= n_gpus:
+                break
+            if c + 1 < n_gpus and (key[c + 1] < key[c] or (key[c + 1] == key[c] and ids[c + 1] < ids[c])):
+                c += 1
+            if key[c] < k or (key[c] == k and ids[c] < v):
+                key[pos], ids[pos] = key[c], ids[c]
+                pos = c
+            else:
+                break
+        key[pos], ids[pos] = k, v
+
+
+@njit(cache=True)
+def _earliest_finish(order, job, slot, prev, table, train, cycle, start, gpu):  # pragma: no cover - compiled
+    """The variant: m* = argmin_m max(t_i, phi_m) + T^c_{i,m} + T^s_{i,m} (ties: lowest m)."""
+    n_gpus = train.shape[1]
     phi = np.zeros(n_gpus)
-    heap = [(0.0, m) for m in range(n_gpus)]  # (phi_m, m), for earliest_available
-    placed = np.zeros((view.n_jobs, int(view.rounds.max())), dtype=np.int64)  # tasks placed per round
-    round_end = np.zeros_like(placed, dtype=float)  # max_j x_j + T^c_j + T^s_j so far
-    out: list[TaskAssignment] = []
-    for t in order:
-        n, r = t.n, t.r
-        if r == 0:
-            avail = view.arrival[n]
-        else:
-            if placed[n, r - 1] < view.tasks_per_round[n]:
-                raise ValueError(f"order places a task of round {r} of job {view.job_ids[n]} "
-                                 f"before all tasks of round {r - 1}")
-            avail = round_end[n, r - 1]
-        if rule == "earliest_available":
-            _, m = heapq.heappop(heap)
-        else:
-            m = int(np.argmin(np.maximum(avail, phi) + view.cycle[n]))
-        start = max(avail, phi[m])
-        phi[m] = start + view.train[n, m]
-        if rule == "earliest_available":
-            heapq.heappush(heap, (phi[m], m))
-        round_end[n, r] = max(round_end[n, r], start + view.cycle[n, m])
-        placed[n, r] += 1
-        out.append(TaskAssignment(view.job_ids[n], r, t.k, view.gpu_ids[m], float(start)))
-    return TaskSchedule(tuple(out), instance_name, instance_hash)
+    for i in order:
+        n = job[i]
+        t = table[prev[i]]
+        best, m = np.inf, 0
+        for g in range(n_gpus):
+            f = max(t, phi[g]) + cycle[n, g]
+            if f < best:
+                best, m = f, g
+        x = max(t, phi[m])
+        start[i] = x
+        gpu[i] = m
+        phi[m] = x + train[n, m]
+        if best > table[slot[i]]:
+            table[slot[i]] = best
 
 
 def arrival_order(view: HareView) -> list[HareTask]:

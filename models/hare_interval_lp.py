@@ -1,0 +1,186 @@
+"""An interval-indexed LP lower bound for Hare_Sched at cluster scale (after Hall, Schulz,
+Shmoys and Wein's interval-indexed LP for sum w_j C_j, adapted to Hare's rounds).
+
+Hare_Sched_RL (9) has |D|^2 |M| products and is hopeless at 200 jobs x 160 GPUs. This LP
+treats each job as training *progress* (one unit per task) that GPUs produce over time, and
+keeps only what every feasible schedule of Hare_Sched (4)-(8) must satisfy:
+
+Intervals I_l = (tau_{l-1}, tau_l], geometric: tau_l = tau_0 + delta (1 + eps)^(l-1), tau_0 =
+min_n a_n, delta = the least min_m (T^c + T^s) of any job, up to tau_L >= max_n C^ub_n (the
+completion bound every optimal schedule meets, :meth:`HareView.completion_upper_bounds`).
+GPUs with identical columns of T^c and T^s form a class c of s_c GPUs.
+
+    z_{n,c,l} >= 0   progress of job n on class c in I_l (a task run on a GPU of class c for
+                     T^c_{n,c} is one unit), only for l with tau_l > a_n and tau_{l-1} < C^ub_n
+    all_work:        sum_{c,l} z_{n,c,l} = |R_n| |D_r|                            (every task, (5))
+    capacity:        sum_n T^c_{n,c} z_{n,c,l} <= s_c |I_l|          (a GPU trains one task, (8))
+    parallelism:     sum_c T^c_{n,c} z_{n,c,l} <= |D_r| (tau_l - l_{n,l}),  l_{n,l} = max(tau_{l-1}, a_n)
+                     (only one round of job n runs at a time, (7), and it has |D_r| tasks)
+    mean_busy:       C_n >= (1/N_n) sum_{c,l} l_{n,l} z_{n,c,l} + T^s_min + T^c_min / 2 + (|R_n| - 1) T^cyc_min / 2
+    chain:           C_n >= a_n + |R_n| L_n                              (bound of the variable C_n)
+    min sum_n w_n C_n
+
+mean_busy, proved: let M_n be the mean time at which job n's progress is made. Round r's
+|D_r| units are made at rate <= |D_r| / T^c_min and finish by e_r - T^s_min (e_r the round's
+end: its last task still syncs), so their mean time is <= e_r - T^s_min - T^c_min / 2; and
+e_r <= C_n - (|R_n| - 1 - r) T^cyc_min by (6), (7). Averaging over the rounds gives
+M_n <= C_n - T^s_min - T^c_min/2 - (|R_n| - 1) T^cyc_min / 2, and M_n >= the left-endpoint sum
+because progress in I_l happens after l_{n,l}. (T^c_min, T^s_min, T^cyc_min are minima over GPUs.)
+Every optimal schedule of Hare_Sched gives a feasible point with the same C_n, so the LP
+optimum is a lower bound of OPT. Build time and size grow with jobs x classes x intervals,
+not with tasks or GPUs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pe
+
+from hetsched.formulation import FormulationSpec
+from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.instance.model import Instance
+from hetsched.validate import ValidationReport, Violation
+
+EPSILON = 0.15  # interval growth: the left-endpoint rule loses at most a factor 1 + eps on M_n
+
+
+def gpu_classes(view: HareView) -> list[list[int]]:
+    """GPUs grouped by identical (T^c, T^s) columns, in order of first appearance."""
+    groups: dict[bytes, list[int]] = {}
+    for m in range(view.n_gpus):
+        groups.setdefault(np.concatenate((view.train[:, m], view.sync[:, m])).tobytes(), []).append(m)
+    return list(groups.values())
+
+
+def interval_grid(view: HareView, horizon: float, eps: float = EPSILON) -> np.ndarray:
+    """tau_0 < tau_1 < ... < tau_L with tau_L >= horizon (see the module docstring)."""
+    tau0 = float(view.arrival.min())
+    delta = float(view.min_cycle.min())
+    count = 1 + max(0, math.ceil(math.log(max(1.0, (horizon - tau0) / delta)) / math.log1p(eps)))
+    return np.concatenate(([tau0], tau0 + delta * (1 + eps) ** np.arange(count)))
+
+
+@dataclass(frozen=True)
+class ProgressSolution:
+    """The LP's progress z[n, c, l] (dense, zeros where no variable exists) and C_n."""
+
+    view: HareView
+    classes: tuple[tuple[int, ...], ...]
+    tau: np.ndarray
+    z: np.ndarray
+    completion: np.ndarray
+
+    def round_starts(self) -> np.ndarray:
+        """x^ per task (D order): when job n's cumulative progress reaches r |D_r|, read off the
+        LP's progress curve (linear inside each interval, from l_{n,l} to tau_l)."""
+        v = self.view
+        n_arr, r_arr, _ = v.task_arrays
+        out = np.empty(v.n_tasks)
+        per_interval = self.z.sum(axis=1)  # (n, l)
+        for n in range(v.n_jobs):
+            left = np.maximum(self.tau[:-1], v.arrival[n])
+            cum = np.concatenate(([0.0], np.cumsum(per_interval[n])))
+            targets = np.arange(int(v.rounds[n])) * float(v.tasks_per_round[n])
+            idx = np.clip(np.searchsorted(cum, targets, side="right") - 1, 0, len(left) - 1)
+            amount = per_interval[n, idx]
+            frac = np.where(amount > 0, (targets - cum[idx]) / np.where(amount > 0, amount, 1), 0.0)
+            starts = left[idx] + np.clip(frac, 0, 1) * (self.tau[1:][idx] - left[idx])
+            # a round starts no earlier than the chain bound allows
+            starts = np.maximum(starts, v.arrival[n] + np.arange(int(v.rounds[n])) * v.min_cycle[n])
+            mask = n_arr == n
+            out[mask] = starts[r_arr[mask]]
+        return out
+
+    def to_dict(self) -> dict:
+        return {"format": "hetsched.progress/1", "tau": self.tau.tolist(),
+                "classes": [[self.view.gpu_ids[m] for m in c] for c in self.classes],
+                "completion": dict(zip(self.view.job_ids, self.completion.tolist())),
+                "progress": {self.view.job_ids[n]: self.z[n].tolist() for n in range(self.view.n_jobs)}}
+
+
+def build(instance: Instance) -> pe.ConcreteModel:
+    v = hare_view(instance)
+    ub, _ = quick_upper_bound(instance)
+    c_ub = v.completion_upper_bounds(ub)
+    tau = interval_grid(v, float(c_ub.max()))
+    classes = gpu_classes(v)
+    L = len(tau) - 1
+    first = [c[0] for c in classes]
+    Tc = v.train[:, first]  # (n, c)
+    N = v.rounds * v.tasks_per_round
+    left = np.maximum(tau[:-1][None, :], v.arrival[:, None])  # l_{n,l}
+    open_ = (tau[1:][None, :] > v.arrival[:, None]) & (tau[:-1][None, :] < c_ub[:, None])
+    keys = [(n, c, l) for n in range(v.n_jobs) for l in range(L) if open_[n, l] for c in range(len(classes))]
+
+    m = pe.ConcreteModel(name=f"hare_interval_lp[{instance.name}]")
+    m.Z = pe.Set(initialize=keys, dimen=3, doc="(job n, GPU class c, interval l) where n may progress")
+    m.z = pe.Var(m.Z, domain=pe.NonNegativeReals, doc="progress z_{n,c,l} in tasks")
+    lb = v.completion_lower_bounds()
+    m.C = pe.Var(range(v.n_jobs), bounds=lambda _, n: (float(lb[n]), None), doc="C_n (chain bound)")
+    by_job: dict[int, list] = {}
+    by_cl: dict[tuple[int, int], list] = {}
+    by_nl: dict[tuple[int, int], list] = {}
+    for key in keys:
+        by_job.setdefault(key[0], []).append(key)
+        by_cl.setdefault((key[1], key[2]), []).append(key)
+        by_nl.setdefault((key[0], key[2]), []).append(key)
+
+    m.objective = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs)))
+    m.all_work = pe.Constraint(range(v.n_jobs), rule=lambda _, n: sum(m.z[k] for k in by_job[n]) == float(N[n]))
+    m.capacity = pe.Constraint(list(by_cl), rule=lambda _, c, l: sum(
+        float(Tc[k[0], c]) * m.z[k] for k in by_cl[c, l]) <= len(classes[c]) * float(tau[l + 1] - tau[l]))
+    m.parallelism = pe.Constraint(list(by_nl), rule=lambda _, n, l: sum(
+        float(Tc[n, k[1]]) * m.z[k] for k in by_nl[n, l])
+        <= float(v.tasks_per_round[n]) * float(tau[l + 1] - left[n, l]))
+    tail = v.sync.min(axis=1) + v.train.min(axis=1) / 2 + (v.rounds - 1) * v.min_cycle / 2
+    m.mean_busy = pe.Constraint(range(v.n_jobs), rule=lambda _, n: m.C[n] >= sum(
+        float(left[n, k[2]] / N[n]) * m.z[k] for k in by_job[n]) + float(tail[n]))
+    m.notes = [f"interval LP: {len(classes)} GPU classes x {L} intervals (eps {EPSILON}), {len(keys)} variables"]
+    m.view, m.tau, m.classes = v, tau, classes
+    return m
+
+
+def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> ProgressSolution:
+    v = m.view
+    z = np.zeros((v.n_jobs, len(m.classes), len(m.tau) - 1))
+    for key in m.Z:
+        z[key] = max(0.0, value(m.z[key]))
+    completion = np.array([value(m.C[n]) for n in range(v.n_jobs)])
+    return ProgressSolution(v, tuple(tuple(c) for c in m.classes), m.tau, z, completion)
+
+
+def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:
+    """Recompute the LP's constraints and objective from the instance (not from the model)."""
+    v = hare_view(instance)
+    bad: list[Violation] = []
+    N = v.rounds * v.tasks_per_round
+    tol = 1e-6 * max(1.0, float(sol.tau[-1]))
+    done = sol.z.sum(axis=(1, 2))
+    for n in np.flatnonzero(np.abs(done - N) > 1e-6 * np.maximum(1, N)):
+        bad.append(Violation("missing_task", f"job {v.job_ids[n]}: progress {done[n]:.6g} != {N[n]} tasks"))
+    Tc = v.train[:, [c[0] for c in sol.classes]]
+    used = np.einsum("nc,ncl->cl", Tc, sol.z)
+    room = np.array([len(c) for c in sol.classes])[:, None] * np.diff(sol.tau)[None, :]
+    for c, l in zip(*np.nonzero(used > room + tol)):
+        bad.append(Violation("overlap", f"class {c} interval {l}: {used[c, l]:.6g} GPU-seconds > {room[c, l]:.6g}"))
+    left = np.maximum(sol.tau[:-1][None, :], v.arrival[:, None])
+    job_use = np.einsum("nc,ncl->nl", Tc, sol.z)
+    cap = v.tasks_per_round[:, None] * np.maximum(0.0, sol.tau[1:][None, :] - left)
+    for n, l in zip(*np.nonzero(job_use > cap + tol)):
+        bad.append(Violation("barrier", f"job {v.job_ids[n]} interval {l}: more than |D_r| GPUs busy"))
+    tail = v.sync.min(axis=1) + v.train.min(axis=1) / 2 + (v.rounds - 1) * v.min_cycle / 2
+    c_min = np.maximum(v.completion_lower_bounds(),
+                       np.einsum("nl,ncl->n", left, sol.z) / N + tail)
+    objective = float(np.dot(v.weight, c_min))
+    return ValidationReport(not bad, objective, dict(zip(v.job_ids, c_min.tolist())), bad)
+
+
+SPEC = FormulationSpec(
+    name="hare-interval-lp", kind="pyomo", build=build, extract=extract, objective_is_bound=True,
+    validator=check,
+    summary="interval-indexed LP over job progress with mean-busy-time completion: a lower bound at cluster scale",
+)
