@@ -12,7 +12,9 @@ from typing import Callable
 
 import numpy as np
 
-from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+import dataclasses
+
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 
 TYPE_NAMES = ("v100", "t4", "k80", "m60", "p100")
 TYPE_SPEED = {"v100": 4.0, "p100": 2.5, "t4": 2.0, "m60": 1.2, "k80": 1.0}
@@ -83,7 +85,73 @@ def ladder(n_tasks: int, n_gpus: int, seed: int = 0) -> Instance:
                            arrival_spread=n_tasks / 4)
 
 
-FAMILIES: dict[str, Callable[..., Instance]] = {"small": small}
+#: Hare Table 2 (HPDC'22): model -> (class, V100 seconds per task, speedup V100/K80, T4/K80, M60/K80).
+#: Only two speedups are measured in the paper (Sec. 2.2.1, Fig. 2: ResNet-50 7x on V100 and 2x on
+#: a T4; GraphSAGE about 2x on a V100). The others are ASSUMPTIONS: compute-bound models between
+#: those two extremes, M60 ~ 1.3x a K80 (one GM204 die vs. one GK210 die), seconds per task
+#: (a task = one data batch of a round) of the order the paper's Table 3 percentages imply.
+HARE_TABLE2 = {
+    "VGG-19": ("CV", 0.30, 6.0, 2.2, 1.3),
+    "ResNet50": ("CV", 0.15, 7.0, 2.0, 1.3),
+    "InceptionV3": ("CV", 0.25, 6.0, 2.0, 1.3),
+    "Bert_base": ("NLP", 0.60, 5.0, 1.8, 1.2),
+    "Transformer": ("NLP", 0.40, 5.0, 1.8, 1.2),
+    "DeepSpeech": ("Speech", 0.45, 4.0, 1.6, 1.2),
+    "FastGCN": ("Rec.", 0.10, 2.5, 1.4, 1.1),
+    "GraphSAGE": ("Rec.", 0.08, 2.0, 1.3, 1.1),
+}
+
+
+def hare_table2(seed: int, n_jobs: int = 200, n_gpus: int = 160, name: str | None = None,
+                arrival_rate: float = 0.5, mean_rounds: float = 100.0) -> Instance:
+    """Hare's simulation setting (Sec. 7.1, Figs. 14-16): ``n_jobs`` jobs over ``n_gpus`` GPUs of
+    four types (V100, T4, K80, M60 in equal numbers, 8 per server), Table 2's mix (each of the
+    four classes CV, NLP, Speech, Rec. 25% of the jobs, the model uniform within its class).
+
+    Assumptions (the paper gives neither its per-GPU times nor its size distribution): times per
+    task from :data:`HARE_TABLE2` with +-20% per-job noise; sync = 10-40% of the V100 training
+    time plus a network term that is the same on every type; rounds heavy-tailed (lognormal,
+    mean ``mean_rounds``, at least 1); 1, 2, 4 or 8 tasks per round; Poisson arrivals at
+    ``arrival_rate`` jobs/s (the paper uses the Google trace's arrivals, not shipped here);
+    weights 1-4. Times are rounded to 0.01 s.
+    """
+    rng = np.random.default_rng([seed, 2])
+    types = ("v100", "t4", "k80", "m60")
+    servers = []
+    for s0 in range(0, n_gpus, 8):
+        gpus = tuple(Gpu(f"g{m}", types[m * len(types) // n_gpus], f"s{s0 // 8}") for m in range(s0, min(n_gpus, s0 + 8)))
+        servers.append(Server(f"s{s0 // 8}", gpus))
+    cluster = Cluster({t: GpuType(t) for t in types}, tuple(servers))
+    classes: dict[str, list[str]] = {}
+    for model, row in HARE_TABLE2.items():
+        classes.setdefault(row[0], []).append(model)
+    class_names = sorted(classes)
+    arrivals = np.concatenate(([0.0], np.cumsum(rng.exponential(1 / arrival_rate, n_jobs - 1))))
+    sigma = 1.0
+    jobs = []
+    for n in range(n_jobs):
+        cls = class_names[n % 4] if n < 4 * (n_jobs // 4) else class_names[int(rng.integers(4))]
+        model = classes[cls][int(rng.integers(len(classes[cls])))]
+        _, v100, s_v100, s_t4, s_m60 = HARE_TABLE2[model]
+        base = v100 * float(rng.uniform(0.8, 1.2))
+        k80 = base * s_v100
+        train = {"v100": base, "t4": k80 / s_t4, "k80": k80, "m60": k80 / s_m60}
+        net = base * float(rng.uniform(0.1, 0.4))
+        sync = {t: round(net, 2) for t in types}
+        rounds = max(1, int(rng.lognormal(np.log(mean_rounds) - sigma**2 / 2, sigma)))
+        jobs.append(Job(id=f"J{n}", arrival=round(float(arrivals[n]), 2), weight=float(rng.integers(1, 5)),
+                        rounds=rounds, tasks_per_round=int(rng.choice([1, 2, 4, 8])),
+                        train_time={t: max(0.01, round(x, 2)) for t, x in train.items()},
+                        sync_time=sync, model=ModelInfo(name=model, family=cls)))
+    rng.shuffle(jobs)  # class order is not arrival order
+    jobs = [dataclasses.replace(j, id=f"J{n}", arrival=round(float(arrivals[n]), 2)) for n, j in enumerate(jobs)]
+    return Instance(name=name or f"hare-table2-j{n_jobs}-g{n_gpus}-s{seed}", cluster=cluster, jobs=tuple(jobs),
+                    description=f"Hare Table 2 mix, {n_jobs} jobs on {n_gpus} GPUs (V100/T4/K80/M60), seed {seed}; "
+                                "synthetic times, see hetsched.generators.hare_table2",
+                    metadata={"generator": "hetsched.generators.hare_table2", "seed": seed})
+
+
+FAMILIES: dict[str, Callable[..., Instance]] = {"small": small, "hare-table2": hare_table2}
 
 
 def generate(family: str, seed: int, name: str | None = None) -> Instance:

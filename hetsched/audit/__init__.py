@@ -1,0 +1,1 @@
+"""Empirical audits of published bounds: claims, random and guided instance search."""

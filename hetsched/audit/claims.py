@@ -1,0 +1,19 @@
+"""The registry of audited claims: name -> :class:`hetsched.audit.engine.Claim`."""
+
+from __future__ import annotations
+
+from hetsched.audit.engine import Claim
+from hetsched.errors import HetschedError
+
+
+def claims() -> dict[str, Claim]:
+    from hetsched.audit import hare
+
+    return {c.name: c for c in (hare.CLAIM,)}
+
+
+def find_claim(name: str) -> Claim:
+    known = claims()
+    if name not in known:
+        raise HetschedError(f"unknown claim '{name}' (known: {', '.join(known)})")
+    return known[name]

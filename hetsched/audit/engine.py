@@ -1,0 +1,146 @@
+"""The audit loop shared by every claim: random trials, then a guided search that keeps
+mutating the worst instance found so far; every trial is appended to a JSON-lines log as it
+ends, and a rerun with the same arguments resumes from that log.
+
+A claim says ``measured <= bound`` on every instance. Each trial evaluates it exactly
+(``Evaluation.ratio`` and ``bound``); a trial whose exact reference could not be proven is
+recorded as ``skipped`` and never counted as evidence either way. A claim may also check
+named intermediate inequalities (a lemma's slack), reported as ratios LHS/RHS: > 1 violates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from hetsched.instance.io import dump_instance, instance_to_dict, parse_instance
+from hetsched.instance.model import Instance
+
+TOL = 1e-9  # relative tolerance on ratios before a finding counts as a violation
+
+
+@dataclass
+class Evaluation:
+    ratio: float | None  # measured / reference; None when the reference is not proven (skipped)
+    bound: float  # the claimed bound on the ratio for this instance
+    checks: dict[str, float] = field(default_factory=dict)  # intermediate inequalities, LHS/RHS
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Profile:
+    trials: int
+    max_tasks: int
+    time_limit: float  # per exact solve
+    random_fraction: float = 0.5  # share of trials drawn at random before the guided search
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str
+    statement: str
+    sample: Callable[[np.random.Generator, Profile], Instance]
+    mutate: Callable[[Instance, np.random.Generator, Profile], Instance]
+    evaluate: Callable[[Instance, Profile], Evaluation]
+    checks: tuple[str, ...] = ()  # names of the intermediate inequalities, for the report
+    profiles: dict[str, Profile] = field(default_factory=dict)
+
+
+@dataclass
+class Worst:
+    value: float = -math.inf
+    trial: int | None = None
+    instance: dict | None = None
+    bound: float | None = None
+
+
+def _score(ev: Evaluation) -> float:
+    """How close the trial comes to violating the claim (> 1 violates)."""
+    return ev.ratio / ev.bound if ev.ratio is not None and ev.bound > 0 else -math.inf
+
+
+def run_audit(claim: Claim, trials: int | None = None, seed: int = 0, profile: str = "ci",
+              out_dir: str | Path = "audit-results", progress: Callable[[str], None] | None = None) -> dict:
+    """Run (or resume) ``trials`` trials of ``claim``; returns the report (also written as JSON)."""
+    prof = claim.profiles[profile]
+    n_trials = prof.trials if trials is None else trials
+    out = Path(out_dir) / f"{claim.name}-{profile}-s{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "trials.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    worst, worst_checks = Worst(), {c: Worst() for c in claim.checks}
+    n_random = int(round(n_trials * prof.random_fraction))
+
+    def absorb(rec: dict) -> None:
+        if rec["ratio"] is None:
+            return
+        ev = Evaluation(rec["ratio"], rec["bound"])
+        if _score(ev) > (worst.value if worst.trial is not None else -math.inf):
+            worst.value, worst.trial, worst.instance, worst.bound = _score(ev), rec["trial"], rec["instance"], rec["bound"]
+        for c, v in rec["checks"].items():
+            w = worst_checks.setdefault(c, Worst())
+            if v > w.value:
+                w.value, w.trial, w.instance = v, rec["trial"], rec["instance"]
+
+    for rec in records:
+        absorb(rec)
+    with log.open("a") as f:
+        for t in range(len(records), n_trials):
+            rng = np.random.default_rng([seed, t])
+            if t < n_random or worst.instance is None:
+                inst, origin = claim.sample(rng, prof), "random"
+            else:
+                inst = claim.mutate(parse_instance(worst.instance, source=f"trial {worst.trial}"), rng, prof)
+                origin = f"mutation of trial {worst.trial}"
+            inst = Instance(name=f"{claim.name}-s{seed}-t{t}", cluster=inst.cluster, jobs=inst.jobs,
+                            description=f"audit {claim.name}, seed {seed}, trial {t} ({origin})")
+            ev = claim.evaluate(inst, prof)
+            rec = {"trial": t, "origin": origin, "ratio": ev.ratio, "bound": ev.bound, "checks": ev.checks,
+                   "details": ev.details, "instance": instance_to_dict(inst)}
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            records.append(rec)
+            absorb(rec)
+            if progress:
+                r = "skipped" if ev.ratio is None else f"ratio {ev.ratio:.4f} (bound {ev.bound:.4f})"
+                progress(f"trial {t + 1}/{n_trials} [{origin}]: {r}")
+
+    done = [r for r in records[:n_trials] if r["ratio"] is not None]
+    violations = sum(1 for r in done if r["ratio"] > r["bound"] * (1 + TOL))
+    report: dict[str, Any] = {
+        "claim": claim.name,
+        "statement": claim.statement,
+        "profile": profile,
+        "seed": seed,
+        "trials": n_trials,
+        "evaluated": len(done),
+        "skipped": min(len(records), n_trials) - len(done),
+        "worst_ratio": None,
+        "bound_at_worst": None,
+        "violations": violations,
+        "worst_instance": None,
+        "checks": {},
+        "log": str(log),
+    }
+    if worst.instance is not None:
+        path = out / "worst.json"
+        wi = parse_instance(worst.instance, source="worst")
+        dump_instance(wi, path)
+        best = next(r for r in records if r["trial"] == worst.trial)
+        report.update(worst_ratio=best["ratio"], bound_at_worst=best["bound"], worst_instance=str(path),
+                      worst_trial=worst.trial, worst_details=best["details"])
+    for c, w in worst_checks.items():
+        entry: dict[str, Any] = {"worst_lhs_over_rhs": None if w.trial is None else w.value,
+                                 "violations": sum(1 for r in done if r["checks"].get(c, -math.inf) > 1 + TOL)}
+        if w.instance is not None:
+            path = out / f"worst-{c}.json"
+            dump_instance(parse_instance(w.instance, source=c), path)
+            entry.update(instance=str(path), trial=w.trial)
+        report["checks"][c] = entry
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report

@@ -1,0 +1,145 @@
+"""Claims of Hare (HPDC'22, Sec. 5.3) about Algorithm 1 with H from Hare_Sched_RL.
+
+* ``hare-alg1``: Theorem 4, sum w C(Alg. 1) <= alpha (2 + alpha) OPT.
+  Checked on each instance together with the steps of its proof, as LHS/RHS ratios over all
+  tasks (> 1 means the inequality fails on that instance):
+  ``lemma2``  (10): sum_{k<=j, on m} T^c_{pi(k),m} <= 2 H_{pi(j)}, m the GPU of pi(j);
+  ``lemma3``  (14): delta(pi_m(j), m) <= alpha H_{pi_m(j)}, delta the idle time on m before it;
+  ``eq22``    (22): x~_i + T~^c_i <= (2 + alpha) H_i.
+
+OPT comes from CP-SAT on Hare_Sched (``hare-sched``), H from Hare_Sched_RL on HiGHS; a trial
+counts only when both are proven optimal. Alg. 1 runs with the paper's rule (earliest
+available GPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetsched.audit.engine import Claim, Evaluation, Profile
+from hetsched.generators import random_instance
+from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
+from hetsched.heuristics.orderings import _starts_in_d_order
+from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.instance.io import instance_to_dict, parse_instance
+from hetsched.instance.model import Instance
+from hetsched.solve import solve
+from hetsched.solvers.result import Status
+from hetsched.validate import validate
+
+PROFILES = {
+    "ci": Profile(trials=24, max_tasks=7, time_limit=20.0),
+    "deep": Profile(trials=600, max_tasks=10, time_limit=60.0),
+}
+
+
+def sample(rng: np.random.Generator, prof: Profile) -> Instance:
+    """2-3 GPUs of 1-3 types, 1-4 jobs, whole-second times, at most ``max_tasks`` tasks.
+
+    Sync times are either all 0 or all >= 1 s (chosen per instance), so that alpha is finite:
+    a job with sync 0 on one type and > 0 on another has alpha = inf and says nothing.
+    """
+    n_gpus = int(rng.integers(2, 4))
+    inst = random_instance(int(rng.integers(2**31)), n_gpus=n_gpus, n_types=int(rng.integers(1, n_gpus + 1)),
+                           n_jobs=int(rng.integers(1, 5)), rounds=(1, 3), tasks=(1, 3), max_tasks=prof.max_tasks,
+                           resolution=1.0, arrival_spread=float(rng.choice([0.0, 4.0, 10.0])))
+    d = instance_to_dict(inst)
+    no_sync = bool(rng.random() < 0.5)
+    for job in d["jobs"]:
+        job["sync_time"] = {t: 0.0 if no_sync else max(1.0, v) for t, v in job["sync_time"].items()}
+    return parse_instance(d, source="sample")
+
+
+def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
+    """One random change: a weight, a time on one GPU type, an arrival, the GPU count, a job's shape."""
+    for _ in range(50):
+        d = instance_to_dict(inst)
+        jobs = d["jobs"]
+        j = jobs[int(rng.integers(len(jobs)))]
+        kind = rng.choice(["weight", "train", "sync", "arrival", "gpus", "shape"])
+        types = list(d["cluster"]["gpu_types"])
+        t = types[int(rng.integers(len(types)))]
+        if kind == "weight":
+            j["weight"] = float(max(1, j["weight"] + rng.choice([-2, -1, 1, 2, 5])))
+        elif kind == "train":
+            j["train_time"][t] = float(max(1, j["train_time"][t] * rng.choice([0.5, 2.0]) // 1 + rng.integers(-1, 2)))
+        elif kind == "sync":
+            j["sync_time"][t] = float(max(0, j["sync_time"][t] + rng.integers(-2, 3)))
+        elif kind == "arrival":
+            j["arrival"] = float(max(0, j["arrival"] + rng.integers(-4, 5)))
+        elif kind == "gpus":
+            servers = d["cluster"]["servers"]
+            gpus = [g for s in servers for g in s["gpus"]]
+            if rng.random() < 0.5 and len(gpus) > 1:
+                victim = gpus[int(rng.integers(len(gpus)))]["id"]
+                for s in servers:
+                    s["gpus"] = [g for g in s["gpus"] if g["id"] != victim]
+                d["cluster"]["servers"] = [s for s in servers if s["gpus"]]
+                present = {g["type"] for s in d["cluster"]["servers"] for g in s["gpus"]}
+                d["cluster"]["gpu_types"] = {k: v for k, v in d["cluster"]["gpu_types"].items() if k in present}
+                for job in jobs:
+                    for key in ("train_time", "sync_time"):
+                        job[key] = {k: v for k, v in job[key].items() if k in present}
+            elif len(gpus) < 4:
+                servers[-1]["gpus"].append({"id": f"g{len(gpus)}x{int(rng.integers(1000))}", "type": t})
+        else:
+            if rng.random() < 0.5:
+                j["rounds"] = int(max(1, j["rounds"] + rng.choice([-1, 1])))
+            else:
+                j["tasks_per_round"] = int(max(1, j["tasks_per_round"] + rng.choice([-1, 1])))
+        try:
+            new = parse_instance(d, source="mutation")
+        except Exception:
+            continue
+        if sum(job.n_tasks for job in new.jobs) <= prof.max_tasks and new != inst:
+            return new
+    return inst
+
+
+def proof_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
+    """Worst LHS/RHS over tasks of (10), (14) and (22) for Algorithm 1's run (see module docstring)."""
+    n_arr, _, _ = view.task_arrays
+    H = run.priority
+    a = alpha(view)
+    tc = view.train[n_arr, run.gpu]  # T~^c_i
+    lemma2 = lemma3 = eq22 = 0.0
+    load = np.zeros(view.n_gpus)
+    for i in run.order:  # (10): load of pi(j)'s GPU over pi(1..j)
+        load[run.gpu[i]] += tc[i]
+        lemma2 = max(lemma2, load[run.gpu[i]] / (2 * H[i]))
+    for m in range(view.n_gpus):  # (14): idle time before each task on GPU m, in start order
+        on_m = np.flatnonzero(run.gpu == m)
+        on_m = on_m[np.argsort(run.start[on_m], kind="stable")]
+        busy_before = np.concatenate(([0.0], np.cumsum(tc[on_m])[:-1]))
+        idle = run.start[on_m] - busy_before
+        if len(on_m):
+            lemma3 = max(lemma3, float(np.max(idle / (a * H[on_m]))) if np.isfinite(a) else 0.0)
+    eq22 = float(np.max((run.start + tc) / ((2 + a) * H))) if np.isfinite(a) else 0.0
+    return {"lemma2": float(lemma2), "lemma3": float(lemma3), "eq22": eq22}
+
+
+def evaluate(inst: Instance, prof: Profile) -> Evaluation:
+    view = hare_view(inst)
+    a = alpha(view)
+    bound = a * (2 + a)
+    opt = solve(inst, "hare-sched", "cpsat", time_limit=prof.time_limit, threads=1)
+    rl = solve(inst, "hare-sched-rl", "highs", time_limit=prof.time_limit, threads=1)
+    details = {"alpha": a, "opt_status": opt.status.value, "rl_status": rl.status.value}
+    if opt.status != Status.OPTIMAL or rl.status != Status.OPTIMAL:
+        return Evaluation(None, bound, {}, details)
+    run = hare_alg1(view, task_priorities(view, _starts_in_d_order(view, rl.solution)))
+    report = validate(inst, run.to_schedule(inst.name))
+    if not report.valid:  # Algorithm 1 must always be feasible; a failure here is our bug
+        raise AssertionError(f"Algorithm 1 produced an invalid schedule: {report.violations[0].message}")
+    details.update(alg1=report.objective, opt=opt.objective, rl=rl.objective)
+    if rl.objective > opt.objective * (1 + 1e-6) + 1e-6:
+        raise AssertionError(f"Hare_Sched_RL {rl.objective} exceeds OPT {opt.objective}: the relaxation is wrong")
+    return Evaluation(report.objective / opt.objective, bound, proof_checks(view, run), details)
+
+
+CLAIM = Claim(
+    name="hare-alg1",
+    statement="Hare HPDC'22 Theorem 4: Algorithm 1 (H from Hare_Sched_RL) is an alpha(2+alpha)-approximation "
+              "of sum_n w_n C_n; with Lemma 2 (10), Lemma 3 (14) and step (22) of the proof",
+    sample=sample, mutate=mutate, evaluate=evaluate, checks=("lemma2", "lemma3", "eq22"), profiles=PROFILES,
+)
