@@ -1,4 +1,4 @@
-"""Command line: ``hetsched solve | validate | models | schema | generate | bench``.
+"""Command line: ``hetsched solve | heuristic | audit | validate | models | schema | generate | certify | bench``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -60,9 +60,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(res.to_dict()))
     else:
-        kind = " (a lower bound: relaxation)" if res.objective_is_bound else ""
+        kind, status = "", res.status.value
+        if res.objective_is_bound:
+            status += " (relaxation)"
+            kind = (" (relaxation optimum: a lower bound on the scheduling problem)" if res.status == Status.OPTIMAL
+                    else " (relaxation incumbent, not a bound; the lower bound is `bound`)")
         rows = [("instance", f"{res.instance} ({args.instance})"), ("model", res.model), ("solver", res.solver),
-                ("status", res.status.value), ("objective", _fmt(res.objective) + kind), ("bound", _fmt(res.bound)),
+                ("status", status), ("objective", _fmt(res.objective) + kind), ("bound", _fmt(res.bound)),
                 ("gap", _fmt(res.gap, pct=True)), ("seconds", f"{res.seconds:.3f}")]
         if args.out and res.solution is not None:
             rows.append(("solution", str(args.out)))
@@ -71,6 +75,65 @@ def cmd_solve(args: argparse.Namespace) -> int:
             print(f"{k:<10} {val}")
     ok = res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) and res.objective is not None
     return EXIT_OK if ok else EXIT_FAIL
+
+
+def cmd_heuristic(args: argparse.Namespace) -> int:
+    from hetsched.heuristic import run_heuristic
+    from hetsched.instance.io import load_instance
+    from hetsched.schedule import dump_schedule
+    from hetsched.solvers import Status
+
+    inst = load_instance(args.instance)
+    res = run_heuristic(inst, args.algorithm, order=args.order, rule=args.rule, time_limit=args.time_limit,
+                        threads=args.threads, seed=args.seed)
+    if args.out and res.solution is not None and res.status != Status.ERROR:
+        dump_schedule(res.solution, args.out)
+    if args.json:
+        print(json.dumps(res.to_dict()))
+    else:
+        rows = [("instance", f"{res.instance} ({args.instance})"), ("algorithm", res.model), ("order", args.order),
+                ("rule", args.rule), ("status", res.status.value), ("objective", _fmt(res.objective)),
+                ("bound", _fmt(res.bound)), ("gap", _fmt(res.gap, pct=True)), ("seconds", f"{res.seconds:.3f}")]
+        if args.out and res.solution is not None:
+            rows.append(("solution", str(args.out)))
+        rows += [("note", n) for n in res.notes]
+        for k, val in rows:
+            print(f"{k:<10} {val}")
+    return EXIT_OK if res.status != Status.ERROR else EXIT_FAIL
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from hetsched.audit.claims import find_claim
+    from hetsched.audit.engine import run_audit, shrink
+    from hetsched.instance.io import dump_instance, load_instance
+
+    claim = find_claim(args.claim)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
+    report = run_audit(claim, trials=args.trials, seed=args.seed, profile=args.profile, out_dir=args.out,
+                       progress=say)
+    if args.shrink and report["violations"] and report["worst_instance"]:
+        small, ev = shrink(claim, load_instance(report["worst_instance"]), claim.profiles[args.profile], progress=say)
+        path = Path(report["worst_instance"]).with_name("smallest.json")
+        dump_instance(small, path)
+        report["smallest_violation"] = {"instance": str(path), "ratio": ev.ratio, "bound": ev.bound,
+                                        "checks": ev.checks, "details": ev.details}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"claim      {report['claim']}: {report['statement']}")
+        print(f"trials     {report['trials']} ({report['evaluated']} evaluated, {report['skipped']} skipped: "
+              "reference not proven)")
+        print(f"worst      ratio {_fmt(report['worst_ratio'])} against bound {_fmt(report['bound_at_worst'])}")
+        print(f"violations {report['violations']}")
+        print(f"instance   {report['worst_instance']}")
+        for name, c in report["checks"].items():
+            print(f"check      {name}: worst LHS/RHS {_fmt(c['worst_lhs_over_rhs'])}, "
+                  f"violated in {c['violations']} trial(s) ({c.get('instance', '-')})")
+        if "smallest_violation" in report:
+            sv = report["smallest_violation"]
+            print(f"smallest   {sv['instance']}: ratio {_fmt(sv['ratio'])} > {_fmt(sv['bound'])}")
+        print(f"log        {report['log']}")
+    return EXIT_OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -97,7 +160,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     for (name, kind), spec in sorted(formulations().items()):
         solvers = ",".join(s for s, b in SOLVERS.items() if b.model_kind == kind)
-        print(f"{name:<16} {kind:<6} solvers: {solvers:<8} {spec.summary}")
+        print(f"{name:<22} {kind:<6} solvers: {solvers:<8} {spec.summary}")
     return EXIT_OK
 
 
@@ -137,9 +200,12 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from hetsched.bench.exact import run_exact_bench
+    from hetsched.bench.hare import run_hare_bench
 
+    if args.suite == "hare":
+        return run_hare_bench(out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick)
     if args.suite == "exact":
-        return run_exact_bench(time_limit=args.time_limit, out=args.out, as_json=args.json,
+        return run_exact_bench(time_limit=args.time_limit, out=args.out or "bench-results/exact.jsonl", as_json=args.json,
                                threads=args.threads, solvers=args.solvers.split(","), quick=args.quick)
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
@@ -162,6 +228,37 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json", help="write the solution here")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)
+
+    from hetsched.audit.claims import claims
+    from hetsched.heuristic import ALGORITHMS
+    from hetsched.heuristics.hare_alg1 import MACHINE_RULES
+    from hetsched.heuristics.orderings import ORDERINGS
+
+    h = sub.add_parser("heuristic", help="run a heuristic (Hare's Algorithm 1) and validate its schedule")
+    h.add_argument("instance", help="instance JSON file")
+    h.add_argument("--algorithm", default="hare-alg1", choices=ALGORITHMS)
+    h.add_argument("--order", default="hare-sched-rl", choices=sorted(ORDERINGS),
+                   help="where H comes from (default: Hare_Sched_RL, the paper's line 3)")
+    h.add_argument("--rule", default="earliest_available", choices=MACHINE_RULES,
+                   help="GPU choice (default: the paper's earliest available GPU)")
+    h.add_argument("--time-limit", type=_positive(float), default=None, metavar="S", help="for the ordering's relaxation")
+    h.add_argument("--threads", type=_positive(int), default=None, metavar="N")
+    h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json")
+    h.add_argument("--json", action="store_true", help="print one JSON object (the same keys as solve)")
+    h.set_defaults(func=cmd_heuristic)
+
+    a = sub.add_parser("audit", help="search for instances that violate a published bound")
+    a.add_argument("claim", choices=sorted(claims()))
+    a.add_argument("--trials", type=_positive(int), default=None, help="default: the profile's")
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--profile", default="ci", choices=["ci", "deep"])
+    a.add_argument("--out", default="audit-results", help="directory for the trial log (resumable) and instances")
+    a.add_argument("--shrink", action="store_true", help="shrink the worst violating instance to a minimal one")
+    a.add_argument("--quiet", action="store_true", help="no per-trial progress on stderr")
+    a.add_argument("--json", action="store_true",
+                   help="print one JSON object: claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...")
+    a.set_defaults(func=cmd_audit)
 
     v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")
     v.add_argument("instance")
@@ -190,12 +287,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_certify)
 
     b = sub.add_parser("bench", help="measure speed; results as JSON")
-    b.add_argument("suite", choices=["exact"])
+    b.add_argument("suite", choices=["exact", "hare"],
+                   help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale pipeline")
     b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")
     b.add_argument("--threads", type=_positive(int), default=2, metavar="N")
     b.add_argument("--solvers", default="highs,cpsat")
-    b.add_argument("--out", default="bench-results/exact.jsonl",
-                   help="JSON lines, appended as each run ends; rerunning resumes (done runs are skipped)")
+    b.add_argument("--out", default=None, help="exact: JSON lines (default bench-results/exact.jsonl), appended as "
+                   "each run ends, rerunning resumes; hare: one JSON file (default bench-results/hare.json)")
     b.add_argument("--quick", action="store_true", help="the two smallest sizes only (a smoke test)")
     b.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     b.set_defaults(func=cmd_bench)

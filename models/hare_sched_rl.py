@@ -51,7 +51,7 @@ from hetsched.instance.model import Instance
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
 
-def _base(instance: Instance) -> pe.ConcreteModel:
+def base_model(instance: Instance) -> pe.ConcreteModel:
     """(4)-(7), the objective, the windows and the two reductions: everything but (9)."""
     v = hare_view(instance)
     ub, _ = quick_upper_bound(instance)
@@ -96,9 +96,8 @@ def _base(instance: Instance) -> pe.ConcreteModel:
     return m
 
 
-def build(instance: Instance) -> pe.ConcreteModel:
-    """Hare_Sched_RL with (9) linearized exactly (see the module docstring): a MILP for HiGHS."""
-    m = _base(instance)
+def add_products(m: pe.ConcreteModel) -> None:
+    """u_{i,m} = y_{i,m} x_i and v_{i,j,m} = y_{i,m} y_{j,m} through their exact one-sided envelopes."""
     pairs = [(i, j) for i in m.D for j in m.D if i < j]
     m.P = pe.Set(initialize=pairs, dimen=6, doc="unordered task pairs i < j")
     m.u = pe.Var(m.D, m.M, doc="u_{i,m} = y_{i,m} x_i")
@@ -106,6 +105,12 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.rl_u_off = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.hi[p[:3]] * m.y[p])
     m.rl_u_on = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.x[p[:3]] - m.lo[p[:3]] * (1 - m.y[p]))
     m.rl_v = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1)
+
+
+def build(instance: Instance) -> pe.ConcreteModel:
+    """Hare_Sched_RL with (9) linearized exactly (see the module docstring): a MILP for HiGHS."""
+    m = base_model(instance)
+    add_products(m)
     m.rl_queyranne = pe.Constraint(m.M, rule=lambda _, g: (  # (9')
         sum(m.Tc[i[0], g] * m.u[i, g] for i in m.D)
         >= sum(m.Tc[p[0], g] * m.Tc[p[3], g] * m.v[p, g] for p in m.P)))
@@ -114,7 +119,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
 
 def build_quadratic(instance: Instance) -> pe.ConcreteModel:
     """Hare_Sched_RL with (9) as printed: a MIQCP for solvers that accept quadratic constraints."""
-    m = _base(instance)
+    m = base_model(instance)
 
     def eq9(_, g):
         load = sum(m.y[i, g] * m.Tc[i[0], g] for i in m.D)

@@ -9,7 +9,7 @@ from hetsched.errors import HetschedError
 def claims() -> dict[str, Claim]:
     from hetsched.audit import hare
 
-    return {c.name: c for c in (hare.CLAIM,)}
+    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS)}
 
 
 def find_claim(name: str) -> Claim:

@@ -49,6 +49,33 @@ class Claim:
     evaluate: Callable[[Instance, Profile], Evaluation]
     checks: tuple[str, ...] = ()  # names of the intermediate inequalities, for the report
     profiles: dict[str, Profile] = field(default_factory=dict)
+    reductions: Callable[[Instance], list[Instance]] | None = None  # smaller neighbours, for shrink
+    size: Callable[[Instance], tuple] | None = None  # what "smaller" means, for shrink
+
+
+def shrink(claim: Claim, instance: Instance, prof: Profile, violated: Callable[[Evaluation], bool] | None = None,
+           progress: Callable[[str], None] | None = None) -> tuple[Instance, Evaluation]:
+    """Greedy delta debugging: keep taking the first reduction (claim.reductions) that still
+    violates the claim, until none does. Returns a locally minimal violating instance."""
+    if claim.reductions is None or claim.size is None:
+        raise ValueError(f"claim {claim.name} has no reductions")
+    violated = violated or (lambda ev: _score(ev) > 1 + TOL)
+    ev = claim.evaluate(instance, prof)
+    if not violated(ev):
+        raise ValueError("the instance does not violate the claim")
+    improved = True
+    while improved:
+        improved = False
+        for smaller in sorted(claim.reductions(instance), key=claim.size):
+            if claim.size(smaller) >= claim.size(instance):
+                continue
+            cand = claim.evaluate(smaller, prof)
+            if violated(cand):
+                instance, ev, improved = smaller, cand, True
+                if progress:
+                    progress(f"shrunk to {claim.size(instance)}: ratio {ev.ratio:.4f} > bound {ev.bound:.4f}")
+                break
+    return instance, ev
 
 
 @dataclass

@@ -19,7 +19,7 @@ import numpy as np
 from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.generators import random_instance
 from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
-from hetsched.heuristics.orderings import _starts_in_d_order
+from hetsched.heuristics.orderings import starts_in_d_order
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
@@ -118,23 +118,81 @@ def proof_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
     return {"lemma2": float(lemma2), "lemma3": float(lemma3), "eq22": eq22}
 
 
-def evaluate(inst: Instance, prof: Profile) -> Evaluation:
+def evaluate(inst: Instance, prof: Profile, relaxation: str = "hare-sched-rl") -> Evaluation:
+    """Alg. 1 with H from ``relaxation`` vs the CP-SAT optimum, and the proof's inequalities."""
     view = hare_view(inst)
     a = alpha(view)
     bound = a * (2 + a)
     opt = solve(inst, "hare-sched", "cpsat", time_limit=prof.time_limit, threads=1)
-    rl = solve(inst, "hare-sched-rl", "highs", time_limit=prof.time_limit, threads=1)
+    rl = solve(inst, relaxation, "highs", time_limit=prof.time_limit, threads=1)
     details = {"alpha": a, "opt_status": opt.status.value, "rl_status": rl.status.value}
     if opt.status != Status.OPTIMAL or rl.status != Status.OPTIMAL:
         return Evaluation(None, bound, {}, details)
-    run = hare_alg1(view, task_priorities(view, _starts_in_d_order(view, rl.solution)))
+    run = hare_alg1(view, task_priorities(view, starts_in_d_order(view, rl.solution)))
     report = validate(inst, run.to_schedule(inst.name))
     if not report.valid:  # Algorithm 1 must always be feasible; a failure here is our bug
         raise AssertionError(f"Algorithm 1 produced an invalid schedule: {report.violations[0].message}")
     details.update(alg1=report.objective, opt=opt.objective, rl=rl.objective)
     if rl.objective > opt.objective * (1 + 1e-6) + 1e-6:
-        raise AssertionError(f"Hare_Sched_RL {rl.objective} exceeds OPT {opt.objective}: the relaxation is wrong")
+        raise AssertionError(f"{relaxation} {rl.objective} exceeds OPT {opt.objective}: the relaxation is wrong")
     return Evaluation(report.objective / opt.objective, bound, proof_checks(view, run), details)
+
+
+def size(inst: Instance) -> tuple:
+    """Tasks, GPUs, jobs, then the sum of all numbers: what shrinking minimizes, in that order."""
+    numbers = sum(j.weight + j.arrival + sum(j.train_time.values()) + sum(j.sync_time.values()) for j in inst.jobs)
+    return (sum(j.n_tasks for j in inst.jobs), len(inst.gpus), len(inst.jobs), numbers)
+
+
+def reductions(inst: Instance) -> list[Instance]:
+    """Every one-step simplification: drop a job or a GPU, one round or task less, weight 1,
+    arrival 0 or one less, a time halved or one less."""
+    d0 = instance_to_dict(inst)
+    out: list[dict] = []
+
+    def variant(change) -> None:
+        d = instance_to_dict(inst)
+        if change(d) is not False:
+            out.append(d)
+
+    for n in range(len(d0["jobs"])):
+        if len(d0["jobs"]) > 1:
+            variant(lambda d, n=n: d["jobs"].pop(n))
+        for key in ("rounds", "tasks_per_round"):
+            if d0["jobs"][n][key] > 1:
+                variant(lambda d, n=n, key=key: d["jobs"][n].__setitem__(key, d["jobs"][n][key] - 1))
+        if d0["jobs"][n]["weight"] != 1:
+            variant(lambda d, n=n: d["jobs"][n].__setitem__("weight", 1.0))
+            variant(lambda d, n=n: d["jobs"][n].__setitem__("weight", float(max(1, d["jobs"][n]["weight"] - 1))))
+        if d0["jobs"][n]["arrival"] > 0:
+            variant(lambda d, n=n: d["jobs"][n].__setitem__("arrival", 0.0))
+            variant(lambda d, n=n: d["jobs"][n].__setitem__("arrival", float(max(0, d["jobs"][n]["arrival"] - 1))))
+        for key in ("train_time", "sync_time"):
+            for t, val in d0["jobs"][n][key].items():
+                low = 1.0 if key == "train_time" else 0.0
+                if val > low:
+                    for new in {max(low, float(val // 2)), val - 1}:
+                        variant(lambda d, n=n, key=key, t=t, new=new: d["jobs"][n][key].__setitem__(t, new))
+    gpus = [g["id"] for s in d0["cluster"]["servers"] for g in s["gpus"]]
+    if len(gpus) > 1:
+        for victim in gpus:
+            def drop(d, victim=victim):
+                for s in d["cluster"]["servers"]:
+                    s["gpus"] = [g for g in s["gpus"] if g["id"] != victim]
+                d["cluster"]["servers"] = [s for s in d["cluster"]["servers"] if s["gpus"]]
+                present = {g["type"] for s in d["cluster"]["servers"] for g in s["gpus"]}
+                d["cluster"]["gpu_types"] = {k: v for k, v in d["cluster"]["gpu_types"].items() if k in present}
+                for job in d["jobs"]:
+                    for key in ("train_time", "sync_time"):
+                        job[key] = {k: v for k, v in job[key].items() if k in present}
+            variant(drop)
+    result = []
+    for d in out:
+        try:
+            result.append(parse_instance(d, source="reduction"))
+        except Exception:  # e.g. a reduction that leaves an invalid instance
+            continue
+    return result
 
 
 CLAIM = Claim(
@@ -142,4 +200,13 @@ CLAIM = Claim(
     statement="Hare HPDC'22 Theorem 4: Algorithm 1 (H from Hare_Sched_RL) is an alpha(2+alpha)-approximation "
               "of sum_n w_n C_n; with Lemma 2 (10), Lemma 3 (14) and step (22) of the proof",
     sample=sample, mutate=mutate, evaluate=evaluate, checks=("lemma2", "lemma3", "eq22"), profiles=PROFILES,
+    reductions=reductions, size=size,
+)
+
+CLAIM_SUBSETS = Claim(
+    name="hare-alg1-subsets",
+    statement="Theorem 4's bound alpha(2+alpha) for Algorithm 1 with H from Hare_Sched_RL strengthened by (9) "
+              "for every task subset per GPU (hare-sched-rl-subsets), the relaxation Lemma 2's proof uses",
+    sample=sample, mutate=mutate, evaluate=lambda inst, prof: evaluate(inst, prof, "hare-sched-rl-subsets"),
+    checks=("lemma2", "lemma3", "eq22"), profiles=PROFILES, reductions=reductions, size=size,
 )

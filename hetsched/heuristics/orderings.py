@@ -28,7 +28,7 @@ class Ordering:
     notes: list[str] = field(default_factory=list)
 
 
-def _starts_in_d_order(view: HareView, schedule) -> np.ndarray:
+def starts_in_d_order(view: HareView, schedule) -> np.ndarray:
     x = np.full(view.n_tasks, np.nan)
     index = {j: n for n, j in enumerate(view.job_ids)}
     for a in schedule.assignments:
@@ -50,7 +50,7 @@ def _from_relaxation(model: str) -> Callable[..., Ordering]:
                                 f"{'; ' + res.notes[-1] if res.notes else ''}); try a larger --time-limit "
                                 "or another --order")
         x_hat = (res.solution.round_starts() if hasattr(res.solution, "round_starts")
-                 else _starts_in_d_order(view, res.solution))
+                 else starts_in_d_order(view, res.solution))
         notes = [f"H from {model} ({res.status.value}, {res.seconds:.2f} s)"]
         if res.status != Status.OPTIMAL:
             notes.append(f"{model} not solved to optimality: H comes from its incumbent; the bound is its best bound")
@@ -78,6 +78,7 @@ def wspt_priorities(instance: Instance, **_) -> Ordering:
 
 ORDERINGS: dict[str, Callable[..., Ordering]] = {
     "hare-sched-rl": _from_relaxation("hare-sched-rl"),  # the paper's line 3
+    "hare-sched-rl-subsets": _from_relaxation("hare-sched-rl-subsets"),  # (9) for every subset; <= 12 tasks
     "hare-interval-lp": _from_relaxation("hare-interval-lp"),  # cluster scale
     "arrival": arrival_priorities,
     "wspt": wspt_priorities,
