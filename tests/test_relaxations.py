@@ -1,0 +1,87 @@
+"""RL <= OPT <= Alg. 1 on every shipped instance; the interval LP is a lower bound too;
+the linearized and quadratic forms of (9) accept the same points."""
+
+import itertools
+
+import numpy as np
+import pyomo.environ as pe
+import pytest
+
+from hetsched.heuristic import run_heuristic
+from hetsched.instance.io import load_instance
+from hetsched.models import hare_sched_rl
+from hetsched.solve import solve
+from hetsched.solvers import Status
+
+from conftest import instance_path
+from test_exact import CERTIFIED, MANIFEST
+
+TOL = 1e-6
+
+
+@pytest.mark.parametrize("name", CERTIFIED)
+def test_rl_bound_le_opt_le_algorithm1(name):
+    """The RL's best bound (valid even when the 5 s limit stops it) <= OPT <= Alg. 1 with H from RL."""
+    inst = load_instance(instance_path(name))
+    opt = MANIFEST[name]["optimum"]
+    res = run_heuristic(inst, order="hare-sched-rl", time_limit=5, threads=1)
+    assert res.validation.valid
+    assert res.bound is not None and res.bound <= opt + TOL * max(1, opt)
+    assert res.objective >= opt - TOL * max(1, opt)
+
+
+@pytest.mark.parametrize("name", CERTIFIED)
+def test_interval_lp_le_opt_le_algorithm1(name):
+    inst = load_instance(instance_path(name))
+    opt = MANIFEST[name]["optimum"]
+    lp = solve(inst, "hare-interval-lp", "highs")
+    assert lp.status == Status.OPTIMAL and lp.objective_is_bound
+    assert lp.validation.valid  # its own independent check: work done, capacities, parallelism
+    assert lp.validation.objective == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
+    assert lp.objective <= opt + TOL * max(1, opt)
+    for rule in ("earliest_available", "earliest_finish"):
+        res = run_heuristic(inst, order="hare-interval-lp", rule=rule)
+        assert res.objective >= opt - TOL * max(1, opt)
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("name", CERTIFIED)
+def test_rl_solved_to_optimality_is_le_opt(name):
+    inst = load_instance(instance_path(name))
+    rl = solve(inst, "hare-sched-rl", "highs", time_limit=600)
+    assert rl.status == Status.OPTIMAL
+    assert rl.objective <= MANIFEST[name]["optimum"] + TOL * max(1, MANIFEST[name]["optimum"])
+
+
+def _satisfied(con) -> bool:
+    body = pe.value(con.body)
+    return ((con.lower is None or body >= pe.value(con.lower) - 1e-7)
+            and (con.upper is None or body <= pe.value(con.upper) + 1e-7))
+
+
+def test_linearized_and_quadratic_forms_of_eq9_accept_the_same_points():
+    """For every GPU assignment y of a 5-task instance and random starts x in the windows,
+    (9) as printed holds iff (9') holds with u = y x and v = y y."""
+    inst = load_instance(instance_path("hare_fig5.json"))
+    lin, quad = hare_sched_rl.build(inst), hare_sched_rl.build_quadratic(inst)
+    rng = np.random.default_rng(0)
+    tasks, gpus = list(lin.D), list(lin.M)
+    agree = {True: 0, False: 0}
+    for assignment in itertools.islice(itertools.product(gpus, repeat=len(tasks)), 0, None, 7):
+        x = {i: float(rng.uniform(lin.lo[i], lin.lo[i] + 6)) for i in tasks}
+        for model in (lin, quad):
+            for i in tasks:
+                model.x[i].value = x[i]
+                for g in gpus:
+                    model.y[i, g].value = float(assignment[tasks.index(i)] == g)
+        for i in tasks:
+            for g in gpus:
+                lin.u[i, g].value = lin.y[i, g].value * x[i]
+        for p in lin.P:
+            for g in gpus:
+                lin.v[p, g].value = lin.y[p[:3], g].value * lin.y[p[3:], g].value
+        for g in gpus:
+            q, l_ = _satisfied(quad.rl_queyranne[g]), _satisfied(lin.rl_queyranne[g])
+            assert q == l_, (assignment, g)
+            agree[q] += 1
+    assert agree[True] and agree[False]  # both outcomes were exercised
