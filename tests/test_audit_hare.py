@@ -139,3 +139,16 @@ def test_property_one_gpu_no_sync_subsets_give_a_3_approximation(inst):
     assert res.objective <= 3 * res.bound * (1 + 1e-9) + 1e-9
     opt = solve(inst, "hare-sched", "cpsat")
     assert opt.status == Status.OPTIMAL and res.bound <= opt.objective * (1 + 1e-9) + 1e-9
+
+
+def test_lemma2_fails_on_two_gpus_even_with_every_subset_inequality(manifest):
+    """proofs/hare_lemma2.md, gap (b): (10) uses Algorithm 1's assignment, not the relaxation's."""
+    name = "hare_lemma2_two_gpus.json"
+    inst = load_instance(instance_path(name))
+    view = hare_view(inst)
+    rl = solve(inst, "hare-sched-rl-subsets", "highs")
+    assert rl.status == Status.OPTIMAL and rl.objective == pytest.approx(3.5)
+    run = hare_alg1(view, task_priorities(view, starts_in_d_order(view, rl.solution)))
+    checks = proof_checks(view, run)
+    assert checks["lemma2"] == pytest.approx(1.5)  # load 3 > 2 H = 2: (10) is violated
+    assert run.objective() == manifest[name]["optimum"] == 4.0  # yet Algorithm 1 is optimal here

@@ -7,6 +7,7 @@ with the theorem's value, computed here independently of the package.
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
@@ -88,3 +89,28 @@ def test_single_job_rounds_of_identical_tasks(gpus, rounds, tasks, arrival):
     best = min(max(k * c + s for k, (c, s) in zip(split, gpus) if k)
                for split in itertools.product(range(tasks + 1), repeat=len(gpus)) if sum(split) == tasks)
     assert_exact_optimum(inst, arrival + rounds * best)
+
+
+def partition_instance(numbers: list[int]) -> Instance:
+    """proofs/hare_theorem1.md: PARTITION -> Hare_Sched on two identical GPUs, w_j = p_j."""
+    return make(["gpu", "gpu"], [{"train": {"gpu": p}, "weight": p} for p in numbers])
+
+
+def partition_threshold(numbers: list[int]) -> float:
+    total = sum(numbers)
+    return total**2 / 4 + sum(p * p for p in numbers) / 2
+
+
+def test_partition_reduction_yes_instance_reaches_the_threshold():
+    numbers = [3, 1, 1, 2, 2, 1]  # 3+2 = 1+1+2+1 = 5
+    assert_exact_optimum(partition_instance(numbers), partition_threshold(numbers))
+
+
+@pytest.mark.parametrize("numbers", [[2, 2, 2, 5], [1, 1, 4]])
+def test_partition_reduction_no_instance_exceeds_the_threshold(numbers):
+    inst = partition_instance(numbers)
+    best = min(  # the closed form over all two-way splits (order on a GPU does not matter)
+        (sum(s) ** 2 + (sum(numbers) - sum(s)) ** 2) / 2 + sum(p * p for p in numbers) / 2
+        for k in range(len(numbers) + 1) for s in itertools.combinations(numbers, k))
+    assert best > partition_threshold(numbers)
+    assert_exact_optimum(inst, best)
