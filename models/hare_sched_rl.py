@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
+from hetsched.errors import HetschedError
 from hetsched.formulation import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
@@ -107,8 +108,17 @@ def add_products(m: pe.ConcreteModel) -> None:
     m.rl_v = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1)
 
 
+MAX_PRODUCTS = 2_000_000  # v_{i,j,m} variables: |D|(|D|-1)/2 |M|
+
+
 def build(instance: Instance) -> pe.ConcreteModel:
     """Hare_Sched_RL with (9) linearized exactly (see the module docstring): a MILP for HiGHS."""
+    n_tasks = sum(j.n_tasks for j in instance.jobs)
+    products = n_tasks * (n_tasks - 1) // 2 * len(instance.gpus)
+    if products > MAX_PRODUCTS:
+        raise HetschedError(f"hare-sched-rl needs {products:,} pair products for {n_tasks} tasks on "
+                            f"{len(instance.gpus)} GPUs (limit {MAX_PRODUCTS:,}); use the order or model "
+                            "hare-interval-lp at this scale")
     m = base_model(instance)
     add_products(m)
     m.rl_queyranne = pe.Constraint(m.M, rule=lambda _, g: (  # (9')

@@ -73,3 +73,40 @@ def test_console_script_runs_in_a_fresh_process():
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["objective"] == 17.0
+
+
+def test_heuristic_json_has_the_solve_keys_and_a_bound(capsys, tmp_path):
+    out = tmp_path / "alg1.json"
+    assert main(["heuristic", str(FIG5), "--json", "--out", str(out)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert main(["solve", str(FIG5), "--json"]) == 0
+    solved = json.loads(capsys.readouterr().out)
+    assert set(res) == set(solved)
+    assert res["model"] == "hare-alg1" and res["solver"] == "order:hare-sched-rl"
+    assert res["status"] == "feasible" and res["validation"]["valid"]
+    assert res["bound"] <= solved["objective"] <= res["objective"]
+    assert main(["validate", str(FIG5), str(out)]) == 0
+
+
+def test_heuristic_rejects_an_unknown_order_in_one_line(capsys):
+    try:
+        main(["heuristic", str(FIG5), "--order", "nonsense"])
+    except SystemExit as exc:  # argparse: exit 2 with the valid choices
+        assert exc.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and "hare-sched-rl" in err
+
+
+def test_solve_relaxation_says_its_objective_is_a_lower_bound(capsys):
+    assert main(["solve", str(FIG5), "--model", "hare-sched-rl"]) == 0
+    out = capsys.readouterr().out
+    assert "optimal (relaxation)" in out and "lower bound" in out
+
+
+def test_bench_hare_quick_writes_json(capsys, tmp_path):
+    out = tmp_path / "hare.json"
+    assert main(["bench", "hare", "--quick", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    sizes = [row["tasks"] for row in data["throughput"] if "tasks" in row]
+    assert sizes == [1000, 10000] and all(row["tasks_per_second"] > 0 for row in data["throughput"] if "tasks" in row)
+    assert data["throughput"][-1]["speedup"] > 1  # compiled vs interpreted loop, same process
