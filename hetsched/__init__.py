@@ -8,6 +8,7 @@ Typical use::
     assert validate(inst, res.solution).valid
 """
 
+from hetsched.heuristic import run_heuristic
 from hetsched.instance import Instance, dump_instance, instance_hash, load_instance, parse_instance
 from hetsched.schedule import TaskAssignment, TaskSchedule, dump_schedule, load_schedule
 from hetsched.solve import solve
@@ -19,5 +20,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Instance", "SolveResult", "Status", "TaskAssignment", "TaskSchedule", "ValidationReport", "Violation",
     "dump_instance", "dump_schedule", "instance_hash", "load_instance", "load_schedule", "parse_instance",
-    "solve", "validate",
+    "run_heuristic", "solve", "validate",
 ]
