@@ -1,4 +1,4 @@
-"""Command line: ``hetsched solve | heuristic | audit | validate | models | schema | generate | certify | bench``.
+"""Command line: ``hetsched solve | heuristic | allocate | audit | validate | models | schema | generate | certify | bench``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -136,6 +136,39 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+ALLOCATION_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "max-throughput", "max-throughput-cost")
+
+
+def cmd_allocate(args: argparse.Namespace) -> int:
+    from hetsched.allocation.problem import effective_throughput
+    from hetsched.instance.io import load_instance
+    from hetsched.solve import solve
+    from hetsched.solvers import Status
+
+    inst = load_instance(args.instance)
+    res = solve(inst, f"gavel-{args.policy}", "highs", time_limit=args.time_limit, threads=args.threads)
+    alloc = res.solution
+    out = {"policy": args.policy, "status": res.status.value, "objective": res.objective, "bound": res.bound,
+           "gap": res.gap, "seconds": round(res.seconds, 6),
+           "allocation": None if alloc is None else alloc.to_dict()["allocation"],
+           "effective_throughput": None if alloc is None else alloc.to_dict()["effective_throughput"],
+           "notes": res.notes}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {_fmt(res.objective)}\n"
+              f"seconds    {res.seconds:.3f}")
+        if alloc is not None:
+            thr = effective_throughput(alloc.view, alloc.x)
+            print(f"{'job':<12}" + "".join(f"{t:>10}" for t in alloc.view.types) + f"{'throughput':>12}")
+            for j, job in enumerate(alloc.view.job_ids):
+                print(f"{job:<12}" + "".join(f"{alloc.x[j, r]:>10.4f}" for r in range(len(alloc.view.types)))
+                      + f"{thr[j]:>12.6g}")
+        for n in res.notes:
+            print(f"note       {n}")
+    return EXIT_OK if res.status == Status.OPTIMAL else EXIT_FAIL
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from hetsched.instance.io import load_instance
     from hetsched.schedule import load_schedule
@@ -259,6 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true",
                    help="print one JSON object: claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...")
     a.set_defaults(func=cmd_audit)
+
+    al = sub.add_parser("allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)")
+    al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
+    al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
+    al.add_argument("--time-limit", type=_positive(float), default=None, metavar="S")
+    al.add_argument("--threads", type=_positive(int), default=None, metavar="N")
+    al.add_argument("--json", action="store_true", help="one JSON object: policy, status, objective, allocation, seconds, ...")
+    al.set_defaults(func=cmd_allocate)
 
     v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")
     v.add_argument("instance")

@@ -1,7 +1,7 @@
 """How a formulation plugs into the engine, and the registry that finds them.
 
-A formulation is one module in ``models/`` (installed as ``hetsched.models``) that defines
-``SPEC = FormulationSpec(...)``: a name, the kind of model it builds (``pyomo`` or
+A formulation is one module in ``models/`` or a subpackage of it (installed as
+``hetsched.models``) that defines ``SPEC = FormulationSpec(...)`` (or ``SPECS``, a list): a name, the kind of model it builds (``pyomo`` or
 ``cpsat``), ``build(instance)`` and ``extract(model, instance, value)``. Solvers, validation,
 CLI, audit and reports work on it unchanged. A notebook can register a spec of its own by
 passing it to :func:`hetsched.solve.solve` directly.
@@ -28,17 +28,22 @@ class FormulationSpec:
     summary: str = ""
     objective_is_bound: bool = False  # relaxations: the optimum is a lower bound of the problem
     validator: Callable[[Instance, Any], ValidationReport] = validate
+    sense: str = "min"  # of the problem's objective (what the validator recomputes): "min" or "max"
+    # maps the model's objective and bound to the problem's (e.g. makespan = 1/z after a change of
+    # variables); must be monotone, and turns a valid model bound into a valid problem bound
+    objective_transform: Callable[[float], float] | None = None
 
 
 def _discover() -> dict[tuple[str, str], FormulationSpec]:
     import hetsched.models as pkg
 
     found: dict[tuple[str, str], FormulationSpec] = {}
-    for info in pkgutil.iter_modules(pkg.__path__):
-        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
-        spec = getattr(module, "SPEC", None)
-        if isinstance(spec, FormulationSpec):
-            found[(spec.name, spec.kind)] = spec
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg.__name__}."):
+        module = importlib.import_module(info.name)
+        specs = list(getattr(module, "SPECS", ())) + [getattr(module, "SPEC", None)]
+        for spec in specs:
+            if isinstance(spec, FormulationSpec):
+                found[(spec.name, spec.kind)] = spec
     return found
 
 

@@ -34,11 +34,15 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     t0 = time.perf_counter()
     built = spec.build(instance)
     raw = backend.solve(built, time_limit=time_limit, gap=gap, threads=threads, seed=seed)
+    if spec.objective_transform is not None:
+        raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective)
+        raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound)
+    better = (lambda a, b: a < b) if spec.sense == "min" else (lambda a, b: a > b)  # a strictly better than b
     notes = list(getattr(built, "notes", []))
     result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,
                          objective=None, bound=raw.bound, gap=None, seconds=0.0,
                          solver_objective=raw.objective, objective_is_bound=spec.objective_is_bound,
-                         notes=notes, log=raw.log)
+                         notes=notes, log=raw.log, sense=spec.sense)
     if raw.value is not None:
         solution = spec.extract(built, instance, raw.value)
         report = spec.validator(instance, solution)
@@ -54,21 +58,23 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
             result.objective = report.objective
             tol = 1e-6 * max(1.0, abs(report.objective))
             exact = getattr(built, "exact", True)
-            # A model bug shows as a solver claiming *less* than its schedule costs, or as any
-            # disagreement at a proven optimum. A non-optimal incumbent may claim more: its
+            # A model bug shows as a solver claiming *better* than its solution achieves, or as any
+            # disagreement at a proven optimum. A non-optimal incumbent may claim worse: e.g. its
             # completion variables need only be >= the real completion times.
             if exact and raw.objective is not None and (
-                    raw.objective < report.objective - tol
+                    better(raw.objective, report.objective - tol if spec.sense == "min" else report.objective + tol)
                     or (raw.status == Status.OPTIMAL and abs(raw.objective - report.objective) > tol)):
                 result.status = Status.ERROR
-                result.notes.append(f"solver claims objective {raw.objective} but the schedule costs "
+                result.notes.append(f"solver claims objective {raw.objective} but the solution's value is "
                                     f"{report.objective}: the model and the validator disagree")
         if result.bound is not None and result.objective is not None and not spec.objective_is_bound:
-            if result.bound > result.objective + 1e-6 * max(1.0, abs(result.objective)):
+            tol = 1e-6 * max(1.0, abs(result.objective))
+            if better(result.objective, result.bound - tol if spec.sense == "min" else result.bound + tol):
                 result.status = Status.ERROR
-                result.notes.append(f"bound {result.bound} exceeds the validated objective {result.objective}")
+                result.notes.append(f"bound {result.bound} is beyond the validated objective {result.objective}")
     if result.status == Status.OPTIMAL and result.objective is not None and not spec.objective_is_bound:
-        result.bound = result.objective if result.bound is None else min(result.bound, result.objective)
-    result.gap = relative_gap(result.objective, result.bound)
+        pick = min if spec.sense == "min" else max
+        result.bound = result.objective if result.bound is None else pick(result.bound, result.objective)
+    result.gap = relative_gap(result.objective, result.bound, spec.sense)
     result.seconds = time.perf_counter() - t0
     return result

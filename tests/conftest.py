@@ -24,7 +24,7 @@ def manifest() -> dict:
 
 
 def instance_path(name: str) -> Path:
-    for sub in ("small", "paper", "audit"):
+    for sub in ("small", "paper", "audit", "allocation"):
         p = INSTANCES / sub / name
         if p.exists():
             return p

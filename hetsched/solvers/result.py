@@ -46,6 +46,7 @@ class SolveResult:
     validation: Any = None
     notes: list[str] = field(default_factory=list)
     log: str = ""
+    sense: str = "min"  # of the objective: "min" (bound <= objective) or "max" (bound >= objective)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,12 +63,14 @@ class SolveResult:
             "objective_is_bound": self.objective_is_bound,
             "validation": None if self.validation is None else self.validation.to_dict(),
             "notes": self.notes,
+            "sense": self.sense,
         }
 
 
-def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """(objective - bound) / |objective| for minimization; 0 when both are 0."""
+def relative_gap(objective: float | None, bound: float | None, sense: str = "min") -> float | None:
+    """|objective - bound| / |objective| (bound below the objective when minimizing, above when
+    maximizing); 0 when both are 0."""
     if objective is None or bound is None:
         return None
-    diff = max(0.0, objective - bound)
+    diff = max(0.0, objective - bound if sense == "min" else bound - objective)
     return 0.0 if diff == 0 else diff / max(abs(objective), 1e-12)

@@ -1,0 +1,40 @@
+"""The independent check of an allocation: the base constraints, recomputed from the instance,
+and the policy's objective recomputed by plain numpy (not read from the solver's model)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from hetsched.allocation.problem import Allocation, AllocationView, allocation_view
+from hetsched.instance.model import Instance
+from hetsched.validate import ValidationReport, Violation
+
+TOL = 1e-7
+
+
+def check_allocation(view: AllocationView, x: np.ndarray) -> list[Violation]:
+    bad = []
+    if x.shape != view.throughput.shape or not np.all(np.isfinite(x)):
+        return [Violation("bad_allocation", f"allocation must be {view.throughput.shape} finite numbers")]
+    for j, r in zip(*np.nonzero(x < -TOL)):
+        bad.append(Violation("negative", f"x[{view.job_ids[j]}, {view.types[r]}] = {x[j, r]:.6g} < 0"))
+    for j in np.flatnonzero(x.sum(axis=1) > 1 + TOL):
+        bad.append(Violation("time", f"job {view.job_ids[j]} gets {x[j].sum():.6g} > 1 of the time"))
+    used = view.scale @ x
+    for r in np.flatnonzero(used > view.count + TOL * np.maximum(1, view.count)):
+        bad.append(Violation("capacity", f"type {view.types[r]}: {used[r]:.6g} GPUs allocated > {view.count[r]:g}"))
+    return bad
+
+
+def allocation_report(objective: Callable[[AllocationView, np.ndarray], float]):
+    """A validator for FormulationSpec: base constraints plus ``objective`` recomputed."""
+
+    def report(instance: Instance, alloc: Allocation) -> ValidationReport:
+        view = allocation_view(instance)
+        bad = check_allocation(view, alloc.x)
+        value = None if bad else float(objective(view, np.clip(alloc.x, 0, None)))
+        return ValidationReport(not bad, value, {}, bad)
+
+    return report

@@ -1,0 +1,35 @@
+"""What every Gavel policy shares: x_{j,r} and the base constraints (Gavel OSDI'20, Sec. 3.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pe
+
+from hetsched.allocation.problem import Allocation, AllocationView, allocation_view
+from hetsched.instance.model import Instance
+
+
+def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
+    """x_{j,r} >= 0; job_time: sum_r x_{j,r} <= 1; type_capacity: sum_j s_j x_{j,r} <= N_r."""
+    m = pe.ConcreteModel(name=name)
+    m.J = pe.Set(initialize=range(view.n_jobs), doc="jobs")
+    m.R = pe.Set(initialize=range(len(view.types)), doc="GPU types")
+    m.x = pe.Var(m.J, m.R, domain=pe.NonNegativeReals, doc="x_{j,r}: share of time job j runs on type r")
+    m.job_time = pe.Constraint(m.J, rule=lambda _, j: sum(m.x[j, r] for r in m.R) <= 1)
+    m.type_capacity = pe.Constraint(m.R, rule=lambda _, r: sum(float(view.scale[j]) * m.x[j, r] for j in m.J)
+                                    <= float(view.count[r]))
+    m.view = view
+    return m
+
+
+def extract_x(policy: str):
+    """An ``extract`` for FormulationSpec that reads x (or x = y / t after a Charnes-Cooper change)."""
+
+    def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Allocation:
+        view = allocation_view(instance)
+        x = np.array([[value(m.x[j, r]) for r in m.R] for j in m.J], dtype=float)
+        if hasattr(m, "t"):
+            x = x / value(m.t)
+        return Allocation(policy, view, np.clip(x, 0.0, None), instance.name)
+
+    return extract

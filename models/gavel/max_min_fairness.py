@@ -1,0 +1,61 @@
+"""Max-min fairness (Gavel OSDI'20, Sec. 4.1; LAS in Tiresias is its single-type special case).
+
+Heterogeneity-agnostic (``gavel-max-min-fairness``): equalize weighted time shares,
+
+    max  min_j  (s_j / w_j) sum_r x_{j,r}                                  (T_{j,r} = 1 for all r)
+
+Heterogeneity-aware (``gavel-max-min-fairness-perf``): equalize effective throughput normalized
+by the job's throughput under the equal share X^equal (:func:`hetsched.allocation.equal_share`),
+
+    max  min_j  (s_j / w_j) thr_j(X) / thr_j(X^equal),   thr_j(X) = sum_r T_{j,r} x_{j,r}
+
+Both are LPs with an epigraph variable z: ``fair[j]``: z <= coefficient_j * (...). The factor
+s_j follows Gavel: with equal throughputs a 1-GPU job gets s_j times the time of an s_j-GPU job.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pe
+
+from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
+from hetsched.allocation.validate import allocation_report
+from hetsched.formulation import FormulationSpec
+from hetsched.instance.model import Instance
+from hetsched.models.gavel.common import base_model, extract_x
+
+
+def coefficients(view: AllocationView, aware: bool) -> np.ndarray:
+    """a_{j,r} such that the policy maximizes min_j sum_r a_{j,r} x_{j,r}."""
+    if not aware:
+        return np.tile((view.scale / view.weight)[:, None], (1, len(view.types)))
+    reference = np.sum(view.throughput * equal_share(view), axis=1)  # thr_j(X^equal) > 0
+    return view.throughput * (view.scale / view.weight / reference)[:, None]
+
+
+def build_for(aware: bool):
+    def build(instance: Instance) -> pe.ConcreteModel:
+        view = allocation_view(instance)
+        a = coefficients(view, aware)
+        m = base_model(view, f"max_min_fairness{'_perf' if aware else ''}[{instance.name}]")
+        m.z = pe.Var(doc="min over jobs of the normalized share (epigraph)")
+        m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= sum(float(a[j, r]) * m.x[j, r] for r in m.R))
+        m.objective = pe.Objective(expr=m.z, sense=pe.maximize)
+        return m
+    return build
+
+
+def objective_for(aware: bool):
+    def objective(view: AllocationView, x: np.ndarray) -> float:
+        return float(np.min(np.sum(coefficients(view, aware) * x, axis=1)))
+    return objective
+
+
+SPECS = [
+    FormulationSpec(name="gavel-max-min-fairness", kind="pyomo", build=build_for(False),
+                    extract=extract_x("max-min-fairness"), validator=allocation_report(objective_for(False)),
+                    sense="max", summary="Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)"),
+    FormulationSpec(name="gavel-max-min-fairness-perf", kind="pyomo", build=build_for(True),
+                    extract=extract_x("max-min-fairness-perf"), validator=allocation_report(objective_for(True)),
+                    sense="max", summary="Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)"),
+]
