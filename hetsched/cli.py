@@ -54,7 +54,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     inst = load_instance(args.instance)
     res = solve(inst, args.model, args.solver, time_limit=args.time_limit, gap=args.gap,
-                threads=args.threads, seed=args.seed)
+                threads=args.threads, seed=args.seed, options={"groups": args.groups})
     if args.out and res.solution is not None:
         dump_schedule(res.solution, args.out)
     if args.json:
@@ -258,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--gap", type=_non_negative_float, default=0.0, help="relative gap to stop at (default 0)")
     s.add_argument("--threads", type=_positive(int), default=None, metavar="N")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--groups", type=_positive(int), default=None, metavar="U", help="gpu-grouping: number of groups")
     s.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json", help="write the solution here")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)

@@ -32,6 +32,7 @@ class FormulationSpec:
     # maps the model's objective and bound to the problem's (e.g. makespan = 1/z after a change of
     # variables); must be monotone, and turns a valid model bound into a valid problem bound
     objective_transform: Callable[[float], float] | None = None
+    options: tuple[str, ...] = ()  # keyword options build() accepts (e.g. "groups"), passed by solve()
 
 
 def _discover() -> dict[tuple[str, str], FormulationSpec]:

@@ -18,11 +18,12 @@ from hetsched.solvers.result import SolveResult
 
 def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solver: str = "highs",
           time_limit: float | None = None, gap: float = 0.0, threads: int | None = None,
-          seed: int = 0) -> SolveResult:
+          seed: int = 0, options: dict | None = None) -> SolveResult:
     """Build ``model`` for ``instance``, solve it with ``solver`` and validate the solution.
 
     ``time_limit`` applies to the solver (model construction is extra and included in
-    ``seconds``); ``gap`` is the relative MIP gap at which the solver may stop.
+    ``seconds``); ``gap`` is the relative MIP gap at which the solver may stop; ``options`` go to
+    the formulation's ``build`` (only the names in its ``options``).
     """
     if solver not in SOLVERS:
         raise HetschedError(f"unknown solver '{solver}' (known: {', '.join(SOLVERS)})")
@@ -31,8 +32,13 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     if spec.kind != backend.model_kind:
         raise HetschedError(f"solver '{solver}' takes {backend.model_kind} models; '{spec.name}' is {spec.kind}")
 
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        raise HetschedError(f"model '{spec.name}' takes no option {', '.join(unknown)}"
+                            f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}")
     t0 = time.perf_counter()
-    built = spec.build(instance)
+    built = spec.build(instance, **options)
     raw = backend.solve(built, time_limit=time_limit, gap=gap, threads=threads, seed=seed)
     if spec.objective_transform is not None:
         raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective)
