@@ -1,4 +1,4 @@
-"""Command line: ``hetsched solve | heuristic | allocate | audit | validate | models | schema | generate | certify | bench``.
+"""Command line: ``hetsched solve | heuristic | allocate | import-gavel | audit | validate | models | schema | generate | certify | bench``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -169,6 +169,16 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     return EXIT_OK if res.status == Status.OPTIMAL else EXIT_FAIL
 
 
+def cmd_import_gavel(args: argparse.Namespace) -> int:
+    from hetsched.allocation.gavel_data import load_throughputs, load_trace, parse_cluster
+    from hetsched.instance.io import dump_instance
+
+    inst = load_trace(args.trace, load_throughputs(args.throughputs), parse_cluster(args.cluster), name=args.name)
+    dump_instance(inst, args.out)
+    print(f"{len(inst.jobs)} jobs on {len(inst.gpus)} GPUs -> {args.out}")
+    return EXIT_OK
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from hetsched.instance.io import load_instance
     from hetsched.schedule import load_schedule
@@ -301,6 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
     al.add_argument("--threads", type=_positive(int), default=None, metavar="N")
     al.add_argument("--json", action="store_true", help="one JSON object: policy, status, objective, allocation, seconds, ...")
     al.set_defaults(func=cmd_allocate)
+
+    ig = sub.add_parser("import-gavel", help="a Gavel trace + throughput table -> an instance file")
+    ig.add_argument("trace", help="Gavel trace (10-field physical_cluster or 7-field format)")
+    ig.add_argument("--throughputs", default="../shared/data/gavel/simulation_throughputs.json")
+    ig.add_argument("--cluster", default="v100=4,p100=4,k80=4", help="GPU counts per worker type")
+    ig.add_argument("--name", default=None)
+    ig.add_argument("--out", required=True)
+    ig.set_defaults(func=cmd_import_gavel)
 
     v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")
     v.add_argument("instance")
