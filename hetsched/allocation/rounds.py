@@ -1,0 +1,63 @@
+"""Gavel's round-based mechanism (OSDI'20, Sec. 5): realize an allocation X over rounds.
+
+Before each round, job j's priority on type r is x_{j,r} divided by the share of rounds it has
+received on r so far (infinite if it has none yet and x_{j,r} > 0; x_{j,r} = 0 never runs there).
+Pairs (j, r) are taken by decreasing priority (ties: lower job index, then lower type index); a
+job is placed on r if it has not been placed this round and s_j GPUs of type r are free. A job
+keeps the GPUs it had in the previous round when it is placed on the same type and they are
+free; otherwise it takes free GPUs nobody held in the previous round first, so others can keep theirs.
+The simulator (a separate issue) calls :meth:`RoundScheduler.next_round` once per round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hetsched.allocation.problem import AllocationView
+
+
+@dataclass
+class RoundScheduler:
+    view: AllocationView
+    x: np.ndarray
+    gpus_by_type: dict[str, list[str]]
+    received: np.ndarray = field(init=False)  # rounds job j ran on type r
+    elapsed: int = field(init=False, default=0)
+    previous: dict[int, tuple[int, tuple[str, ...]]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.received = np.zeros_like(self.x)
+
+    def priorities(self) -> np.ndarray:
+        share = self.received / max(1, self.elapsed)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(share > 0, self.x / np.where(share > 0, share, 1), np.inf)
+        return np.where(self.x > 1e-12, p, -np.inf)
+
+    def next_round(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Job id -> (GPU type, GPU ids) for the next round; updates the received shares."""
+        v, p = self.view, self.priorities()
+        free = {t: list(ids) for t, ids in self.gpus_by_type.items()}
+        held = {g for _, gs in self.previous.values() for g in gs}
+        pairs = sorted(((j, r) for j in range(v.n_jobs) for r in range(len(v.types)) if p[j, r] > -np.inf),
+                       key=lambda jr: (-p[jr], jr[0], jr[1]))
+        placed: dict[int, tuple[int, tuple[str, ...]]] = {}
+        for j, r in pairs:
+            t, need = v.types[r], int(v.scale[j])
+            if j in placed or len(free[t]) < need:
+                continue
+            last = self.previous.get(j)
+            if last is not None and last[0] == r and all(g in free[t] for g in last[1]):
+                chosen = list(last[1])
+            else:
+                chosen = sorted(free[t], key=lambda g: (g in held, free[t].index(g)))[:need]
+            for g in chosen:
+                free[t].remove(g)
+            placed[j] = (r, tuple(chosen))
+        self.elapsed += 1
+        for j, (r, _) in placed.items():
+            self.received[j, r] += 1
+        self.previous = placed
+        return {v.job_ids[j]: (v.types[r], gs) for j, (r, gs) in placed.items()}
