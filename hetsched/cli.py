@@ -146,7 +146,12 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
-    res = solve(inst, f"gavel-{args.policy}", "highs", time_limit=args.time_limit, threads=args.threads)
+    if args.fast:
+        from hetsched.allocation.fast import fast_solve
+
+        res = fast_solve(inst, args.policy)
+    else:
+        res = solve(inst, f"gavel-{args.policy}", "highs", time_limit=args.time_limit, threads=args.threads)
     alloc = res.solution
     out = {"policy": args.policy, "status": res.status.value, "objective": res.objective, "bound": res.bound,
            "gap": res.gap, "seconds": round(res.seconds, 6),
@@ -245,6 +250,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from hetsched.bench.exact import run_exact_bench
     from hetsched.bench.hare import run_hare_bench
 
+    if args.suite == "gavel":
+        from hetsched.bench.gavel import run_gavel_bench
+
+        return run_gavel_bench(out=args.out or "bench-results/gavel.json", as_json=args.json, quick=args.quick,
+                               throughputs=args.throughputs)
     if args.suite == "hare":
         return run_hare_bench(out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick)
     if args.suite == "exact":
@@ -307,6 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
     al = sub.add_parser("allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)")
     al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
     al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
+    al.add_argument("--fast", action="store_true", help="array-built LP with identical jobs merged "
+                    "(max-min-fairness, max-min-fairness-perf, makespan); same validation")
     al.add_argument("--time-limit", type=_positive(float), default=None, metavar="S")
     al.add_argument("--threads", type=_positive(int), default=None, metavar="N")
     al.add_argument("--json", action="store_true", help="one JSON object: policy, status, objective, allocation, seconds, ...")
@@ -347,8 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_certify)
 
     b = sub.add_parser("bench", help="measure speed; results as JSON")
-    b.add_argument("suite", choices=["exact", "hare"],
-                   help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale pipeline")
+    b.add_argument("suite", choices=["exact", "hare", "gavel"],
+                   help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale "
+                        "pipeline; gavel: max-min fairness at 256-2048 jobs against cvxpy+ECOS")
+    b.add_argument("--throughputs", default="../shared/data/gavel/simulation_throughputs.json",
+                   help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")
     b.add_argument("--threads", type=_positive(int), default=2, metavar="N")
     b.add_argument("--solvers", default="highs,cpsat")

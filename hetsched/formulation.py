@@ -29,9 +29,9 @@ class FormulationSpec:
     objective_is_bound: bool = False  # relaxations: the optimum is a lower bound of the problem
     validator: Callable[[Instance, Any], ValidationReport] = validate
     sense: str = "min"  # of the problem's objective (what the validator recomputes): "min" or "max"
-    # maps the model's objective and bound to the problem's (e.g. makespan = 1/z after a change of
-    # variables); must be monotone, and turns a valid model bound into a valid problem bound
-    objective_transform: Callable[[float], float] | None = None
+    # (value, built model) -> the problem's objective: maps the model's objective and bound (e.g.
+    # makespan = M/zeta after a change of variables); monotone, so a valid model bound stays valid
+    objective_transform: Callable[[float, Any], float] | None = None
     options: tuple[str, ...] = ()  # keyword options build() accepts (e.g. "groups"), passed by solve()
 
 

@@ -41,8 +41,8 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     built = spec.build(instance, **options)
     raw = backend.solve(built, time_limit=time_limit, gap=gap, threads=threads, seed=seed)
     if spec.objective_transform is not None:
-        raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective)
-        raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound)
+        raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective, built)
+        raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
     better = (lambda a, b: a < b) if spec.sense == "min" else (lambda a, b: a > b)  # a strictly better than b
     notes = list(getattr(built, "notes", []))
     result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,

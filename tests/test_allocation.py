@@ -161,3 +161,59 @@ def test_allocate_cli_json_and_input_errors(capsys, tmp_path):
     bad.write_text(json.dumps(data))
     assert main(["allocate", str(bad), "--policy", "max-min-fairness"]) == 2
     assert "$.jobs[1].throughput" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("policy", ["max-min-fairness", "max-min-fairness-perf", "makespan"])
+def test_fast_path_matches_the_pyomo_model(seed, policy):
+    from hetsched.allocation.fast import fast_solve
+
+    inst = random_instance(200 + seed, n_jobs=4 + 2 * seed)
+    # duplicate every job once: merging identical jobs must not change the optimum
+    doubled = Instance(inst.name, inst.cluster, inst.jobs + tuple(
+        Job(**{**j.__dict__, "id": j.id + "b"}) for j in inst.jobs))
+    for case in (inst, doubled):
+        ref = solve(case, f"gavel-{policy}", "highs")
+        for merge in (True, False):
+            fast = fast_solve(case, policy, merge=merge)
+            assert fast.status == Status.OPTIMAL and fast.validation.valid
+            assert fast.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_makespan_is_well_scaled_on_a_real_trace():
+    """Regression: with z = 1/makespan unscaled (z ~ 1e-7) HiGHS returned a makespan 19% too long
+    on Gavel's msr trace; the fast path and an unmerged solve disagreed with it."""
+    from pathlib import Path
+
+    from hetsched.allocation.fast import fast_solve
+    from hetsched.allocation.gavel_data import load_throughputs, load_trace
+
+    gavel = Path(__file__).resolve().parents[2] / "shared" / "data" / "gavel"
+    if not gavel.exists():
+        pytest.skip("../shared/data/gavel is not next to the repository")
+    inst = load_trace(gavel / "traces" / "msr_seed0_ed69ec.trace", load_throughputs(gavel / "simulation_throughputs.json"),
+                      {"v100": 50, "p100": 50, "k80": 50})
+    ref = solve(inst, "gavel-makespan", "highs")
+    assert ref.status == Status.OPTIMAL
+    assert ref.objective == pytest.approx(fast_solve(inst, "makespan", merge=False).objective, rel=1e-6)
+
+
+def test_allocate_fast_flag_gives_the_same_answer(capsys):
+    assert main(["allocate", str(TWO), "--policy", "makespan", "--json", "--fast"]) == 0
+    fast = json.loads(capsys.readouterr().out)
+    assert fast["status"] == "optimal" and fast["objective"] == pytest.approx(400 / 7)
+
+
+def test_bench_gavel_quick(tmp_path, capsys):
+    from pathlib import Path
+
+    table = Path(__file__).resolve().parents[2] / "shared" / "data" / "gavel" / "simulation_throughputs.json"
+    if not table.exists():
+        pytest.skip("../shared/data/gavel is not next to the repository")
+    out = tmp_path / "g.json"
+    assert main(["bench", "gavel", "--quick", "--out", str(out), "--throughputs", str(table)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["jobs"] for r in runs] == [256, 256]
+    for r in runs:  # every method finds the same optimum
+        assert r["fast"]["objective"] == pytest.approx(r["pyomo"]["objective"], rel=1e-6)
+        assert r["fast-unmerged"]["objective"] == pytest.approx(r["pyomo"]["objective"], rel=1e-6)

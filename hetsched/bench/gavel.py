@@ -1,0 +1,103 @@
+"""`hetsched bench gavel`: heterogeneity-aware max-min fairness at 256 / 1024 / 2048 jobs.
+
+Workload (issue 5): equal V100/P100/K80 counts (n/4 each), scale factors from {1, 2, 4, 8}, job
+types drawn uniformly among the throughput table's types for that scale factor (seeded), all
+priority weights 1. Every method's time includes building its model, in the same process:
+
+* ``fast``: :func:`hetsched.allocation.fast.fast_solve` (identical jobs merged, LP as arrays);
+* ``fast-unmerged``: the same LP without merging (what the structure is worth);
+* ``pyomo``: the declarative model through Pyomo and HiGHS;
+* ``cvxpy-ecos``: the same LP written in cvxpy, solved by ECOS (bench-only extra
+  ``pip install -e ".[bench]"``; reported as missing when not installed).
+
+A second workload with a distinct random throughput row per job (nothing to merge) shows the
+worst case of the fast path. Objectives of all methods are compared.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hetsched.allocation.fast import fast_solve
+from hetsched.allocation.gavel_data import load_throughputs
+from hetsched.allocation.problem import allocation_view, equal_share
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+from hetsched.solve import solve
+
+SIZES = (256, 1024, 2048)
+TYPES = ("k80", "p100", "v100")
+
+
+def workload(n: int, table=None, seed: int = 0) -> Instance:
+    rng = np.random.default_rng([seed, n])
+    gpus = tuple(Gpu(f"{t}-{i}", t, "s") for t in TYPES for i in range(n // 4))
+    cluster = Cluster({t: GpuType(t) for t in TYPES}, (Server("s", gpus),))
+    jobs = []
+    for j in range(n):
+        scale = int(rng.choice([1, 2, 4, 8]))
+        if table is not None:
+            keys = sorted(k for k in table.isolated["v100"] if k[1] == scale
+                          and all(table.isolated[t].get(k, 0) > 0 for t in TYPES[1:]))
+            key = keys[int(rng.integers(len(keys)))]
+            thr = {t: table.isolated[t].get(key, 0.0) for t in TYPES}
+        else:
+            thr = dict(zip(TYPES, np.sort(rng.uniform(0.1, 10.0, size=3)).tolist()))
+        jobs.append(Job(f"J{j}", 0.0, 1.0, 1, scale, {t: 1.0 for t in TYPES}, {t: 0.0 for t in TYPES},
+                        requested_workers=scale, throughput=thr))
+    return Instance(f"gavel-bench-{n}{'' if table is not None else '-distinct'}", cluster, tuple(jobs))
+
+
+def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
+    try:
+        import cvxpy as cp
+    except ImportError:
+        return None, None
+    t = time.perf_counter()
+    v = allocation_view(inst)
+    a = v.throughput * (v.scale / v.weight / np.sum(v.throughput * equal_share(v), axis=1))[:, None]
+    x = cp.Variable(a.shape)
+    problem = cp.Problem(cp.Maximize(cp.min(cp.sum(cp.multiply(a, x), axis=1))),
+                         [x >= 0, cp.sum(x, axis=1) <= 1, v.scale @ x <= v.count])
+    problem.solve(solver="ECOS")
+    return time.perf_counter() - t, float(problem.value)
+
+
+def run_gavel_bench(out: str | Path = "bench-results/gavel.json", as_json: bool = False, quick: bool = False,
+                    throughputs: str = "../shared/data/gavel/simulation_throughputs.json", repeats: int = 3) -> int:
+    table = load_throughputs(throughputs)
+    rows = []
+    for n in (SIZES[:1] if quick else SIZES):
+        for inst in (workload(n, table), workload(n, None)):
+            row: dict = {"instance": inst.name, "jobs": n}
+            for method, run in (("fast", lambda: fast_solve(inst, "max-min-fairness-perf")),
+                                ("fast-unmerged", lambda: fast_solve(inst, "max-min-fairness-perf", merge=False)),
+                                ("pyomo", lambda: solve(inst, "gavel-max-min-fairness-perf", "highs"))):
+                best, obj = float("inf"), None
+                for _ in range(1 if method == "pyomo" else repeats):
+                    t = time.perf_counter()
+                    res = run()
+                    best = min(best, time.perf_counter() - t)
+                    obj = res.objective
+                row[method] = {"seconds": round(best, 4), "objective": obj}
+            times = [cvxpy_ecos(inst) for _ in range(repeats)]
+            if times[0][0] is None:
+                row["cvxpy-ecos"] = {"seconds": None, "note": "cvxpy not installed (pip install -e '.[bench]')"}
+            else:
+                row["cvxpy-ecos"] = {"seconds": round(min(t for t, _ in times), 4), "objective": times[0][1]}
+                row["fast_over_cvxpy"] = round(row["fast"]["seconds"] / row["cvxpy-ecos"]["seconds"], 3)
+            rows.append(row)
+            if not as_json:
+                print(json.dumps(row), flush=True)
+    result = {"python": platform.python_version(), "policy": "max-min-fairness-perf", "runs": rows}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(result))
+    else:
+        print(f"written to {out}")
+    return 0
