@@ -136,7 +136,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-ALLOCATION_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "max-throughput", "max-throughput-cost")
+ALLOCATION_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "finish-time-fairness",
+                       "max-throughput", "max-throughput-cost")
 
 
 def cmd_allocate(args: argparse.Namespace) -> int:
@@ -146,7 +147,11 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
-    if args.fast:
+    if args.policy == "finish-time-fairness":  # quasi-convex: bisection over LP tests
+        from hetsched.allocation.ftf import finish_time_fairness
+
+        res = finish_time_fairness(inst, route="fast" if args.fast else "pyomo")
+    elif args.fast:
         from hetsched.allocation.fast import fast_solve
 
         res = fast_solve(inst, args.policy)

@@ -217,3 +217,50 @@ def test_bench_gavel_quick(tmp_path, capsys):
     for r in runs:  # every method finds the same optimum
         assert r["fast"]["objective"] == pytest.approx(r["pyomo"]["objective"], rel=1e-6)
         assert r["fast-unmerged"]["objective"] == pytest.approx(r["pyomo"]["objective"], rel=1e-6)
+
+
+def ftf_instance(now: float, arrivals=(0.0, 20.0)) -> Instance:
+    """A fast on the V100 (4 vs 1 steps/s), B on the K80 (1 vs 2); 100 steps each."""
+    import dataclasses
+
+    inst = load_instance(TWO)
+    jobs = (dataclasses.replace(inst.jobs[0], arrival=arrivals[0]),
+            dataclasses.replace(inst.jobs[1], arrival=arrivals[1], throughput={"v100": 1.0, "k80": 2.0}))
+    return dataclasses.replace(inst, jobs=jobs, metadata={"now": now})
+
+
+def test_finish_time_fairness_hand_checked():
+    """t = 0: rho_j = thr_j(X^equal) / thr_j(X). A alone on the V100 and B alone on the K80 give
+    2.5/4 and 1.5/2, and B cannot do better than its 2 steps/s, so rho* = 0.75."""
+    from hetsched.allocation.ftf import finish_time_fairness
+
+    r = finish_time_fairness(ftf_instance(now=0.0))
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(0.75) and r.bound == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("now", [10.0, 60.0])
+def test_finish_time_fairness_bisection_against_a_grid(now):
+    """With waiting times the policy bisects on rho; compare with a fine grid over the
+    allocations that keep both GPUs busy (A: a of the V100 and 1 - b of the K80; B: the rest)."""
+    from hetsched.allocation.ftf import finish_time_fairness
+    from hetsched.models.gavel.finish_time_fairness import rho_max
+
+    inst = ftf_instance(now)
+    fast, slow = finish_time_fairness(inst, route="fast"), finish_time_fairness(inst, route="pyomo")
+    assert fast.status == Status.OPTIMAL and fast.gap <= 1e-8
+    assert fast.objective == pytest.approx(slow.objective, rel=1e-7)
+    assert fast.bound <= fast.objective
+    view = allocation_view(inst)
+    objective = rho_max(inst)
+    grid = np.linspace(0, 1, 201)
+    best = min(objective(view, np.array([[1 - b, a], [b, 1 - a]])) for a in grid for b in grid
+               if (1 - b) + a <= 1 + 1e-12 and b + (1 - a) <= 1 + 1e-12)  # columns: k80, v100
+    assert fast.objective <= best + 1e-9  # never worse than any grid point
+    assert fast.objective >= best - 2e-2  # and the grid is fine enough to come close
+    assert fast.bound <= best + 1e-9  # the bound is a real lower bound
+
+
+def test_allocate_cli_finish_time_fairness(capsys):
+    assert main(["allocate", str(TWO), "--policy", "finish-time-fairness", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "optimal" and out["objective"] == pytest.approx(1.0)

@@ -12,7 +12,7 @@ N_r GPUs and an hourly cost c_r (``cost_per_hour``). The base constraints of eve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,7 @@ class Allocation:
     view: AllocationView
     x: np.ndarray
     instance: str = ""
+    params: dict = field(default_factory=dict)  # the policy's parameters (e.g. the rho of a test)
 
     def to_dict(self) -> dict[str, Any]:
         v = self.view

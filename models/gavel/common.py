@@ -30,6 +30,6 @@ def extract_x(policy: str):
         x = np.array([[value(m.x[j, r]) for r in m.R] for j in m.J], dtype=float)
         if hasattr(m, "t"):
             x = x / value(m.t)
-        return Allocation(policy, view, np.clip(x, 0.0, None), instance.name)
+        return Allocation(policy, view, np.clip(x, 0.0, None), instance.name, dict(getattr(m, "params", {})))
 
     return extract
