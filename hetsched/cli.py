@@ -136,6 +136,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+PACKED_POLICIES = ("max-min-fairness-perf", "max-throughput")
 ALLOCATION_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "finish-time-fairness",
                        "max-throughput", "max-throughput-cost")
 
@@ -151,6 +152,11 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         from hetsched.allocation.ftf import finish_time_fairness
 
         res = finish_time_fairness(inst, route="fast" if args.fast else "pyomo")
+    elif args.packed:
+        if args.policy not in PACKED_POLICIES:
+            raise HetschedError(f"--packed exists for {', '.join(PACKED_POLICIES)}, not {args.policy}")
+        res = solve(inst, f"gavel-{args.policy}-packed", "highs", time_limit=args.time_limit, threads=args.threads,
+                    options={"throughputs": args.throughputs})
     elif args.fast:
         from hetsched.allocation.fast import fast_solve
 
@@ -168,12 +174,18 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     else:
         print(f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {_fmt(res.objective)}\n"
               f"seconds    {res.seconds:.3f}")
-        if alloc is not None:
+        if alloc is not None and not hasattr(alloc, "packing"):
             thr = effective_throughput(alloc.view, alloc.x)
             print(f"{'job':<12}" + "".join(f"{t:>10}" for t in alloc.view.types) + f"{'throughput':>12}")
             for j, job in enumerate(alloc.view.job_ids):
                 print(f"{job:<12}" + "".join(f"{alloc.x[j, r]:>10.4f}" for r in range(len(alloc.view.types)))
                       + f"{thr[j]:>12.6g}")
+        if alloc is not None and hasattr(alloc, "packing"):
+            d = alloc.to_dict()
+            for row in d["allocation"]:
+                print("  " + "+".join(row["jobs"]) + ": " + ", ".join(f"{t} {row[t]:.4f}" for t in alloc.packing.view.types))
+            for job, thr in d["effective_throughput"].items():
+                print(f"  throughput {job}: {thr:.6g}")
         for n in res.notes:
             print(f"note       {n}")
     return EXIT_OK if res.status == Status.OPTIMAL else EXIT_FAIL
@@ -322,6 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     al = sub.add_parser("allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)")
     al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
     al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
+    al.add_argument("--packed", action="store_true", help="space sharing over job pairs (pair throughputs from "
+                    "--throughputs): max-min-fairness-perf, max-throughput")
+    al.add_argument("--throughputs", default="../shared/data/gavel/simulation_throughputs.json",
+                    help="Gavel's throughput table (for --packed)")
     al.add_argument("--fast", action="store_true", help="array-built LP with identical jobs merged "
                     "(max-min-fairness, max-min-fairness-perf, makespan); same validation")
     al.add_argument("--time-limit", type=_positive(float), default=None, metavar="S")
