@@ -225,7 +225,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     for (name, kind), spec in sorted(formulations().items()):
         solvers = ",".join(s for s, b in SOLVERS.items() if b.model_kind == kind)
-        print(f"{name:<22} {kind:<6} solvers: {solvers:<8} {spec.summary}")
+        print(f"{name:<36} {kind:<6} solvers: {solvers:<8} {spec.summary}")
     return EXIT_OK
 
 
