@@ -156,7 +156,7 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         if args.policy not in PACKED_POLICIES:
             raise HetschedError(f"--packed exists for {', '.join(PACKED_POLICIES)}, not {args.policy}")
         res = solve(inst, f"gavel-{args.policy}-packed", "highs", time_limit=args.time_limit, threads=args.threads,
-                    options={"throughputs": args.throughputs})
+                    options={"throughputs": args.throughputs})  # None: the copy in data/gavel
     elif args.fast:
         from hetsched.allocation.fast import fast_solve
 
@@ -195,7 +195,10 @@ def cmd_import_gavel(args: argparse.Namespace) -> int:
     from hetsched.allocation.gavel_data import load_throughputs, load_trace, parse_cluster
     from hetsched.instance.io import dump_instance
 
-    inst = load_trace(args.trace, load_throughputs(args.throughputs), parse_cluster(args.cluster), name=args.name)
+    from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS
+
+    inst = load_trace(args.trace, load_throughputs(args.throughputs or DEFAULT_THROUGHPUTS),
+                      parse_cluster(args.cluster), name=args.name)
     dump_instance(inst, args.out)
     print(f"{len(inst.jobs)} jobs on {len(inst.gpus)} GPUs -> {args.out}")
     return EXIT_OK
@@ -270,8 +273,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "gavel":
         from hetsched.bench.gavel import run_gavel_bench
 
+        from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS
+
         return run_gavel_bench(out=args.out or "bench-results/gavel.json", as_json=args.json, quick=args.quick,
-                               throughputs=args.throughputs)
+                               throughputs=args.throughputs or DEFAULT_THROUGHPUTS)
     if args.suite == "hare":
         return run_hare_bench(out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick)
     if args.suite == "exact":
@@ -336,8 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
     al.add_argument("--packed", action="store_true", help="space sharing over job pairs (pair throughputs from "
                     "--throughputs): max-min-fairness-perf, max-throughput")
-    al.add_argument("--throughputs", default="../shared/data/gavel/simulation_throughputs.json",
-                    help="Gavel's throughput table (for --packed)")
+    al.add_argument("--throughputs", default=None,
+                    help="Gavel's throughput table for --packed (default: data/gavel/simulation_throughputs.json)")
     al.add_argument("--fast", action="store_true", help="array-built LP with identical jobs merged "
                     "(max-min-fairness, max-min-fairness-perf, makespan); same validation")
     al.add_argument("--time-limit", type=_positive(float), default=None, metavar="S")
@@ -347,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ig = sub.add_parser("import-gavel", help="a Gavel trace + throughput table -> an instance file")
     ig.add_argument("trace", help="Gavel trace (10-field physical_cluster or 7-field format)")
-    ig.add_argument("--throughputs", default="../shared/data/gavel/simulation_throughputs.json")
+    ig.add_argument("--throughputs", default=None)
     ig.add_argument("--cluster", default="v100=4,p100=4,k80=4", help="GPU counts per worker type")
     ig.add_argument("--name", default=None)
     ig.add_argument("--out", required=True)
@@ -383,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("suite", choices=["exact", "hare", "gavel"],
                    help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale "
                         "pipeline; gavel: max-min fairness at 256-2048 jobs against cvxpy+ECOS")
-    b.add_argument("--throughputs", default="../shared/data/gavel/simulation_throughputs.json",
+    b.add_argument("--throughputs", default=None,
                    help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")
     b.add_argument("--threads", type=_positive(int), default=2, metavar="N")

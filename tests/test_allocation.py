@@ -188,9 +188,7 @@ def test_makespan_is_well_scaled_on_a_real_trace():
     from hetsched.allocation.fast import fast_solve
     from hetsched.allocation.gavel_data import load_throughputs, load_trace
 
-    gavel = Path(__file__).resolve().parents[2] / "shared" / "data" / "gavel"
-    if not gavel.exists():
-        pytest.skip("../shared/data/gavel is not next to the repository")
+    gavel = Path(__file__).resolve().parents[1] / "data" / "gavel"
     inst = load_trace(gavel / "traces" / "msr_seed0_ed69ec.trace", load_throughputs(gavel / "simulation_throughputs.json"),
                       {"v100": 50, "p100": 50, "k80": 50})
     ref = solve(inst, "gavel-makespan", "highs")
@@ -207,9 +205,7 @@ def test_allocate_fast_flag_gives_the_same_answer(capsys):
 def test_bench_gavel_quick(tmp_path, capsys):
     from pathlib import Path
 
-    table = Path(__file__).resolve().parents[2] / "shared" / "data" / "gavel" / "simulation_throughputs.json"
-    if not table.exists():
-        pytest.skip("../shared/data/gavel is not next to the repository")
+    table = Path(__file__).resolve().parents[1] / "data" / "gavel" / "simulation_throughputs.json"
     out = tmp_path / "g.json"
     assert main(["bench", "gavel", "--quick", "--out", str(out), "--throughputs", str(table)]) == 0
     runs = json.loads(out.read_text())["runs"]

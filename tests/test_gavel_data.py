@@ -1,4 +1,4 @@
-"""Loaders for Gavel's throughput table and traces (../shared/data/gavel)."""
+"""Loaders for Gavel's throughput table and traces (data/gavel, copied from ../shared/data/gavel)."""
 
 import json
 from pathlib import Path
@@ -12,8 +12,7 @@ from hetsched.instance.io import dump_instance, load_instance
 from hetsched.solve import solve
 from hetsched.solvers import Status
 
-GAVEL = Path(__file__).resolve().parents[2] / "shared" / "data" / "gavel"
-pytestmark = pytest.mark.skipif(not GAVEL.exists(), reason="../shared/data/gavel is not next to the repository")
+GAVEL = Path(__file__).resolve().parents[1] / "data" / "gavel"
 
 
 @pytest.fixture(scope="module")

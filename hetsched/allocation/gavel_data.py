@@ -1,4 +1,5 @@
-"""Gavel's data files (``../shared/data/gavel/``, read its README) into our instance format.
+"""Gavel's data files (``data/gavel/`` in this repository, copied with their MIT licence and
+provenance from ``../shared/data/gavel/``; read its README) into our instance format.
 
 * The throughput table ``simulation_throughputs.json``: worker type -> job type key
   ``"('<model> (batch size B)', scale_factor)"`` -> ``{"null": isolated steps/s of the whole job,
@@ -26,6 +27,9 @@ from pathlib import Path
 
 from hetsched.errors import InputError
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
+
+GAVEL_DATA = Path(__file__).resolve().parents[2] / "data" / "gavel"
+DEFAULT_THROUGHPUTS = GAVEL_DATA / "simulation_throughputs.json"
 
 KEY = re.compile(r"\('(.*)', (\d+)\)")
 BATCH = re.compile(r"\(batch size (\d+)\)")

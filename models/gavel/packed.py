@@ -13,7 +13,7 @@ throughput on some type). Variables x_{c,r}: the share of time combination c run
 equal share, so packed and unpacked objectives are on one scale, and the packed optimum is >=
 the unpacked one (singletons are included).
 
-Pair throughputs come from Gavel's table (option ``throughputs``: its path), looked up by each
+Pair throughputs come from Gavel's table (option ``throughputs``: its path, default the copy in ``data/gavel``), looked up by each
 job's ``model.name`` and ``requested_workers``. Pairs grow as n^2: meant for up to a few hundred jobs.
 """
 
@@ -25,14 +25,13 @@ from itertools import combinations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.gavel_data import load_throughputs
+from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
 from hetsched.errors import InputError
 from hetsched.formulation import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.validate import ValidationReport, Violation
 
-DEFAULT_TABLE = "../shared/data/gavel/simulation_throughputs.json"
 TOL = 1e-7
 
 
@@ -46,9 +45,9 @@ class Packing:
     scale: np.ndarray  # s_c
 
 
-def packing(instance: Instance, throughputs: str = DEFAULT_TABLE) -> Packing:
+def packing(instance: Instance, throughputs: str | None = None) -> Packing:
     view = allocation_view(instance)
-    table = load_throughputs(throughputs)
+    table = load_throughputs(throughputs or DEFAULT_THROUGHPUTS)
     keys = []
     for j, job in enumerate(instance.jobs):
         if job.model is None or not job.model.name:
@@ -101,7 +100,7 @@ def _reference(view: AllocationView) -> np.ndarray:
 
 
 def build_for(policy: str):
-    def build(instance: Instance, throughputs: str = DEFAULT_TABLE) -> pe.ConcreteModel:
+    def build(instance: Instance, throughputs: str | None = None) -> pe.ConcreteModel:
         p = packing(instance, throughputs)
         v = p.view
         coef = v.scale / v.weight / _reference(v) if policy == "max-min-fairness-perf" else 1 / _reference(v)
