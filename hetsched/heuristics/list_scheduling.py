@@ -58,12 +58,14 @@ def list_schedule(view: HareView, order: Iterable[HareTask], rule: MachineRule =
     return TaskSchedule(out, instance_name, instance_hash)
 
 
-def schedule_in_order(view: HareView, order: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:
+def schedule_in_order(view: HareView, order: np.ndarray, rule: str,
+                      compiled: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Lines 5-17 over tasks in ``order`` (indices into D, :attr:`HareView.task_arrays`); returns
     the start x~ and the GPU index of every task, in D order.
 
     The round-end table has one slot per job holding a_n (read by round 0) and one slot per
-    round, so the branch of lines 7-10 is one lookup. The loop is compiled by numba.
+    round, so the branch of lines 7-10 is one lookup. The loop is compiled by numba
+    (``compiled=False`` runs the same Python code interpreted).
     """
     if rule not in MACHINE_RULES:
         raise ValueError(f"unknown machine rule {rule!r} (choose from {', '.join(MACHINE_RULES)})")
@@ -77,6 +79,8 @@ def schedule_in_order(view: HareView, order: np.ndarray, rule: str) -> tuple[np.
     start = np.empty(len(order))
     gpu = np.empty(len(order), dtype=np.int64)
     kernel = _earliest_available if rule == "earliest_available" else _earliest_finish
+    if not compiled:  # the same loop run by the interpreter (a benchmark baseline)
+        kernel = kernel.py_func
     kernel(order, n_arr, slot, prev, table,
            np.ascontiguousarray(view.train), np.ascontiguousarray(view.cycle), start, gpu)
     return start, gpu
