@@ -40,7 +40,9 @@ def build(instance: Instance) -> pe.ConcreteModel:
     v = hare_view(instance)
     ub, _ = quick_upper_bound(instance)
     earliest, latest = v.start_windows(ub)
-    slack = 1e-7 * max(1.0, ub)  # keep float round-off from cutting off a schedule at the window's edge
+    # keep round-off from cutting a schedule at a window edge; wide enough that HiGHS presolve does not
+    # meet near-fixed columns (with 1e-6 windows it reported a 1e-6-infeasible "optimum" as an error)
+    slack = 1e-5 * max(1.0, ub)
     tasks = [(t.n, t.r, t.k) for t in v.tasks()]
     lo = {i: float(earliest[i[0], i[1]]) for i in tasks}
     hi = {i: float(latest[i[0], i[1]]) + slack for i in tasks}
