@@ -1,0 +1,75 @@
+"""Hadar's utilities and the exponential price function (5)-(8).
+
+Utility U_j(d) of a job finishing with JCT d seconds (pluggable, ``UTILITIES``):
+``effective-throughput`` (the paper's default: E_j N_j / d iterations/s) and ``reciprocal-jct``
+(1 / d, so that maximizing utility favours short JCTs).
+
+Price of type-r GPUs on machine h with gamma of its c_h^r GPUs allocated (5):
+    k(gamma) = U_min^r (U_max^r / U_min^r)^(gamma / c_h^r)
+with (6) U_max^r = max_j U_j(t_j^min) / w_j^r, (7) U_min^r = 1/(4 eta) min_j U_j(T - a_j) / (t_j^max sum_r w_j^r),
+(8) t_j^min = N_j E_j / (M_j max_r X_j^r), t_j^max = N_j E_j / (M_j min_r X_j^r).
+
+Ambiguities, resolved here:
+* w_j^r (a per-type demand, unknown before allocation) is taken as W_j, the job's gang size;
+  then U_max^r and U_min^r are the same for every type r.
+* M_j is undefined in the paper; it is the number of GPUs whose throughputs add up: W_j under
+  per-worker progress (1a), 1 under bottleneck progress. t^min, t^max are durations in seconds.
+* "U_j(t_j^min - a_j)" subtracts an arrival from a duration; we read it as the utility of the
+  fastest possible JCT, U_j(t_j^min), and "U_j(T - a_j)" as the utility of ending at the horizon,
+  JCT (T - a_j + 1) L.
+* min_r X_j^r is taken over types with X > 0 (a type a job cannot use does not bound t^max).
+* eta (the scaling factor of the initial dual) defaults to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from hetsched.hadar.view import HadarView
+
+UTILITIES: dict[str, Callable[[float, float], float]] = {
+    "effective-throughput": lambda work, d: work / d,  # iterations per second over the job's lifetime
+    "reciprocal-jct": lambda work, d: 1.0 / d,
+}
+
+
+def utility(view: HadarView, name: str, j: int, jct: float) -> float:
+    return UTILITIES[name](float(view.work[j]), jct)
+
+
+def durations(view: HadarView) -> tuple[np.ndarray, np.ndarray]:
+    """(t^min_j, t^max_j) in seconds, eq. (8)."""
+    m = view.workers if view.progress == "per-worker" else np.ones(view.n_jobs)
+    fastest = view.throughput.max(axis=1)
+    slowest = np.array([row[row > 0].min() for row in view.throughput])
+    return view.work / (m * fastest), view.work / (m * slowest)
+
+
+@dataclass(frozen=True)
+class PriceFunction:
+    u_max: float  # U_max^r (the same for every r, see the module docstring)
+    u_min: float  # U_min^r
+
+    def price(self, allocated: float, capacity: float) -> float:
+        """k(gamma) of (5)."""
+        return self.u_min * (self.u_max / self.u_min) ** (allocated / capacity)
+
+    @property
+    def alpha(self) -> float:
+        """alpha = max(1, ln(U_max / U_min)) of Theorem 2."""
+        return max(1.0, math.log(self.u_max / self.u_min))
+
+
+def price_function(view: HadarView, jobs: list[int] | None = None, utility_name: str = "effective-throughput",
+                   eta: float = 1.0) -> PriceFunction:
+    """(6)-(8) over ``jobs`` (default: all; the online algorithm uses the current workload)."""
+    js = list(range(view.n_jobs)) if jobs is None else list(jobs)
+    t_min, t_max = durations(view)
+    u_max = max(utility(view, utility_name, j, t_min[j]) / view.workers[j] for j in js)
+    u_min = min(utility(view, utility_name, j, (view.horizon - view.arrival[j] + 1) * view.slot_seconds)
+                / (t_max[j] * view.workers[j]) for j in js) / (4 * eta)
+    return PriceFunction(float(u_max), float(u_min))

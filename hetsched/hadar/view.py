@@ -1,0 +1,90 @@
+"""Hadar's view of an instance (Sec. III.A, Table I).
+
+Machines h with c_h^r GPUs of type r (the servers of the cluster); time slots 1..T of length L
+seconds; job j arrives in slot a_j, asks for W_j GPUs (gang), needs E_j N_j iterations, and runs
+X_j^r iterations/s on a type-r GPU.
+
+Where the instance comes from and what the paper leaves open (decided here, in the instance's
+``metadata["hadar"]``):
+
+* ``slot_seconds`` L (default 360: Hadar's 6-minute rounds) and ``horizon_slots`` T (default: the
+  slots the slowest job needs alone after the last arrival, run one after another -- enough for
+  every job to finish).
+* a_j = floor(arrival / L) + 1: a job arriving inside a slot can start at the next slot boundary.
+* ``progress``: (1a) multiplies the bottleneck throughput x_j(t) by the number of workers,
+  Sum_h Sum_r w (iterations per GPU); Fig. 1's numbers instead advance a job by x_j(t) per
+  slot (J1 loses 20 epochs per round on P100s). ``"per-worker"`` (default, as (1a) is written)
+  or ``"bottleneck"`` (as Fig. 1 counts).
+* JCT of a job finishing in slot f_j is (f_j - a_j + 1) L: slots are whole (1c gives the last slot).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hetsched.errors import InputError
+from hetsched.instance.model import Instance
+
+
+@dataclass(frozen=True)
+class HadarView:
+    job_ids: tuple[str, ...]
+    machines: tuple[str, ...]
+    types: tuple[str, ...]
+    capacity: np.ndarray  # c[h, r]
+    arrival: np.ndarray  # a_j (slot, 1-based)
+    workers: np.ndarray  # W_j
+    work: np.ndarray  # E_j N_j iterations
+    throughput: np.ndarray  # X[j, r] iterations/s per GPU
+    slot_seconds: float  # L
+    horizon: int  # T
+    progress: str  # "per-worker" | "bottleneck"
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.job_ids)
+
+    def rate(self, j: int, used_types: list[int], n_workers: int) -> float:
+        """Iterations per slot for job j on GPUs of ``used_types`` (x_j(t) of (1b), times L)."""
+        x = min(self.throughput[j, r] for r in used_types)
+        return x * self.slot_seconds * (n_workers if self.progress == "per-worker" else 1)
+
+
+def hadar_view(instance: Instance) -> HadarView:
+    opts = dict(instance.metadata.get("hadar", {})) if instance.metadata else {}
+    L = float(opts.get("slot_seconds", 360.0))
+    progress = opts.get("progress", "per-worker")
+    if progress not in ("per-worker", "bottleneck") or not L > 0:
+        raise InputError(instance.name, "$.metadata.hadar", "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0")
+    types = tuple(sorted({g.type for g in instance.gpus}))
+    machines = tuple(s.id for s in instance.cluster.servers)
+    cap = np.zeros((len(machines), len(types)), dtype=np.int64)
+    for h, s in enumerate(instance.cluster.servers):
+        for g in s.gpus:
+            cap[h, types.index(g.type)] += 1
+    thr = np.zeros((len(instance.jobs), len(types)))
+    work, workers = [], []
+    for j, job in enumerate(instance.jobs):
+        for r, t in enumerate(types):
+            if t not in job.throughput:
+                raise InputError(instance.name, f"$.jobs[{j}].throughput", f"no throughput for GPU type '{t}'")
+            thr[j, r] = job.throughput[t]
+        if not job.epochs or not job.iterations_per_epoch:
+            raise InputError(instance.name, f"$.jobs[{j}]", "Hadar needs epochs (E_j) and iterations_per_epoch (N_j)")
+        w = job.requested_workers or 1
+        if w > cap.sum():
+            raise InputError(instance.name, f"$.jobs[{j}].requested_workers", f"{w} GPUs > the cluster's {cap.sum()}")
+        work.append(job.epochs * job.iterations_per_epoch)
+        workers.append(w)
+    arrival = np.array([math.floor(j.arrival / L) + 1 for j in instance.jobs], dtype=np.int64)
+    view = HadarView(tuple(j.id for j in instance.jobs), machines, types, cap, arrival, np.array(workers),
+                     np.array(work, dtype=float), thr, L, 0, progress)
+    T = opts.get("horizon_slots")
+    if T is None:
+        slowest = [math.ceil(view.work[j] / view.rate(j, [int(np.argmin(np.where(thr[j] > 0, thr[j], np.inf)))],
+                                                      int(view.workers[j]))) for j in range(view.n_jobs)]
+        T = int(arrival.max()) + int(sum(slowest))
+    return HadarView(**{**view.__dict__, "horizon": int(T)})
