@@ -65,3 +65,109 @@ def test_missing_hadar_fields_are_input_errors():
     bad = dataclasses.replace(inst, jobs=(dataclasses.replace(inst.jobs[0], epochs=None),) + inst.jobs[1:])
     with pytest.raises(InputError, match=r"\$.jobs\[0\]"):
         hadar_view(bad)
+
+
+def test_online_round_one_matches_the_papers_fig1_narrative():
+    """Sec. II.A: 'Hadar assigns the tasks of J1 to two V100 GPUs and one K80 GPU in round 1,
+    resulting in a throughput of min(40, 30) = 30, while J2 attains a throughput of 15.'"""
+    from hetsched.hadar.online import hadar_online
+
+    inst = load_instance(FIG1)
+    run = hadar_online(inst)
+    assert run.decisions["J1"][1] == {("node0", "v100"): 2, ("node0", "k80"): 1}
+    assert run.decisions["J2"][1] == {("node0", "p100"): 2}
+    report = validate_decisions(inst, run.decisions, require_all=True)
+    assert report.valid and report.finish == run.finish
+
+
+def brute_force_payoff(view, queue, free, prices, remaining, t):
+    """Every include/skip vector, jobs in queue order, each taking FIND_ALLOC's gang if it can."""
+    import itertools
+
+    import numpy as np
+
+    from hetsched.hadar.online import find_alloc
+
+    best = 0.0
+    for mask in itertools.product((0, 1), repeat=len(queue)):
+        f, total, ok = free.copy(), 0.0, True
+        for take, j in zip(mask, queue):
+            if not take:
+                continue
+            cand = find_alloc(view, j, f, view.capacity - f, prices, float(remaining[j]), t)
+            if cand is None:
+                ok = False
+                break
+            for h, r, n in cand.alloc:
+                f[h, r] -= n
+            total += cand.payoff
+        if ok:
+            best = max(best, total)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dp_allocation_equals_brute_force(seed):
+    import numpy as np
+
+    from hetsched.hadar.online import dp_allocation
+    from hetsched.hadar.price import price_function
+    from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+
+    rng = np.random.default_rng(seed)
+    types = ("k80", "p100", "v100")
+    servers = tuple(Server(f"m{h}", tuple(Gpu(f"m{h}-{t}-{i}", t, f"m{h}") for t in types
+                                          for i in range(int(rng.integers(0, 3))))) for h in range(2))
+    servers = tuple(s for s in servers if s.gpus) or (Server("m0", (Gpu("g", "v100", "m0"),)),)
+    n_gpus = sum(len(s.gpus) for s in servers)
+    jobs = tuple(Job(f"J{j}", 0.0, 1.0, 1, 1, {t: 1.0 for t in types}, {t: 0.0 for t in types},
+                     requested_workers=int(rng.integers(1, min(3, n_gpus) + 1)), epochs=float(rng.integers(5, 50)),
+                     iterations_per_epoch=1, throughput=dict(zip(types, rng.integers(1, 30, size=3).astype(float).tolist())))
+                 for j in range(int(rng.integers(2, 6))))
+    inst = Instance("dp", Cluster({t: GpuType(t) for t in types}, servers), jobs,
+                    metadata={"hadar": {"slot_seconds": 1.0, "progress": "bottleneck"}})
+    v = hadar_view(inst)
+    queue = list(range(v.n_jobs))
+    prices = price_function(v, queue)
+    value, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1)
+    assert value == pytest.approx(brute_force_payoff(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1))
+    used = v.capacity * 0
+    for cand in chosen.values():
+        for h, r, n in cand.alloc:
+            used[h, r] += n
+    assert (used <= v.capacity).all()
+
+
+def test_online_cli(capsys):
+    import json
+
+    from hetsched.cli import main
+
+    assert main(["online", str(FIG1), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] and out["finish_slot"] == {"J1": 3, "J2": 2, "J3": 8}
+    assert out["primal_utility"] == pytest.approx(80 / 3 + 30 / 2 + 50 / 8)
+
+
+def test_dp_state_space_exceeds_the_claimed_count():
+    """proofs/hadar_theorem1.md: the memoized DP's states are (index, free-GPU vector), not n(Q) H R."""
+    import numpy as np
+
+    from hetsched.hadar.online import dp_allocation
+    from hetsched.hadar.price import price_function
+    from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+
+    types = ("k80", "p100", "v100")
+    servers = tuple(Server(f"m{h}", tuple(Gpu(f"m{h}-{t}-{i}", t, f"m{h}") for t in types for i in range(3)))
+                    for h in range(2))
+    rng = np.random.default_rng(0)
+    n = 14
+    jobs = tuple(Job(f"J{j}", 0.0, 1.0, 1, 1, {t: 1.0 for t in types}, {t: 0.0 for t in types},
+                     requested_workers=int(rng.integers(1, 3)), epochs=float(rng.integers(5, 50)), iterations_per_epoch=1,
+                     throughput=dict(zip(types, rng.integers(1, 30, size=3).astype(float).tolist()))) for j in range(n))
+    inst = Instance("states", Cluster({t: GpuType(t) for t in types}, servers), jobs,
+                    metadata={"hadar": {"slot_seconds": 1.0, "progress": "bottleneck"}})
+    v = hadar_view(inst)
+    stats = {}
+    dp_allocation(v, list(range(n)), v.capacity.copy(), price_function(v), v.work.astype(float), 1, stats=stats)
+    assert stats["states"] > n * len(v.machines) * len(v.types)  # the claimed count is exceeded
