@@ -227,9 +227,13 @@ def cmd_online(args: argparse.Namespace) -> int:
                 print(f"  {job:<10} finishes in slot {report.finish[job]:<4} JCT {report.jct[job]:g} s")
             else:
                 print(f"  {job:<10} unfinished")
-        for v in report.violations:
-            print(f"  [{v.kind}] {v.message}")
+        _print_violations(report.violations)
     return EXIT_OK if report.valid else EXIT_FAIL
+
+
+def _print_violations(violations) -> None:
+    for v in violations:
+        print(f"  [{v.kind}] {v.message}")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -245,8 +249,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"valid: objective {_fmt(report.objective)}")
     else:
         print(f"invalid: {len(report.violations)} violation(s)")
-        for v in report.violations:
-            print(f"  [{v.kind}] {v.message}")
+        _print_violations(report.violations)
     return EXIT_OK if report.valid else EXIT_FAIL
 
 
