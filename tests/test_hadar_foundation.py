@@ -171,3 +171,18 @@ def test_dp_state_space_exceeds_the_claimed_count():
     stats = {}
     dp_allocation(v, list(range(n)), v.capacity.copy(), price_function(v), v.work.astype(float), 1, stats=stats)
     assert stats["states"] > n * len(v.machines) * len(v.types)  # the claimed count is exceeded
+
+
+def test_p1_optimum_on_fig1_and_online_below_it():
+    """P1 finishes J1, J2, J3 in slots 3, 2, 7: 80/3 + 30/2 + 50/7. The online algorithm (J3 in
+    slot 8) earns less, as an online algorithm must; both are recomputed by the validator."""
+    from hetsched.hadar.online import hadar_online
+    from hetsched.solve import solve
+    from hetsched.solvers import Status
+
+    inst = load_instance(FIG1)
+    p1 = solve(inst, "hadar-p1", "highs", time_limit=120)
+    assert p1.status == Status.OPTIMAL and p1.validation.valid
+    assert p1.objective == pytest.approx(80 / 3 + 30 / 2 + 50 / 7)
+    online = validate_decisions(inst, hadar_online(inst).decisions)
+    assert online.valid and online.utility <= p1.objective + 1e-9
