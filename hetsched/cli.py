@@ -63,8 +63,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         kind, status = "", res.status.value
         if res.objective_is_bound:
             status += " (relaxation)"
-            kind = (" (relaxation optimum: a lower bound on the scheduling problem)" if res.status == Status.OPTIMAL
-                    else " (relaxation incumbent, not a bound; the lower bound is `bound`)")
+            side = res.bound_side
+            kind = (f" (relaxation optimum: a{'n' if side == 'upper' else ''} {side} bound on the scheduling problem)" if res.status == Status.OPTIMAL
+                    else f" (relaxation incumbent, not a bound; the {side} bound is `bound`)")
         rows = [("instance", f"{res.instance} ({args.instance})"), ("model", res.model), ("solver", res.solver),
                 ("status", status), ("objective", _fmt(res.objective) + kind), ("bound", _fmt(res.bound)),
                 ("gap", _fmt(res.gap, pct=True)), ("seconds", f"{res.seconds:.3f}")]

@@ -33,6 +33,9 @@ class FormulationSpec:
     # makespan = M/zeta after a change of variables); monotone, so a valid model bound stays valid
     objective_transform: Callable[[float, Any], float] | None = None
     options: tuple[str, ...] = ()  # keyword options build() accepts (e.g. "groups"), passed by solve()
+    # for relaxations and duals: which side of the scheduling problem's optimum the value bounds
+    # ("lower"/"upper"); default: lower for a minimization, upper for a maximization
+    bound_side: str = ""
 
 
 def _discover() -> dict[tuple[str, str], FormulationSpec]:

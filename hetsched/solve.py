@@ -48,7 +48,8 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,
                          objective=None, bound=raw.bound, gap=None, seconds=0.0,
                          solver_objective=raw.objective, objective_is_bound=spec.objective_is_bound,
-                         notes=notes, log=raw.log, sense=spec.sense)
+                         notes=notes, log=raw.log, sense=spec.sense,
+                         bound_side=spec.bound_side or ("lower" if spec.sense == "min" else "upper"))
     if raw.value is not None:
         solution = spec.extract(built, instance, raw.value)
         report = spec.validator(instance, solution)

@@ -186,3 +186,44 @@ def test_p1_optimum_on_fig1_and_online_below_it():
     assert p1.objective == pytest.approx(80 / 3 + 30 / 2 + 50 / 7)
     online = validate_decisions(inst, hadar_online(inst).decisions)
     assert online.valid and online.utility <= p1.objective + 1e-9
+
+
+TINY = INSTANCES / "hadar" / "hadar_tiny.json"
+
+
+def test_p1_equals_p2_and_lp_p2_equals_p3():
+    """P2 is P1 over enumerated schedules (equal optima); P3 is the dual of LP(P2) (strong duality)."""
+    from hetsched.solve import solve
+    from hetsched.solvers import Status
+
+    inst = load_instance(TINY)
+    res = {m: solve(inst, m, "highs") for m in ("hadar-p1", "hadar-p2", "hadar-p2-lp", "hadar-p3")}
+    assert all(r.status == Status.OPTIMAL for r in res.values())
+    assert res["hadar-p1"].objective == pytest.approx(74 / 3) and res["hadar-p2"].objective == pytest.approx(74 / 3)
+    assert res["hadar-p2-lp"].objective == pytest.approx(79 / 3)
+    assert res["hadar-p3"].objective == pytest.approx(res["hadar-p2-lp"].objective, rel=1e-7)
+    assert res["hadar-p2"].validation.valid and res["hadar-p1"].validation.valid
+    assert res["hadar-p3"].bound_side == "upper"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_p1_p2_agree_and_bound_the_online_algorithm(seed):
+    import dataclasses
+
+    import numpy as np
+
+    from hetsched.hadar.online import hadar_online
+    from hetsched.solve import solve
+
+    rng = np.random.default_rng(seed)
+    base = load_instance(TINY)
+    jobs = tuple(dataclasses.replace(j, epochs=float(rng.integers(4, 21)),
+                                     throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")})
+                 for j in base.jobs)
+    inst = dataclasses.replace(base, jobs=jobs)
+    p1, p2 = solve(inst, "hadar-p1", "highs"), solve(inst, "hadar-p2", "highs")
+    p3 = solve(inst, "hadar-p3", "highs")
+    assert p1.objective == pytest.approx(p2.objective, rel=1e-7, abs=1e-9)
+    assert p3.objective >= p2.objective - 1e-7  # the dual bounds the integer optimum from above
+    online = validate_decisions(inst, hadar_online(inst).decisions)
+    assert online.valid and online.utility <= p1.objective + 1e-7

@@ -47,6 +47,7 @@ class SolveResult:
     notes: list[str] = field(default_factory=list)
     log: str = ""
     sense: str = "min"  # of the objective: "min" (bound <= objective) or "max" (bound >= objective)
+    bound_side: str = "lower"  # relaxations: the side of the problem's optimum their value bounds
 
     def to_dict(self) -> dict[str, Any]:
         return {
