@@ -80,36 +80,11 @@ def test_online_round_one_matches_the_papers_fig1_narrative():
     assert report.valid and report.finish == run.finish
 
 
-def brute_force_payoff(view, queue, free, prices, remaining, t):
-    """Every include/skip vector, jobs in queue order, each taking FIND_ALLOC's gang if it can."""
-    import itertools
-
-    import numpy as np
-
-    from hetsched.hadar.online import find_alloc
-
-    best = 0.0
-    for mask in itertools.product((0, 1), repeat=len(queue)):
-        f, total, ok = free.copy(), 0.0, True
-        for take, j in zip(mask, queue):
-            if not take:
-                continue
-            cand = find_alloc(view, j, f, view.capacity - f, prices, float(remaining[j]), t)
-            if cand is None:
-                ok = False
-                break
-            for h, r, n in cand.alloc:
-                f[h, r] -= n
-            total += cand.payoff
-        if ok:
-            best = max(best, total)
-    return best
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_dp_allocation_equals_brute_force(seed):
     import numpy as np
 
+    from hetsched.audit.hadar import brute_force_payoff
     from hetsched.hadar.online import dp_allocation
     from hetsched.hadar.price import price_function
     from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
@@ -227,3 +202,14 @@ def test_p1_p2_agree_and_bound_the_online_algorithm(seed):
     assert p3.objective >= p2.objective - 1e-7  # the dual bounds the integer optimum from above
     online = validate_decisions(inst, hadar_online(inst).decisions)
     assert online.valid and online.utility <= p1.objective + 1e-7
+
+
+def test_audit_hadar_dp_cli(tmp_path, capsys):
+    import json
+
+    from hetsched.cli import main
+
+    assert main(["audit", "hadar-dp", "--trials", "6", "--out", str(tmp_path), "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["claim"] == "hadar-dp" and out["trials"] == 6 and out["violations"] == 0
+    assert out["worst_ratio"] == pytest.approx(1.0) and out["bound_at_worst"] == 1.0

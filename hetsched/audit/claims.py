@@ -7,9 +7,9 @@ from hetsched.errors import HetschedError
 
 
 def claims() -> dict[str, Claim]:
-    from hetsched.audit import hare
+    from hetsched.audit import hadar, hare
 
-    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS)}
+    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS, hadar.CLAIM)}
 
 
 def find_claim(name: str) -> Claim:
