@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from hetsched.audit.claims import claims
     from hetsched.heuristic import ALGORITHMS
-    from hetsched.heuristics.hare_alg1 import MACHINE_RULES
+    from hetsched.heuristics.list_scheduling import MACHINE_RULES
     from hetsched.heuristics.orderings import ORDERINGS
 
     h = sub.add_parser("heuristic", help="run a heuristic (Hare's Algorithm 1) and validate its schedule")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.hare_alg1 import MACHINE_RULES, alpha, hare_alg1
+from hetsched.heuristics.hare_alg1 import alpha, hare_alg1
+from hetsched.heuristics.list_scheduling import MACHINE_RULES
 from hetsched.heuristics.orderings import ORDERINGS, ordering
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from itertools import product
 
-import numpy as np
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError

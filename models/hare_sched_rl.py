@@ -47,9 +47,8 @@ from hetsched.errors import HetschedError
 from hetsched.formulation import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
-from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.models.hare_sched import extract as hare_sched_extract
 
 
 def base_model(instance: Instance) -> pe.ConcreteModel:
@@ -142,15 +141,9 @@ def build_quadratic(instance: Instance) -> pe.ConcreteModel:
     return m
 
 
-def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
-    """The relaxed solution (x^, y^) as a task schedule. It is usually infeasible for Hare_Sched
-    (tasks may overlap on a GPU); Algorithm 1 reads its starts x^_i."""
-    v = hare_view(instance)
-    out = []
-    for i in m.D:
-        g = max(m.M, key=lambda g: value(m.y[i, g]))
-        out.append(TaskAssignment(v.job_ids[i[0]], i[1], i[2], v.gpu_ids[g], float(value(m.x[i]))))
-    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+# The relaxed solution (x^, y^) reads like Hare_Sched's (same x, y, D, M); it is usually infeasible
+# for Hare_Sched (tasks may overlap on a GPU), and Algorithm 1 reads its starts x^_i.
+extract = hare_sched_extract
 
 
 SPEC = FormulationSpec(

@@ -48,7 +48,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     v = hare_view(ticked)
     ub, _ = quick_upper_bound(ticked)
     earliest, latest = v.start_windows(ub)
-    c_lb, c_ub = v.completion_lower_bounds(), v.completion_upper_bounds(ub)
+    c_ub = v.completion_upper_bounds(ub)
     Tc = [[int(x) for x in row] for row in v.train]
     Cy = [[int(x) for x in row] for row in v.cycle]
     K = [int(k) for k in v.tasks_per_round]

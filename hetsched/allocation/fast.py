@@ -26,7 +26,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.allocation.problem import Allocation, AllocationView, allocation_view, equal_share
+from hetsched.allocation.problem import Allocation, AllocationView, allocation_view, equal_share_makespan
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 from hetsched.solvers.result import SolveResult, Status, relative_gap
@@ -36,21 +36,15 @@ FAST_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan")
 
 def coefficients(view: AllocationView, policy: str) -> np.ndarray:
     """a_{j,r} of the policy (see models/gavel/max_min_fairness.py and makespan.py)."""
-    if policy == "max-min-fairness":
-        return np.tile((view.scale / view.weight)[:, None], (1, len(view.types)))
-    if policy == "max-min-fairness-perf":
-        reference = np.sum(view.throughput * equal_share(view), axis=1)
-        return view.throughput * (view.scale / view.weight / reference)[:, None]
+    from hetsched.models.gavel.max_min_fairness import coefficients as max_min_coefficients
+
+    if policy in ("max-min-fairness", "max-min-fairness-perf"):
+        return max_min_coefficients(view, aware=policy == "max-min-fairness-perf")
     if policy == "makespan":  # zeta = M / makespan, scaled as in models/gavel/makespan.py
         if np.any(np.isnan(view.steps)):
             raise InputError("instance", "$.jobs", "makespan needs epochs and iterations_per_epoch on every job")
-        return view.throughput * (makespan_unit(view) / view.steps)[:, None]
+        return view.throughput * (equal_share_makespan(view) / view.steps)[:, None]
     raise HetschedError(f"no fast path for policy '{policy}' (it has: {', '.join(FAST_POLICIES)})")
-
-
-def makespan_unit(view: AllocationView) -> float:
-    """M = max_j R_j / thr_j(X^equal)."""
-    return float(np.max(view.steps / np.sum(view.throughput * equal_share(view), axis=1)))
 
 
 def solve_max_min(a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True,
@@ -105,7 +99,7 @@ def fast_solve(instance: Instance, policy: str, merge: bool = True) -> SolveResu
     view = allocation_view(instance)
     status, z, x, classes = solve_max_min(coefficients(view, policy), view.scale, view.count, merge=merge)
     spec = find_formulation(f"gavel-{policy}", "pyomo")
-    claimed = (makespan_unit(view) / z if z > 0 else float("inf")) if policy == "makespan" else z
+    claimed = (equal_share_makespan(view) / z if z > 0 else float("inf")) if policy == "makespan" else z
     alloc = Allocation(policy, view, x, instance.name)
     report = spec.validator(instance, alloc)
     result = SolveResult(instance=instance.name, model=f"gavel-{policy}", solver="highs-arrays", status=status,

@@ -74,6 +74,16 @@ def effective_throughput(view: AllocationView, x: np.ndarray) -> np.ndarray:
     return np.sum(view.throughput * x, axis=1)
 
 
+def equal_share_throughput(view: AllocationView) -> np.ndarray:
+    """thr_j(X^equal): what the heterogeneity-aware policies normalize by (> 0 for every job)."""
+    return effective_throughput(view, equal_share(view))
+
+
+def equal_share_makespan(view: AllocationView) -> float:
+    """M = max_j R_j / thr_j(X^equal): a feasible makespan, the unit of the makespan LP."""
+    return float(np.max(view.steps / equal_share_throughput(view)))
+
+
 @dataclass(frozen=True)
 class Allocation:
     """x[j, r] for a policy, with the view it refers to."""

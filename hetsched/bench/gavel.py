@@ -25,7 +25,7 @@ import numpy as np
 
 from hetsched.allocation.fast import fast_solve
 from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
-from hetsched.allocation.problem import allocation_view, equal_share
+from hetsched.allocation.problem import allocation_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
 
@@ -58,8 +58,10 @@ def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
     except ImportError:
         return None, None
     t = time.perf_counter()
+    from hetsched.models.gavel.max_min_fairness import coefficients
+
     v = allocation_view(inst)
-    a = v.throughput * (v.scale / v.weight / np.sum(v.throughput * equal_share(v), axis=1))[:, None]
+    a = coefficients(v, aware=True)  # the same data; only the modelling route differs
     x = cp.Variable(a.shape)
     problem = cp.Problem(cp.Maximize(cp.min(cp.sum(cp.multiply(a, x), axis=1))),
                          [x >= 0, cp.sum(x, axis=1) <= 1, v.scale @ x <= v.count])

@@ -26,7 +26,7 @@ from hetsched.instance.hare_view import hare_view
 SIZES = (10**3, 10**4, 10**5, 10**6)
 
 
-def _ladder_view(n_tasks: int):
+def _bench_view(n_tasks: int):
     inst = random_instance(0, n_gpus=160, n_types=4, n_jobs=max(1, n_tasks // 100), rounds=(10, 10),
                            tasks=(10, 10), arrival_spread=n_tasks / 50)
     return hare_view(inst)
@@ -39,19 +39,19 @@ def _arrival_h(view):
 
 def throughput(sizes=SIZES, repeats: int = 3) -> list[dict]:
     t0 = time.perf_counter()
-    warm = _ladder_view(1000)
+    warm = _bench_view(1000)
     for rule in ls.MACHINE_RULES:
         hare_alg1(warm, _arrival_h(warm), rule)
     jit = time.perf_counter() - t0
     rows = []
     for size in sizes:
-        view = _ladder_view(size)
+        view = _bench_view(size)
         h = _arrival_h(view)
         best = min(_timed(lambda: hare_alg1(view, h)) for _ in range(repeats))
         rows.append({"tasks": view.n_tasks, "gpus": view.n_gpus, "seconds": round(best, 6),
                      "tasks_per_second": round(view.n_tasks / best), "first_call_jit_seconds": round(jit, 3)})
     # in-process baseline: the same loop interpreted, at 10^4 tasks
-    view = _ladder_view(10**4)
+    view = _bench_view(10**4)
     h = _arrival_h(view)
     order = precedence_order(view, h)
     compiled = min(_timed(lambda: ls.schedule_in_order(view, order, "earliest_available")) for _ in range(repeats))

@@ -22,11 +22,11 @@ line 10 to be well defined).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.heuristics.list_scheduling import MACHINE_RULES, MachineRule, schedule_in_order
+from hetsched.heuristics.list_scheduling import MachineRule, schedule_in_order
 from hetsched.instance.hare_view import HareView
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
@@ -43,7 +43,6 @@ class Alg1Run:
     order: np.ndarray
     priority: np.ndarray
     rule: str = "earliest_available"
-    meta: dict = field(default_factory=dict)
 
     def to_schedule(self, instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
         n, r, k = self.view.task_arrays

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
+from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
 from hetsched.formulation import FormulationSpec
@@ -39,7 +39,7 @@ def denominators(view: AllocationView, t: np.ndarray) -> np.ndarray:
     """D_j = t_j + R_j / thr_j(X^equal)."""
     if np.any(np.isnan(view.steps)):
         raise InputError("instance", "$.jobs", "finish-time fairness needs epochs and iterations_per_epoch on every job")
-    return t + view.steps / np.sum(view.throughput * equal_share(view), axis=1)
+    return t + view.steps / equal_share_throughput(view)
 
 
 def need(view: AllocationView, t: np.ndarray, rho: float) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
+from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_makespan
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
 from hetsched.formulation import FormulationSpec
@@ -40,11 +40,6 @@ def build(instance: Instance) -> pe.ConcreteModel:
                              >= float(view.steps[j] / m.makespan_scale) * m.z)
     m.objective = pe.Objective(expr=m.z, sense=pe.maximize)
     return m
-
-
-def equal_share_makespan(view: AllocationView) -> float:
-    """M = max_j R_j / thr_j(X^equal): a feasible makespan, the unit of zeta."""
-    return float(np.max(view.steps / np.sum(view.throughput * equal_share(view), axis=1)))
 
 
 def makespan(view: AllocationView, x: np.ndarray) -> float:

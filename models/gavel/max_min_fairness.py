@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
+from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.allocation.validate import allocation_report
 from hetsched.formulation import FormulationSpec
 from hetsched.instance.model import Instance
@@ -29,8 +29,7 @@ def coefficients(view: AllocationView, aware: bool) -> np.ndarray:
     """a_{j,r} such that the policy maximizes min_j sum_r a_{j,r} x_{j,r}."""
     if not aware:
         return np.tile((view.scale / view.weight)[:, None], (1, len(view.types)))
-    reference = np.sum(view.throughput * equal_share(view), axis=1)  # thr_j(X^equal) > 0
-    return view.throughput * (view.scale / view.weight / reference)[:, None]
+    return view.throughput * (view.scale / view.weight / equal_share_throughput(view))[:, None]
 
 
 def build_for(aware: bool):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
+from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
 from hetsched.formulation import FormulationSpec
@@ -26,7 +26,7 @@ from hetsched.models.gavel.common import base_model, extract_x
 
 
 def normalized(view: AllocationView) -> np.ndarray:
-    return view.throughput / np.sum(view.throughput * equal_share(view), axis=1)[:, None]
+    return view.throughput / equal_share_throughput(view)[:, None]
 
 
 def build(instance: Instance) -> pe.ConcreteModel:

@@ -26,7 +26,7 @@ import numpy as np
 import pyomo.environ as pe
 
 from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share
+from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.errors import InputError
 from hetsched.formulation import FormulationSpec
 from hetsched.instance.model import Instance
@@ -95,15 +95,11 @@ class PackedAllocation:
                 "effective_throughput": dict(zip(v.job_ids, self.throughput().tolist()))}
 
 
-def _reference(view: AllocationView) -> np.ndarray:
-    return np.sum(view.throughput * equal_share(view), axis=1)
-
-
 def build_for(policy: str):
     def build(instance: Instance, throughputs: str | None = None) -> pe.ConcreteModel:
         p = packing(instance, throughputs)
         v = p.view
-        coef = v.scale / v.weight / _reference(v) if policy == "max-min-fairness-perf" else 1 / _reference(v)
+        coef = v.scale / v.weight / equal_share_throughput(v) if policy == "max-min-fairness-perf" else 1 / equal_share_throughput(v)
         m = pe.ConcreteModel(name=f"{policy}_packed[{instance.name}]")
         m.C = pe.Set(initialize=range(len(p.combos)), doc="combinations: single jobs and pairs")
         m.R = pe.Set(initialize=range(len(v.types)))
@@ -153,7 +149,7 @@ def check_for(policy: str):
             bad.append(Violation("capacity", f"type {v.types[r]}: {used[r]:.6g} GPUs > {v.count[r]:g}"))
         if bad:
             return ValidationReport(False, None, {}, bad)
-        thr = alloc.throughput() / _reference(v)
+        thr = alloc.throughput() / equal_share_throughput(v)
         value = float(np.min(thr * v.scale / v.weight)) if policy == "max-min-fairness-perf" else float(thr.sum())
         return ValidationReport(True, value, {}, [])
     return check
