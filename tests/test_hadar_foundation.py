@@ -12,7 +12,7 @@ from hetsched.instance.io import load_instance
 
 from conftest import INSTANCES
 
-FIG1 = INSTANCES / "hadar" / "hadar_fig1.json"
+FIG1 = INSTANCES / "paper" / "hadar_fig1.json"
 
 
 def test_fig1_view():

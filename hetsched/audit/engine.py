@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -125,8 +125,8 @@ def run_audit(claim: Claim, trials: int | None = None, seed: int = 0, profile: s
             else:
                 inst = claim.mutate(parse_instance(worst.instance, source=f"trial {worst.trial}"), rng, prof)
                 origin = f"mutation of trial {worst.trial}"
-            inst = Instance(name=f"{claim.name}-s{seed}-t{t}", cluster=inst.cluster, jobs=inst.jobs,
-                            description=f"audit {claim.name}, seed {seed}, trial {t} ({origin})")
+            inst = replace(inst, name=f"{claim.name}-s{seed}-t{t}",
+                           description=f"audit {claim.name}, seed {seed}, trial {t} ({origin})")
             ev = claim.evaluate(inst, prof)
             rec = {"trial": t, "origin": origin, "ratio": ev.ratio, "bound": ev.bound, "checks": ev.checks,
                    "details": ev.details, "instance": instance_to_dict(inst)}

@@ -122,6 +122,7 @@ class OnlineRun:
     decisions: dict[str, dict[int, dict[tuple[str, str], int]]] = field(default_factory=dict)
     finish: dict[str, int] = field(default_factory=dict)
     rounds: list[dict] = field(default_factory=list)
+    prices: np.ndarray | None = None  # k_h^r(t) at the end of each round, [h, r, t] (t = 1..T; 0 unused)
 
 
 def hadar_online(instance: Instance, utility_name: str = "effective-throughput", eta: float = 1.0,
@@ -131,6 +132,8 @@ def hadar_online(instance: Instance, utility_name: str = "effective-throughput",
     remaining = v.work.astype(float).copy()
     run = OnlineRun({jid: {} for jid in v.job_ids})
     horizon = v.horizon if max_slots is None else max_slots
+    # slots without a round keep the price of an idle cluster under the whole workload's (6)-(7)
+    run.prices = np.full((*v.capacity.shape, v.horizon + 1), price_function(v, None, utility_name, eta).u_min)
     for t in range(1, horizon + 1):
         queue = [j for j in np.argsort(v.arrival, kind="stable") if v.arrival[j] <= t and remaining[j] > 1e-9]
         if not queue:
@@ -140,11 +143,17 @@ def hadar_online(instance: Instance, utility_name: str = "effective-throughput",
         prices = price_function(v, queue, utility_name, eta)  # U_max, U_min from the current workload
         value, chosen = dp_allocation(v, [int(j) for j in queue], v.capacity.copy(), prices, remaining, t,
                                       utility_name=utility_name, comm_cost=comm_cost, select=select)
+        used = np.zeros_like(v.capacity)
         for j, cand in chosen.items():
+            for h, r, n in cand.alloc:
+                used[h, r] += n
             run.decisions[v.job_ids[j]][t] = {(v.machines[h], v.types[r]): n for h, r, n in cand.alloc}
             remaining[j] -= cand.rate
             if remaining[j] <= 1e-9:
                 run.finish[v.job_ids[j]] = t
+        if t <= v.horizon:
+            run.prices[:, :, t] = [[prices.price(used[h, r], v.capacity[h, r]) if v.capacity[h, r] else 0.0
+                                    for r in range(len(v.types))] for h in range(len(v.machines))]
         run.rounds.append({"slot": t, "queue": len(queue), "scheduled": [v.job_ids[j] for j in chosen],
                            "payoff": value})
     return run

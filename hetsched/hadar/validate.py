@@ -23,6 +23,7 @@ class HadarReport:
     finish: dict[str, int] = field(default_factory=dict)  # f_j of finished jobs
     jct: dict[str, float] = field(default_factory=dict)
     done: dict[str, float] = field(default_factory=dict)  # iterations completed
+    utility_of: dict[str, float] = field(default_factory=dict)  # U_j of finished jobs
     violations: list[Violation] = field(default_factory=list)
 
 
@@ -69,7 +70,8 @@ def validate_decisions(instance: Instance, decisions: dict, utility_name: str = 
             report.finish[jid] = last
             jct = (last - v.arrival[j] + 1) * v.slot_seconds
             report.jct[jid] = jct
-            report.utility += utility(v, utility_name, j, jct)
+            report.utility_of[jid] = utility(v, utility_name, j, jct)
+            report.utility += report.utility_of[jid]
         elif require_all:
             bad.append(Violation("progress", f"{jid}: {done:.6g} of {v.work[j]:.6g} iterations (1a)"))
     for (h, r, t), n in used.items():
