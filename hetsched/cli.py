@@ -105,7 +105,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from hetsched.audit.claims import find_claim
-    from hetsched.audit.engine import run_audit, shrink
+    from hetsched.audit.engine import CHECK_TOL, run_audit, shrink
     from hetsched.instance.io import dump_instance, load_instance
 
     claim = find_claim(args.claim)
@@ -118,6 +118,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         dump_instance(small, path)
         report["smallest_violation"] = {"instance": str(path), "ratio": ev.ratio, "bound": ev.bound,
                                         "checks": ev.checks, "details": ev.details}
+    for name, check in report["checks"].items() if args.shrink and claim.reductions else ():
+        if check["violations"] and check.get("instance"):  # a proof step that fails: its smallest instance too
+            small, ev = shrink(claim, load_instance(check["instance"]), claim.profiles[args.profile],
+                               violated=lambda e, name=name: e.checks.get(name, -1.0) > 1 + CHECK_TOL, progress=say)
+            path = Path(check["instance"]).with_name(f"smallest-{name}.json")
+            dump_instance(small, path)
+            check["smallest"] = {"instance": str(path), "lhs_over_rhs": ev.checks[name], "details": ev.details}
     if args.json:
         print(json.dumps(report))
     else:
@@ -130,6 +137,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for name, c in report["checks"].items():
             print(f"check      {name}: worst LHS/RHS {_fmt(c['worst_lhs_over_rhs'])}, "
                   f"violated in {c['violations']} trial(s) ({c.get('instance', '-')})")
+            if "smallest" in c:
+                print(f"           smallest: {c['smallest']['instance']} (LHS/RHS {_fmt(c['smallest']['lhs_over_rhs'])})")
         if "smallest_violation" in report:
             sv = report["smallest_violation"]
             print(f"smallest   {sv['instance']}: ratio {_fmt(sv['ratio'])} > {_fmt(sv['bound'])}")

@@ -50,7 +50,7 @@ def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     return parse_instance(d, source="sample")
 
 
-def _drop_gpu(d: dict, victim: str) -> None:
+def drop_gpu(d: dict, victim: str) -> None:
     """Remove GPU ``victim`` from an instance dict, and any GPU type no GPU has any more."""
     for s in d["cluster"]["servers"]:
         s["gpus"] = [g for g in s["gpus"] if g["id"] != victim]
@@ -58,8 +58,9 @@ def _drop_gpu(d: dict, victim: str) -> None:
     present = {g["type"] for s in d["cluster"]["servers"] for g in s["gpus"]}
     d["cluster"]["gpu_types"] = {k: v for k, v in d["cluster"]["gpu_types"].items() if k in present}
     for job in d["jobs"]:
-        for key in ("train_time", "sync_time"):
-            job[key] = {k: v for k, v in job[key].items() if k in present}
+        for key in ("train_time", "sync_time", "throughput"):
+            if job.get(key):
+                job[key] = {k: v for k, v in job[key].items() if k in present}
 
 
 def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
@@ -83,7 +84,7 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
             servers = d["cluster"]["servers"]
             gpus = [g for s in servers for g in s["gpus"]]
             if rng.random() < 0.5 and len(gpus) > 1:
-                _drop_gpu(d, gpus[int(rng.integers(len(gpus)))]["id"])
+                drop_gpu(d, gpus[int(rng.integers(len(gpus)))]["id"])
             elif len(gpus) < 4:
                 servers[-1]["gpus"].append({"id": f"g{len(gpus)}x{int(rng.integers(1000))}", "type": t})
         else:
@@ -180,7 +181,7 @@ def reductions(inst: Instance) -> list[Instance]:
     gpus = [g["id"] for s in d0["cluster"]["servers"] for g in s["gpus"]]
     if len(gpus) > 1:
         for victim in gpus:
-            variant(lambda d, victim=victim: _drop_gpu(d, victim))
+            variant(lambda d, victim=victim: drop_gpu(d, victim))
     result = []
     for d in out:
         try:

@@ -18,7 +18,9 @@ Ambiguities, resolved here:
   fastest possible JCT, U_j(t_j^min), and "U_j(T - a_j)" as the utility of ending at the horizon,
   JCT (T - a_j + 1) L.
 * min_r X_j^r is taken over types with X > 0 (a type a job cannot use does not bound t^max).
-* eta (the scaling factor of the initial dual) defaults to 1.
+* eta (the scaling factor of the initial dual) defaults to 1. The proof of Theorem 2 asks for
+  1/eta <= t_j^max sum_r w_j^r / sum_h sum_r c_h^r for every job: :func:`eta_from_proof` is the
+  smallest eta meeting that (t^max in seconds, as in (8)).
 """
 
 from __future__ import annotations
@@ -73,3 +75,9 @@ def price_function(view: HadarView, jobs: list[int] | None = None, utility_name:
     u_min = min(utility(view, utility_name, j, (view.horizon - view.arrival[j] + 1) * view.slot_seconds)
                 / (t_max[j] * view.workers[j]) for j in js) / (4 * eta)
     return PriceFunction(float(u_max), float(u_min))
+
+
+def eta_from_proof(view: HadarView) -> float:
+    """The smallest eta with 1/eta <= t_j^max W_j / sum_h sum_r c_h^r for all j (proof of Theorem 2)."""
+    _, t_max = durations(view)
+    return float(max(view.capacity.sum() / (t_max * view.workers)))

@@ -6,6 +6,8 @@ JSON path and the reason, e.g. ``small-03.json: $.jobs[3].train_time.v100: must 
 
 from __future__ import annotations
 
+import copy
+
 import hashlib
 import json
 import math
@@ -177,7 +179,7 @@ def _build(data: dict[str, Any], source: str, name: str | None) -> Instance:
         cluster=Cluster(types, tuple(servers)),
         jobs=tuple(jobs),
         description=data.get("description", ""),
-        metadata=data.get("metadata", {}),
+        metadata=copy.deepcopy(data.get("metadata", {})),
     )
 
 
@@ -215,7 +217,7 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     if inst.description:
         out["description"] = inst.description
     if inst.metadata:
-        out["metadata"] = dict(inst.metadata)
+        out["metadata"] = copy.deepcopy(dict(inst.metadata))  # a caller may edit the dict: never the instance
     out["cluster"] = {
         "gpu_types": types,
         "servers": [{"id": s.id, "gpus": [{"id": g.id, "type": g.type} for g in s.gpus]} for s in inst.cluster.servers],
