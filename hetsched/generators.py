@@ -151,7 +151,46 @@ def hare_table2(seed: int, n_jobs: int = 200, n_gpus: int = 160, name: str | Non
                     metadata={"generator": "hetsched.generators.hare_table2", "seed": seed})
 
 
-FAMILIES: dict[str, Callable[..., Instance]] = {"small": small, "hare-table2": hare_table2}
+def hadar_cluster(seed: int, n_jobs: int = 2000, n_machines: int = 15, gpus_per_machine: int = 4,
+                  name: str | None = None, throughputs: str | None = None) -> Instance:
+    """Hadar's benchmark setting (issue 4's ``bench hadar``): ``n_machines`` machines of
+    ``gpus_per_machine`` GPUs each, one type per machine cycling K80, P100, V100 (60 GPUs, 20 per
+    type by default), and ``n_jobs`` jobs queued at time 0.
+
+    Jobs come from Gavel's measured throughput table (``data/gavel``): a (model, scale factor)
+    uniformly among those measured on all three types; W_j = the scale factor; X_j^r = Gavel's
+    isolated throughput on r divided by W_j (per GPU); the work is what the job does in a V100
+    duration drawn log-uniformly between 30 minutes and 20 hours, in epochs of 1,000 iterations.
+    Slots of 360 s (Hadar's rounds), per-worker progress (1a).
+    """
+    from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
+
+    table = load_throughputs(throughputs or DEFAULT_THROUGHPUTS)
+    types = ("k80", "p100", "v100")
+    keys = sorted(k for k in table.isolated["v100"] if all(k in table.isolated[t] for t in types)
+                  and all(table.isolated[t][k] > 0 for t in types) and k[1] <= gpus_per_machine * n_machines)
+    rng = np.random.default_rng([seed, 4])
+    servers = tuple(Server(f"m{h}", tuple(Gpu(f"m{h}-g{i}", types[h % 3], f"m{h}") for i in range(gpus_per_machine)))
+                    for h in range(n_machines))
+    jobs = []
+    for n in range(n_jobs):
+        model, scale = keys[int(rng.integers(len(keys)))]
+        per_gpu = {t: table.isolated[t][(model, scale)] / scale for t in types}
+        seconds = float(np.exp(rng.uniform(np.log(1800), np.log(72000))))
+        epochs = max(1.0, round(seconds * per_gpu["v100"] * scale / 1000, 1))
+        jobs.append(Job(id=f"J{n}", arrival=0.0, weight=1.0, rounds=1, tasks_per_round=scale,
+                        train_time={t: 1.0 for t in types}, sync_time={t: 0.0 for t in types},
+                        requested_workers=scale, epochs=epochs, iterations_per_epoch=1000,
+                        throughput={t: round(x, 4) for t, x in per_gpu.items()}, model=ModelInfo(name=model)))
+    return Instance(name=name or f"hadar-cluster-j{n_jobs}-m{n_machines}-s{seed}",
+                    cluster=Cluster({t: GpuType(t) for t in types}, servers), jobs=tuple(jobs),
+                    description=f"{n_jobs} queued jobs (Gavel's measured throughputs) on {n_machines} machines x "
+                                f"{gpus_per_machine} GPUs, seed {seed}; see hetsched.generators.hadar_cluster",
+                    metadata={"generator": "hetsched.generators.hadar_cluster", "seed": seed,
+                              "hadar": {"slot_seconds": 360.0, "progress": "per-worker"}})
+
+
+FAMILIES: dict[str, Callable[..., Instance]] = {"small": small, "hare-table2": hare_table2, "hadar-cluster": hadar_cluster}
 
 
 def generate(family: str, seed: int, name: str | None = None) -> Instance:

@@ -46,7 +46,7 @@ def certify_online(instance: Instance, run: OnlineRun, utility_name: str = "effe
                    tight: bool = False, time_limit: float = 60.0) -> OnlineCertificate:
     v = hadar_view(instance)
     primal = validate_decisions(instance, run.decisions, utility_name).utility
-    dual, _ = dual_value(v, run.prices, utility_name)
+    dual, _ = dual_value(v, run.prices(v.horizon), utility_name)
     if not tight:
         return OnlineCertificate(primal, dual)
     cg = column_generation(v, columns_from_decisions(v, run.decisions, utility_name), utility_name, time_limit=time_limit)

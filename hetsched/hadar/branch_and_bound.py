@@ -1,0 +1,218 @@
+"""DP_allocation's problem solved by depth-first branch and bound, for long queues.
+
+DP_allocation (:func:`hetsched.hadar.online.dp_allocation`) takes or skips each queued job in
+queue order; a taken job gets FIND_ALLOC's gang at the prices of what is allocated before it.
+The memoized DP visits up to n(Q) x prod_{h,r}(c_h^r + 1) states (proofs/hadar_theorem1.md). Here
+the same include/skip tree is searched take-first, and a node is pruned when an upper bound on
+what its subtree can add does not beat the best total found so far. The answer is the DP's
+answer when the search ends (``proven``); stopped by its node or time limit, it returns the best
+total found and a valid upper bound (the largest bound of a node left unexplored). The first
+incumbents come from single passes over the queue that take only the m jobs with the best
+u_j / W_j (m = F/W_min, doubled until the whole queue): each pass is one leaf of the same tree.
+As in the memoized DP, a state (index, free GPUs) reached again with no larger total is not
+searched twice: depth-first, its first visit's subtree is finished (searched or pruned against
+an incumbent no better than the current one) before the second visit.
+
+The bound at a node with F free GPUs, queue suffix from ``idx`` and allocation levels gamma:
+* utility: job j finishes no sooner than at its fastest rate (W_j GPUs of its fastest type), so
+  its payoff is at most u_j = U_j(that JCT) minus what its GPUs cost. Taking jobs of total size
+  G earns at most V(G), the fractional knapsack of (u_j, W_j) over the suffix.
+* cost: a GPU that becomes the i-th allocated one on (h, r) in this subtree is priced at the
+  level before its job, at least gamma + i - W_max, so G GPUs cost at least C(G), the sum of the
+  G smallest of k_h^r(max(gamma, gamma + i - W_max)) over cells and i (prices increase with gamma).
+* bound = max over G <= F of V(G) - C(G).
+
+At the root the search also solves an LP (:func:`lp_bound`) that keeps the GPU types apart.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix
+
+from hetsched.hadar.online import Candidate, find_alloc
+from hetsched.hadar.price import PriceFunction, utility
+from hetsched.hadar.view import HadarView
+
+
+@dataclass
+class BnbResult:
+    value: float  # the best total payoff found
+    chosen: dict[int, Candidate]
+    bound: float  # an upper bound on DP_allocation's optimum (= value when proven)
+    proven: bool
+    nodes: int
+    seconds: float
+
+
+def _speed_bounds(view: HadarView, queue: list[int], remaining: np.ndarray, t: int, utility_name: str) -> np.ndarray:
+    out = np.empty(len(queue))
+    for i, j in enumerate(queue):
+        fastest = int(np.argmax(view.throughput[j]))
+        rate = view.rate(j, [fastest], int(view.workers[j]))
+        slots = math.ceil(remaining[j] / rate - 1e-12)
+        out[i] = utility(view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds)
+    return out
+
+
+def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, prices: PriceFunction,
+                      remaining: np.ndarray, t: int, node_limit: int = 1_000_000, time_limit: float = 10.0,
+                      utility_name: str = "effective-throughput", **opts) -> BnbResult:
+    """The include/skip choice of DP_allocation with the largest total payoff, by branch and bound."""
+    start = time.perf_counter()
+    n = len(queue)
+    cap = view.capacity
+    ub = _speed_bounds(view, queue, remaining, t, utility_name)
+    size = np.array([int(view.workers[j]) for j in queue])
+    w_max = int(size.max()) if n else 0
+    by_ratio = np.argsort(-ub / np.maximum(size, 1), kind="stable")  # queue positions, best u/W first
+    cells = [(h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1]) if cap[h, r] > 0]
+
+    def bound(idx: int, free: np.ndarray) -> float:
+        f_total = int(free.sum())
+        if idx >= n or f_total == 0:
+            return 0.0
+        pos = by_ratio[by_ratio >= idx]
+        cum_w = np.concatenate([[0], np.cumsum(size[pos])])
+        cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
+        g = np.arange(f_total + 1)
+        value = np.interp(g, cum_w, cum_v)  # fractional knapsack V(G); flat past the suffix's total size
+        marg = []
+        for h, r in cells:
+            gamma0 = cap[h, r] - free[h, r]
+            for i in range(1, int(free[h, r]) + 1):
+                marg.append(prices.price(max(gamma0, gamma0 + i - w_max), cap[h, r]))
+        cost = np.concatenate([[0.0], np.cumsum(np.sort(marg))])
+        return float(max(0.0, (value - cost).max()))
+
+    best_value, best_chosen = 0.0, ()
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_ratio] = np.arange(n)
+    m = max(1, int(free0.sum()) // max(1, int(size.min(initial=1))))
+    while True:  # incumbents: one pass in queue order, taking only the m best jobs by u_j / W_j
+        free, value, chosen = free0.copy(), 0.0, []
+        for i, j in enumerate(queue):
+            if rank[i] >= m or not free.any():
+                continue
+            cand = find_alloc(view, j, free, cap - free, prices, float(remaining[j]), t, utility_name=utility_name, **opts)
+            if cand is not None:
+                for h, r, k in cand.alloc:
+                    free[h, r] -= k
+                value += cand.payoff
+                chosen.append((j, cand))
+        if value > best_value:
+            best_value, best_chosen = value, tuple(chosen)
+        if m >= n:
+            break
+        m = min(n, 2 * m)
+    nodes = 0
+    seen: dict[tuple[int, bytes], float] = {}  # (idx, free GPUs) -> best value it was reached with
+    # stack entries: (idx, free, value so far, chosen so far, bound of the parent)
+    stack: list[tuple[int, np.ndarray, float, tuple, float]] = [(0, free0.copy(), 0.0, (), math.inf)]
+    stopped = False
+    while stack:
+        if nodes >= node_limit or time.perf_counter() - start > time_limit:
+            stopped = True
+            break
+        idx, free, value, chosen, parent_bound = stack.pop()
+        if parent_bound <= best_value + 1e-12:
+            continue
+        key = (idx, free.tobytes())
+        if seen.get(key, -math.inf) >= value:  # the same state was reached before with at least this value
+            continue
+        seen[key] = value
+        nodes += 1
+        if value > best_value:
+            best_value, best_chosen = value, chosen
+        b = value + bound(idx, free)
+        if b <= best_value + 1e-12 or idx >= n:
+            continue
+        j = queue[idx]
+        cand = find_alloc(view, j, free, cap - free, prices, float(remaining[j]), t, utility_name=utility_name, **opts)
+        stack.append((idx + 1, free, value, chosen, b))  # skip (explored after take)
+        if cand is not None:
+            after = free.copy()
+            for h, r, k in cand.alloc:
+                after[h, r] -= k
+            stack.append((idx + 1, after, value + cand.payoff, chosen + ((j, cand),), b))
+    upper = max([best_value] + [e[4] for e in stack]) if stopped else best_value
+    return BnbResult(best_value, dict(best_chosen), upper, not stopped, nodes, time.perf_counter() - start)
+
+
+def lp_bound(view: HadarView, queue: list[int], free: np.ndarray, prices: PriceFunction, remaining: np.ndarray,
+             t: int, utility_name: str = "effective-throughput") -> float:
+    """An upper bound on DP_allocation's optimum that keeps GPU types apart (an LP, HiGHS):
+
+        max sum_{j,q} u_jq x_jq - sum_{r,i} m_ri s_ri
+        s.t. sum_q x_jq <= 1                          (each job at most one speed level q)
+             sum_r z_jqr = W_j x_jq                   (its gang: W_j GPUs of types at least as fast)
+             sum_{j,q} z_jqr = sum_i s_ri <= free_r   (type r's free GPUs, summed over machines)
+             0 <= x, s <= 1, z >= 0
+
+    u_jq: U_j at the rate of a gang whose slowest type is job j's q-th fastest; m_ri: the i-th
+    smallest lower bound on a type-r GPU's price, k(max(gamma, gamma + i - W_max)) over its cells
+    (see the module docstring). Any take/skip choice of the DP maps to a feasible point of no
+    smaller value, machines merged."""
+    cap = view.capacity
+    n_types = cap.shape[1]
+    w_max = max(int(view.workers[j]) for j in queue)
+    cols_u, rows, cols, vals = [], [], [], []
+    n_rows = [0]
+
+    def new_row() -> int:
+        n_rows[0] += 1
+        return n_rows[0] - 1
+
+    ub_rows = []  # (row, rhs) of <= rows; equality rows are written as two inequalities
+    type_row = {r: new_row() for r in range(n_types)}  # sum z - sum s <= 0 ... and sum s <= free_r
+    type_cap = {r: new_row() for r in range(n_types)}
+    var = 0
+    for j in queue:
+        x = view.throughput[j]
+        levels = sorted({float(v) for v in x if v > 0}, reverse=True)
+        one = new_row()
+        ub_rows.append((one, 1.0))
+        for level in levels:
+            allowed = [r for r in range(n_types) if x[r] >= level]
+            if int(free[:, allowed].sum()) < view.workers[j]:
+                continue
+            rate = view.rate(j, [r for r in range(n_types) if x[r] == level], int(view.workers[j]))
+            slots = math.ceil(remaining[j] / rate - 1e-12)
+            u = utility(view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds)
+            xq = var
+            var += 1
+            cols_u.append(-u)
+            rows.append(one); cols.append(xq); vals.append(1.0)
+            gang_lo, gang_hi = new_row(), new_row()  # W x - sum z <= 0 and sum z - W x <= 0
+            ub_rows += [(gang_lo, 0.0), (gang_hi, 0.0)]
+            rows += [gang_lo, gang_hi]; cols += [xq, xq]; vals += [float(view.workers[j]), -float(view.workers[j])]
+            for r in allowed:
+                z = var
+                var += 1
+                cols_u.append(0.0)
+                rows += [gang_lo, gang_hi, type_row[r]]; cols += [z, z, z]; vals += [-1.0, 1.0, 1.0]
+    bounds = [(0, 1) if c < 0 else (0, None) for c in cols_u]
+    for r in range(n_types):
+        ub_rows += [(type_row[r], 0.0), (type_cap[r], float(free[:, r].sum()))]
+        marg = sorted(prices.price(max(cap[h, r] - free[h, r], cap[h, r] - free[h, r] + i - w_max), cap[h, r])
+                      for h in range(cap.shape[0]) for i in range(1, int(free[h, r]) + 1))
+        for m in marg:
+            sv = var
+            var += 1
+            cols_u.append(m)
+            bounds.append((0, 1))
+            rows += [type_row[r], type_cap[r]]; cols += [sv, sv]; vals += [-1.0, 1.0]
+    b = np.zeros(n_rows[0])
+    for row, rhs in ub_rows:
+        b[row] = rhs
+    A = coo_matrix((vals, (rows, cols)), shape=(n_rows[0], var)).tocsr()
+    res = linprog(np.array(cols_u), A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the LP bound failed: {res.message}")
+    return max(0.0, -float(res.fun))

@@ -1,0 +1,73 @@
+"""Branch and bound on DP_allocation's choice: the same optimum as the memoized DP, valid bounds
+when stopped early, and the generator behind ``bench hadar``."""
+
+import numpy as np
+import pytest
+
+from hetsched.generators import hadar_cluster
+from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
+from hetsched.hadar.online import dp_allocation, hadar_online
+from hetsched.hadar.price import price_function
+from hetsched.hadar.view import hadar_view
+from hetsched.instance.io import load_instance
+
+from conftest import INSTANCES
+
+
+def _round(seed: int, n: int):
+    inst = hadar_cluster(seed, n_jobs=n)
+    v = hadar_view(inst)
+    queue = list(range(n))
+    return v, queue, price_function(v, queue), v.work.astype(float)
+
+
+@pytest.mark.parametrize("seed,n", [(0, 8), (1, 10), (2, 12), (3, 12), (4, 14)])
+def test_bnb_equals_the_memoized_dp(seed, n):
+    v, queue, prices, remaining = _round(seed, n)
+    dp_value, dp_chosen = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 1)
+    res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1)
+    assert res.proven and res.value == pytest.approx(dp_value, rel=1e-12) and res.bound == res.value
+    assert sum(c.payoff for c in res.chosen.values()) == pytest.approx(res.value)
+    used = np.zeros_like(v.capacity)
+    for cand in res.chosen.values():
+        for h, r, k in cand.alloc:
+            used[h, r] += k
+    assert (used <= v.capacity).all()
+    assert lp_bound(v, queue, v.capacity.copy(), prices, remaining, 1) >= dp_value - 1e-9
+
+
+def test_a_stopped_search_returns_a_bound_above_the_optimum():
+    v, queue, prices, remaining = _round(0, 16)
+    exact = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1)
+    stopped = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1, node_limit=5)
+    assert exact.proven and not stopped.proven
+    assert stopped.value <= exact.value + 1e-9 <= stopped.bound + 2e-9
+
+
+def test_online_with_bnb_rounds_matches_the_dp_on_fig1():
+    inst = load_instance(INSTANCES / "paper" / "hadar_fig1.json")
+    dp, bnb = hadar_online(inst), hadar_online(inst, round_solver="bnb")
+    assert bnb.decisions == dp.decisions and all(r["proven"] for r in bnb.rounds)
+    with pytest.raises(ValueError, match="round_solver"):
+        hadar_online(inst, round_solver="greedy")
+
+
+def test_hadar_cluster_generator_is_seeded_and_shaped_as_the_bench_asks():
+    a, b = hadar_cluster(7, n_jobs=50), hadar_cluster(7, n_jobs=50)
+    assert a == b and hadar_cluster(8, n_jobs=50) != a
+    v = hadar_view(a)
+    assert v.capacity.sum() == 60 and len(v.machines) == 15 and len(v.types) == 3
+    assert set(v.workers.tolist()) <= {1, 2, 4, 8} and (v.throughput > 0).all()
+
+
+def test_bench_hadar_quick(tmp_path, capsys):
+    import json
+
+    from hetsched.cli import main
+
+    assert main(["bench", "hadar", "--quick", "--json", "--out", str(tmp_path / "h.json")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert all(row["agree"] for row in out["cross_check"])
+    r = out["one_round"]
+    assert r["capacity_respected"] and r["best_total_payoff"] <= r["upper_bound"] + 1e-9
+    assert 0 <= r["gap"] < 1 and out["online"]["rounds"] == 2
