@@ -8,7 +8,7 @@ what its subtree can add does not beat the best total found so far. The answer i
 answer when the search ends (``proven``); stopped by its node or time limit, it returns the best
 total found and a valid upper bound (the largest bound of a node left unexplored). The first
 incumbents come from single passes over the queue that take only the m jobs with the best
-u_j / W_j (m = F/W_min, doubled until the whole queue): each pass is one leaf of the same tree.
+u_j / W_j (m = 1, 2, ... growing by 25% up to the whole queue): each pass is one leaf of the tree.
 As in the memoized DP, a state (index, free GPUs) reached again with no larger total is not
 searched twice: depth-first, its first visit's subtree is finished (searched or pruned against
 an incumbent no better than the current one) before the second visit.
@@ -94,7 +94,7 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
     best_value, best_chosen = 0.0, ()
     rank = np.empty(n, dtype=np.int64)
     rank[by_ratio] = np.arange(n)
-    m = max(1, int(free0.sum()) // max(1, int(size.min(initial=1))))
+    m = 1
     while True:  # incumbents: one pass in queue order, taking only the m best jobs by u_j / W_j
         free, value, chosen = free0.copy(), 0.0, []
         for i, j in enumerate(queue):
@@ -110,7 +110,7 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
             best_value, best_chosen = value, tuple(chosen)
         if m >= n:
             break
-        m = min(n, 2 * m)
+        m = min(n, max(m + 1, int(m * 1.25)))
     nodes = 0
     seen: dict[tuple[int, bytes], float] = {}  # (idx, free GPUs) -> best value it was reached with
     # stack entries: (idx, free, value so far, chosen so far, bound of the parent)
