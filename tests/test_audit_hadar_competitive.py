@@ -108,3 +108,22 @@ def test_with_a_horizon_the_literal_claim_fails():
     v = hadar_view(inst)
     assert alone_finish(v, 0) > v.horizon  # outside the audited family, which is why the audit skips it
     assert evaluate(inst, PROFILES["ci"]).ratio is None
+
+
+def test_theorem_2_fails_even_when_every_job_can_finish_by_t_alone():
+    """instances/audit/hadar_thm2_counterexample.json: 2 GPUs, 3 jobs, T = 5. Online: 0; OPT = 19/3."""
+    inst = load_instance(INSTANCES / "audit" / "hadar_thm2_counterexample.json")
+    v = hadar_view(inst)
+    assert all(alone_finish(v, j) <= v.horizon for j in range(v.n_jobs))  # inside the audited family
+    eta = eta_from_proof(v)
+    run = hadar_online(inst, eta=eta)
+    online = validate_decisions(inst, run.decisions)
+    assert online.valid and online.utility == 0.0 and online.finish == {}
+    # round 3: the DP skips J2 (first in the queue) so that J1 gets the P100, leaving the V100 idle;
+    # round 5: J2 takes the P100 and J1 the V100 -- neither finishes by T
+    assert run.decisions["J1"][5] == {("m0", "v100"): 1} and run.decisions["J2"][5] == {("m0", "p100"): 1}
+    opt = solve(inst, "hadar-p1", "highs")
+    assert opt.status == Status.OPTIMAL and opt.objective == pytest.approx(19 / 3)
+    ev = evaluate(inst, PROFILES["ci"])
+    assert ev.ratio == math.inf and ev.bound == pytest.approx(2 * price_function(v, None, eta=eta).alpha)
+    assert ev.bound < 9  # 2 alpha ~ 8.19: the claimed bound is finite, the ratio is not

@@ -74,7 +74,9 @@ def shrink(claim: Claim, instance: Instance, prof: Profile, violated: Callable[[
             if violated(cand):
                 instance, ev, improved = smaller, cand, True
                 if progress:
-                    progress(f"shrunk to {claim.size(instance)}: ratio {ev.ratio:.4f} > bound {ev.bound:.4f}")
+                    checks = ", ".join(f"{k} {v:.4g}" for k, v in ev.checks.items())
+                    progress(f"shrunk to {claim.size(instance)}: ratio {ev.ratio:.4g} (bound {ev.bound:.4g})"
+                             + (f"; checks (LHS/RHS) {checks}" if checks else ""))
                 break
     return instance, ev
 
