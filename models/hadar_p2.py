@@ -1,5 +1,5 @@
-"""Hadar's P2 (eqs. (2)-(2c)), its LP relaxation and its dual P3 (eqs. (3)-(3a)), over explicitly
-enumerated schedules (small instances only).
+"""Hadar's P2 (eqs. (2)-(2c)) and its LP relaxation over explicitly enumerated schedules (small
+instances only; the dual P3 is ``models/hadar_p3.py``, column generation ``hetsched.hadar.colgen``).
 
 A schedule s of job j picks, in each slot from a_j on, either nothing or one gang (W_j GPUs over
 machines and types within capacity), and ends in the slot where the job's work is done (f_js);
@@ -8,9 +8,6 @@ every schedule that finishes by T is enumerated (:func:`schedules`), with utilit
     P2:  max sum_{j,s} U_js y_js   s.t.  capacity[h,r,t]: sum_{j,s} w^s_{jh}^r(t) y_js <= c_h^r   (2a)
                                          one_schedule[j]: sum_s y_js <= 1                        (2b)
                                          y binary (``hadar-p2``) or in [0, 1] (``hadar-p2-lp``)  (2c)
-    P3:  min sum_j mu_j + sum_{t,h,r} k_h^r(t) c_h^r                                               (3)
-         payoff[j,s]: mu_j >= U_js - sum_{t,h,r} k_h^r(t) w^s_{jh}^r(t);  k, mu >= 0             (3a)
-
 By LP duality LP(P2) = P3, and P2 = P1 (both checked in the tests). The enumeration refuses more
 than ``MAX_SCHEDULES`` schedules per job.
 """
@@ -23,7 +20,7 @@ import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
 from hetsched.formulation import FormulationSpec
-from hetsched.hadar.price import utility
+from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance
 from hetsched.models.hadar_p1 import HadarDecisions, check
@@ -42,7 +39,7 @@ def gangs(view: HadarView, j: int) -> list[dict[tuple[int, int], int]]:
     return out
 
 
-def schedules(view: HadarView, j: int, utility_name: str = "effective-throughput") -> list[tuple[dict, float]]:
+def schedules(view: HadarView, j: int, utility_name: str | None = None) -> list[tuple[dict, float]]:
     """All schedules of job j that finish by T: ({slot: gang}, U_j(f))."""
     options = [(g, view.rate(j, sorted({r for _, r in g}), int(view.workers[j]))) for g in gangs(view, j)]
     out: list[tuple[dict, float]] = []
@@ -66,14 +63,14 @@ def schedules(view: HadarView, j: int, utility_name: str = "effective-throughput
     return out
 
 
-def _data(instance: Instance):
+def enumerated(instance: Instance):
     v = hadar_view(instance)
     S = [(j, k, plan, u) for j in range(v.n_jobs) for k, (plan, u) in enumerate(schedules(v, j))]
     return v, S
 
 
 def build_p2(instance: Instance, relaxed: bool = False) -> pe.ConcreteModel:
-    v, S = _data(instance)
+    v, S = enumerated(instance)
     m = pe.ConcreteModel(name=f"hadar_p2{'_lp' if relaxed else ''}[{instance.name}]")
     m.S = pe.Set(initialize=range(len(S)), doc="(job, schedule) pairs")
     m.y = pe.Var(m.S, domain=pe.UnitInterval if relaxed else pe.Binary, doc="y_js")
@@ -91,22 +88,6 @@ def build_p2(instance: Instance, relaxed: bool = False) -> pe.ConcreteModel:
     return m
 
 
-def build_p3(instance: Instance) -> pe.ConcreteModel:
-    v, S = _data(instance)
-    m = pe.ConcreteModel(name=f"hadar_p3[{instance.name}]")
-    cells = [(h, r, t) for h in range(len(v.machines)) for r in range(len(v.types)) for t in range(1, v.horizon + 1)
-             if v.capacity[h, r] > 0]
-    m.K = pe.Set(initialize=cells, dimen=3)
-    m.k = pe.Var(m.K, domain=pe.NonNegativeReals, doc="k_h^r(t): price of a type-r GPU on machine h in slot t")
-    m.mu = pe.Var(range(v.n_jobs), domain=pe.NonNegativeReals, doc="mu_j: the job's payoff")
-    m.objective = pe.Objective(expr=sum(m.mu[j] for j in range(v.n_jobs))
-                               + sum(int(v.capacity[h, r]) * m.k[h, r, t] for h, r, t in cells))  # (3)
-    m.payoff = pe.Constraint(range(len(S)), rule=lambda _, i: m.mu[S[i][0]] >= float(S[i][3]) - sum(
-        n * m.k[h, r, t] for t, g in S[i][2].items() for (h, r), n in g.items()))  # (3a)
-    m.schedules, m.view = S, v
-    return m
-
-
 def extract_p2(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> HadarDecisions:
     v, S = m.view, m.schedules
     out: dict = {jid: {} for jid in v.job_ids}
@@ -117,17 +98,10 @@ def extract_p2(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Hadar
     return HadarDecisions(out)
 
 
-def extract_p3(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> HadarDecisions:
-    return HadarDecisions({})  # the dual has no schedule; its value is the certificate
-
-
 SPECS = [
     FormulationSpec(name="hadar-p2", kind="pyomo", build=build_p2, extract=extract_p2, validator=check, sense="max",
                     summary="Hadar P2 (2)-(2c): ILP over enumerated schedules (tiny instances)"),
     FormulationSpec(name="hadar-p2-lp", kind="pyomo", build=lambda inst: build_p2(inst, relaxed=True),
                     extract=extract_p2, validator=check, sense="max", objective_is_bound=True,
                     summary="LP relaxation of Hadar P2: an upper bound on P1"),
-    FormulationSpec(name="hadar-p3", kind="pyomo", build=build_p3, extract=extract_p3,
-                    validator=lambda inst, sol: check(inst, sol), sense="min", objective_is_bound=True, bound_side="upper",
-                    summary="Hadar P3 (3)-(3a): the dual of LP(P2); its value bounds P1 from above"),
 ]

@@ -33,7 +33,7 @@ from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.audit.hare import drop_gpu
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
-from hetsched.hadar.pricing import cheapest_gangs
+from hetsched.hadar.pricing import fastest_rate
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.io import instance_to_dict, parse_instance
@@ -47,8 +47,7 @@ PROFILES = {"ci": Profile(trials=16, max_tasks=4, time_limit=20.0), "deep": Prof
 
 def alone_finish(v: HadarView, j: int) -> int:
     """The earliest slot job j can finish in if it has the cluster to itself from a_j."""
-    rate = max(r for _, r, _ in cheapest_gangs(v, j, np.zeros(v.capacity.shape)))
-    return int(v.arrival[j]) + math.ceil(v.work[j] / rate - 1e-12) - 1
+    return int(v.arrival[j]) + math.ceil(v.work[j] / fastest_rate(v, j) - 1e-12) - 1
 
 
 def _job(j: int, rng: np.random.Generator, types: list[str], n_gpus: int) -> Job:

@@ -37,7 +37,8 @@ from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
 from hetsched.hadar.online import Candidate, find_alloc
-from hetsched.hadar.price import PriceFunction, utility
+from hetsched.hadar.price import PriceFunction
+from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
 
@@ -63,7 +64,7 @@ def _speed_bounds(view: HadarView, queue: list[int], remaining: np.ndarray, t: i
 
 def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, prices: PriceFunction,
                       remaining: np.ndarray, t: int, node_limit: int = 1_000_000, time_limit: float = 10.0,
-                      utility_name: str = "effective-throughput", **opts) -> BnbResult:
+                      utility_name: str | None = None, **opts) -> BnbResult:
     """The include/skip choice of DP_allocation with the largest total payoff, by branch and bound."""
     start = time.perf_counter()
     n = len(queue)
@@ -146,7 +147,7 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
 
 
 def lp_bound(view: HadarView, queue: list[int], free: np.ndarray, prices: PriceFunction, remaining: np.ndarray,
-             t: int, utility_name: str = "effective-throughput") -> float:
+             t: int, utility_name: str | None = None) -> float:
     """An upper bound on DP_allocation's optimum that keeps GPU types apart (an LP, HiGHS):
 
         max sum_{j,q} u_jq x_jq - sum_{r,i} m_ri s_ri

@@ -42,7 +42,7 @@ class OnlineCertificate:
         return out
 
 
-def certify_online(instance: Instance, run: OnlineRun, utility_name: str = "effective-throughput",
+def certify_online(instance: Instance, run: OnlineRun, utility_name: str | None = None,
                    tight: bool = False, time_limit: float = 60.0) -> OnlineCertificate:
     v = hadar_view(instance)
     primal = validate_decisions(instance, run.decisions, utility_name).utility

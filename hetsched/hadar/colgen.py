@@ -63,7 +63,7 @@ def _master(view: HadarView, cols: list[Column]):
     return A, b, row, n_cap
 
 
-def column_generation(view: HadarView, initial: list[Column] = (), utility_name: str = "effective-throughput",
+def column_generation(view: HadarView, initial: list[Column] = (), utility_name: str | None = None,
                       max_iterations: int = 200, time_limit: float = 60.0) -> ColumnGeneration:
     """LP(P2) by column generation, then the integer master; see the module docstring."""
     start = time.perf_counter()
@@ -116,9 +116,9 @@ def column_generation(view: HadarView, initial: list[Column] = (), utility_name:
     return ColumnGeneration(best_bound, lp_value, converged, it, cols, integer_value, chosen, best_k, history)
 
 
-def columns_from_decisions(view: HadarView, decisions: dict, utility_name: str = "effective-throughput") -> list[Column]:
+def columns_from_decisions(view: HadarView, decisions: dict, utility_name: str | None = None) -> list[Column]:
     """The finished jobs of a decision set (e.g. an online run) as initial columns."""
-    from hetsched.hadar.price import utility
+    from hetsched.hadar.utility import utility
 
     mach = {m: h for h, m in enumerate(view.machines)}
     typ = {t: r for r, t in enumerate(view.types)}

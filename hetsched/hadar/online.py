@@ -28,7 +28,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsched.hadar.price import PriceFunction, price_function, utility
+from hetsched.hadar.price import PriceFunction, price_function
+from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance
 
@@ -44,7 +45,7 @@ class Candidate:
 
 
 def find_alloc(view: HadarView, j: int, free: np.ndarray, allocated: np.ndarray, prices: PriceFunction,
-               remaining: float, t: int, utility_name: str = "effective-throughput", comm_cost: float = 0.0,
+               remaining: float, t: int, utility_name: str | None = None, comm_cost: float = 0.0,
                select: str = "min-cost") -> Candidate | None:
     """FIND_ALLOC (lines 22-34); ``free`` and ``allocated`` are [h, r] GPU counts."""
     need = int(view.workers[j])
@@ -135,7 +136,7 @@ class OnlineRun:
         return out
 
 
-def hadar_online(instance: Instance, utility_name: str = "effective-throughput", eta: float = 1.0,
+def hadar_online(instance: Instance, utility_name: str | None = None, eta: float = 1.0,
                  comm_cost: float = 0.0, select: str = "min-cost", max_slots: int | None = None,
                  round_solver: str = "dp", round_time_limit: float = 1.0) -> OnlineRun:
     """Algorithm 1: each slot, DP_allocation over the queue; run the chosen gangs for one slot.

@@ -1,8 +1,6 @@
 """Hadar's utilities and the exponential price function (5)-(8).
 
-Utility U_j(d) of a job finishing with JCT d seconds (pluggable, ``UTILITIES``):
-``effective-throughput`` (the paper's default: E_j N_j / d iterations/s) and ``reciprocal-jct``
-(1 / d, so that maximizing utility favours short JCTs).
+Utility U_j(d) of a job finishing with JCT d seconds: :mod:`hetsched.hadar.utility`.
 
 Price of type-r GPUs on machine h with gamma of its c_h^r GPUs allocated (5):
     k(gamma) = U_min^r (U_max^r / U_min^r)^(gamma / c_h^r)
@@ -27,21 +25,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 
+from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
-
-UTILITIES: dict[str, Callable[[float, float], float]] = {
-    "effective-throughput": lambda work, d: work / d,  # iterations per second over the job's lifetime
-    "reciprocal-jct": lambda work, d: 1.0 / d,
-}
-
-
-def utility(view: HadarView, name: str, j: int, jct: float) -> float:
-    return UTILITIES[name](float(view.work[j]), jct)
-
 
 def durations(view: HadarView) -> tuple[np.ndarray, np.ndarray]:
     """(t^min_j, t^max_j) in seconds, eq. (8)."""
@@ -66,7 +53,7 @@ class PriceFunction:
         return max(1.0, math.log(self.u_max / self.u_min))
 
 
-def price_function(view: HadarView, jobs: list[int] | None = None, utility_name: str = "effective-throughput",
+def price_function(view: HadarView, jobs: list[int] | None = None, utility_name: str | None = None,
                    eta: float = 1.0) -> PriceFunction:
     """(6)-(8) over ``jobs`` (default: all; the online algorithm uses the current workload)."""
     js = list(range(view.n_jobs)) if jobs is None else list(jobs)

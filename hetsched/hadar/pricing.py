@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.errors import HetschedError
-from hetsched.hadar.price import utility
+from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
 MAX_LABELS = 200_000
@@ -69,7 +69,12 @@ def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | 
     return out
 
 
-def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str = "effective-throughput") -> PricedSchedule | None:
+def fastest_rate(view: HadarView, j: int) -> float:
+    """Iterations per slot of job j's fastest gang on the whole (empty) cluster."""
+    return max(rate for _, rate, _ in cheapest_gangs(view, j, np.zeros(view.capacity.shape)))
+
+
+def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str | None = None) -> PricedSchedule | None:
     """max_s phi_j(s) over every schedule of job j finishing by T, at ``prices[h, r, t]`` (t = 1..T,
     index 0 unused); None if the job cannot finish by T."""
     work = float(view.work[j])
@@ -121,7 +126,7 @@ def _plan(node: object) -> dict[int, Gang]:
     return plan
 
 
-def dual_value(view: HadarView, prices: np.ndarray, utility_name: str = "effective-throughput") -> tuple[float, np.ndarray]:
+def dual_value(view: HadarView, prices: np.ndarray, utility_name: str | None = None) -> tuple[float, np.ndarray]:
     """D(k) of the module docstring: (value, mu) -- a valid upper bound on LP(P2) and P1 for any k >= 0."""
     if (prices < 0).any():
         raise ValueError("prices must be >= 0")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hetsched.hadar.price import utility
+from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance
 from hetsched.validate import Violation
@@ -27,7 +27,7 @@ class HadarReport:
     violations: list[Violation] = field(default_factory=list)
 
 
-def validate_decisions(instance: Instance, decisions: dict, utility_name: str = "effective-throughput",
+def validate_decisions(instance: Instance, decisions: dict, utility_name: str | None = None,
                        require_all: bool = False) -> HadarReport:
     v: HadarView = hadar_view(instance)
     bad: list[Violation] = []

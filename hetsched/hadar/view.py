@@ -16,6 +16,8 @@ Where the instance comes from and what the paper leaves open (decided here, in t
   slot (J1 loses 20 epochs per round on P100s). ``"per-worker"`` (default, as (1a) is written)
   or ``"bottleneck"`` (as Fig. 1 counts).
 * JCT of a job finishing in slot f_j is (f_j - a_j + 1) L: slots are whole (1c gives the last slot).
+* ``utility``: U_j, one of :data:`hetsched.hadar.utility.UTILITIES` (default the paper's
+  effective throughput); every model, the online algorithm and the validator use it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.errors import InputError
+from hetsched.hadar.utility import UTILITIES
 from hetsched.instance.model import Instance
 
 
@@ -42,6 +45,7 @@ class HadarView:
     slot_seconds: float  # L
     horizon: int  # T
     progress: str  # "per-worker" | "bottleneck"
+    utility: str = "effective-throughput"  # U_j, a name of hetsched.hadar.utility.UTILITIES
 
     @property
     def n_jobs(self) -> int:
@@ -59,6 +63,10 @@ def hadar_view(instance: Instance) -> HadarView:
     progress = opts.get("progress", "per-worker")
     if progress not in ("per-worker", "bottleneck") or not L > 0:
         raise InputError(instance.name, "$.metadata.hadar", "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0")
+    utility_name = opts.get("utility", "effective-throughput")
+    if utility_name not in UTILITIES:
+        raise InputError(instance.name, "$.metadata.hadar.utility",
+                         f"unknown utility {utility_name!r} (known: {', '.join(UTILITIES)})")
     types = tuple(sorted({g.type for g in instance.gpus}))
     machines = tuple(s.id for s in instance.cluster.servers)
     cap = np.zeros((len(machines), len(types)), dtype=np.int64)
@@ -81,7 +89,7 @@ def hadar_view(instance: Instance) -> HadarView:
         workers.append(w)
     arrival = np.array([math.floor(j.arrival / L) + 1 for j in instance.jobs], dtype=np.int64)
     view = HadarView(tuple(j.id for j in instance.jobs), machines, types, cap, arrival, np.array(workers),
-                     np.array(work, dtype=float), thr, L, 0, progress)
+                     np.array(work, dtype=float), thr, L, 0, progress, utility_name)
     T = opts.get("horizon_slots")
     if T is None:
         slowest = [math.ceil(view.work[j] / view.rate(j, [int(np.argmin(np.where(thr[j] > 0, thr[j], np.inf)))],

@@ -1,0 +1,37 @@
+"""Job utilities U_j(d) of Hadar's P1 (1), d the JCT in seconds; chosen per instance by
+``metadata.hadar.utility`` (every Hadar component reads it from the view).
+
+* ``effective-throughput`` (the paper's default): E_j N_j / d, iterations per second over the
+  job's lifetime.
+* ``reciprocal-jct``: 1 / d, so that maximizing total utility favours short JCTs (the JCT-based
+  policy of "Expressing other scheduling policies" in a form the online algorithm can price).
+* ``finish-time-fairness``: t_j^iso / d, the inverse of the finish-time fairness ratio of
+  Themis/Gavel, t_j^iso the JCT with 1/J of the cluster: J times the job's run alone on its
+  fastest gang (continuous time, not rounded to slots). Maximizing the *sum* is a proxy; the paper's min-max form
+  min max_j d_j / t_j^iso is the offline model ``hadar-p1-ftf``, and makespan min max_j f_j is
+  ``hadar-p1-makespan`` (neither is a sum of per-job utilities, so the online price function
+  (6)-(7) does not apply to them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def isolated_jct(view: Any, j: int) -> float:
+    """t_j^iso (seconds): J x the time job j needs alone on its fastest gang of the cluster."""
+    from hetsched.hadar.pricing import fastest_rate  # (pricing needs the view, which needs this module)
+
+    return view.n_jobs * float(view.work[j]) / fastest_rate(view, j) * view.slot_seconds
+
+
+UTILITIES: dict[str, Callable[[Any, int, float], float]] = {
+    "effective-throughput": lambda view, j, d: float(view.work[j]) / d,
+    "reciprocal-jct": lambda view, j, d: 1.0 / d,
+    "finish-time-fairness": lambda view, j, d: isolated_jct(view, j) / d,
+}
+
+
+def utility(view: Any, name: str | None, j: int, jct: float) -> float:
+    """U_j(jct); ``name`` None means the instance's utility (``view.utility``)."""
+    return UTILITIES[name or view.utility](view, j, jct)
