@@ -213,3 +213,25 @@ def test_audit_hadar_dp_cli(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["claim"] == "hadar-dp" and out["trials"] == 6 and out["violations"] == 0
     assert out["worst_ratio"] == pytest.approx(1.0) and out["bound_at_worst"] == 1.0
+
+
+def test_find_alloc_is_not_the_best_allocation():
+    """instances/audit/hadar_find_alloc.json: FIND_ALLOC would give J0 the P100s J1 needs, so the DP
+    skips J0; J0 on V100 + K80 and J1 on the P100s pays more."""
+    from hetsched.audit.hadar import PROFILES, best_over_all_gangs, evaluate
+    from hetsched.hadar.online import dp_allocation, find_alloc
+    from hetsched.hadar.price import price_function
+
+    inst = load_instance(INSTANCES / "audit" / "hadar_find_alloc.json")
+    v = hadar_view(inst)
+    queue = [0, 1]
+    prices = price_function(v, queue)
+    value, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1)
+    p100 = v.types.index("p100")
+    assert list(chosen) == [1] and {r for _, r, _ in chosen[1].alloc} == {p100}  # J0 skipped
+    taken = find_alloc(v, 0, v.capacity.copy(), v.capacity * 0, prices, float(v.work[0]), 1)
+    assert {r for _, r, _ in taken.alloc} == {p100}  # what J0 would get: its fastest type
+    best = best_over_all_gangs(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1)
+    assert best > value * 1.09
+    ev = evaluate(inst, PROFILES["ci"])
+    assert ev.ratio == pytest.approx(1.0) and ev.checks["find_alloc_best"] == pytest.approx(best / value)
