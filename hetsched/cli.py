@@ -1,4 +1,4 @@
-"""Command line: ``hetsched solve | heuristic | allocate | import-gavel | online | audit | validate | models | schema | generate | certify | bench``.
+"""Command line: ``hetsched solve | heuristic | allocate | import-gavel | online | simulate | compare | audit | validate | models | schema | generate | certify | bench``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -255,6 +255,41 @@ def _print_violations(violations) -> None:
         print(f"  [{v.kind}] {v.message}")
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from hetsched.sim.run import run_policy
+    from hetsched.sim.workloads import load_workload
+
+    inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
+    s = run_policy(inst, args.policy, seed=args.seed, out=args.out, workload=args.workload)
+    s.pop("_jct")
+    if args.json:
+        print(json.dumps(s))
+    else:
+        print(f"workload   {args.workload} ({s['metrics']['jobs']} jobs, {s['tasks']} tasks), seed {args.seed}")
+        print(f"policy     {args.policy}: valid {s['valid']}, simulated in {s['seconds']:.2f} s")
+        for k, val in s["metrics"].items():
+            print(f"  {k:<20} {_fmt(val)}")
+        if args.out:
+            print(f"-> {args.out}/{args.policy}.json, {args.out}/{args.policy}-jobs.csv")
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from hetsched.sim.run import compare
+    from hetsched.sim.workloads import load_workload
+
+    inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
+    rows = compare(inst, [p.strip() for p in args.policies.split(",") if p.strip()], seed=args.seed, out=args.out,
+                   workload=args.workload, progress=say)
+    keys = ("avg_jct", "median_jct", "weighted_completion", "makespan", "ftf", "utilization", "queueing_delay")
+    print(f"{'policy':<12}" + "".join(f"{k:>20}" for k in keys))
+    for r in rows:
+        print(f"{r['policy']:<12}" + "".join(f"{_fmt(r['metrics'][k]):>20}" for k in keys))
+    print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
+    return EXIT_OK
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from hetsched.instance.io import load_instance
     from hetsched.schedule import load_schedule
@@ -424,6 +459,28 @@ def build_parser() -> argparse.ArgumentParser:
     on.add_argument("--time-limit", type=_non_negative_float, default=60.0, help="for --tight-dual")
     on.add_argument("--json", action="store_true")
     on.set_defaults(func=cmd_online)
+
+    from hetsched.sim.policies import POLICIES
+
+    workload_help = ("an instance file, hare-table2, gavel-poisson, philly (480-job busy window) or "
+                     "gavel-trace:PATH (see hetsched.sim.workloads)")
+    sm = sub.add_parser("simulate", help="simulate an online policy on a workload; validated; metrics")
+    sm.add_argument("workload", help=workload_help)
+    sm.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--jobs", type=_positive(int), default=None, help="jobs of a generated workload")
+    sm.add_argument("--out", default=None, help="directory for POLICY.json and POLICY-jobs.csv")
+    sm.add_argument("--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds")
+    sm.set_defaults(func=cmd_simulate)
+
+    cp = sub.add_parser("compare", help="several policies on one workload: a table, JSON, per-job CSVs, JCT CDF")
+    cp.add_argument("workload", help=workload_help)
+    cp.add_argument("--policies", required=True, help=f"comma-separated, from: {', '.join(sorted(POLICIES))}")
+    cp.add_argument("--seed", type=int, default=0)
+    cp.add_argument("--jobs", type=_positive(int), default=None)
+    cp.add_argument("--out", default="sim-results", help="results; runs already there are kept (resume)")
+    cp.add_argument("--quiet", action="store_true")
+    cp.set_defaults(func=cmd_compare)
 
     v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")
     v.add_argument("instance")

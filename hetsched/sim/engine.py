@@ -1,0 +1,191 @@
+"""A discrete-event simulator of Hare's execution model, driven by an online policy.
+
+The model (Hare, Sec. 3; the TCC paper's HLAS uses the same): job n arrives at a_n and runs
+|R_n| rounds of |D_r| parallel tasks; a task on GPU m trains for T^c_{n,m} (the GPU is busy) and
+then synchronizes for T^s_{n,m} (the GPU is free again, (8)); tasks of one round may run on
+different GPUs, and round r+1 becomes ready when every task of round r has trained and synced
+(the barrier (7)). Tasks are not preempted (Hare, Sec. 3.2).
+
+Events: job arrival, training end (a GPU turns idle), round end (the barrier; the job's next
+round becomes ready or the job completes). After the events of one instant are applied, the
+policy sees the :class:`SimState` and returns which job's ready task to start on which idle GPU.
+The engine checks every decision (the GPU is idle, the job has a ready task) and records the
+run as a :class:`~hetsched.schedule.TaskSchedule` plus an event log; the independent validator
+(:func:`hetsched.validate.validate`) then checks the schedule and recomputes every completion
+(:func:`simulate` fails loudly if it disagrees with the engine).
+
+Non-clairvoyance: a policy learns a job's number of rounds only when it ends, unless the policy
+declares ``clairvoyant = True`` (SRTF, Hare's offline plan).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from hetsched.errors import HetschedError
+from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.instance.io import instance_hash
+from hetsched.instance.model import Instance
+from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.validate import ValidationReport, validate
+
+ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
+
+
+class SimState:
+    """What a policy may observe at a decision instant (indices: jobs n, GPUs m)."""
+
+    def __init__(self, view: HareView, clairvoyant: bool):
+        self.view = view
+        self._clairvoyant = clairvoyant
+        n = view.n_jobs
+        self.now = 0.0
+        self.arrived = np.zeros(n, dtype=bool)
+        self.done = np.zeros(n, dtype=bool)
+        self.rounds_done = np.zeros(n, dtype=np.int64)  # R_n^r(t): rounds completed
+        self.ready = np.zeros(n, dtype=np.int64)  # tasks of the current round not started yet
+        self.started = np.zeros(n, dtype=np.int64)  # tasks of the current round started
+        self.service = np.zeros(n)  # attained task-GPU training time
+        self.first_start = np.full(n, np.nan)
+        self.gpu_free_at = np.zeros(view.n_gpus)
+        self.idle = np.ones(view.n_gpus, dtype=bool)
+        self.arrival_order: list[int] = []  # jobs in the order they arrived
+
+    @property
+    def idle_gpus(self) -> list[int]:
+        return [int(m) for m in np.flatnonzero(self.idle)]
+
+    def waiting_jobs(self) -> list[int]:
+        """Arrived, unfinished jobs with a ready task, in arrival order."""
+        return [n for n in self.arrival_order if self.ready[n] > 0]
+
+    def partially_scheduled(self, n: int) -> bool:
+        """Some tasks of the job's current round run (or ran), the rest are still waiting."""
+        return self.started[n] > 0 and self.ready[n] > 0
+
+    def total_rounds(self, n: int) -> int:
+        """|R_n|: only for clairvoyant policies (others learn it when the job ends)."""
+        if not self._clairvoyant and not self.done[n]:
+            raise HetschedError("a non-clairvoyant policy asked for a job's number of rounds")
+        return int(self.view.rounds[n])
+
+
+class Policy(Protocol):
+    name: str
+    clairvoyant: bool
+
+    def prepare(self, instance: Instance, view: HareView) -> None:
+        """Once, before time 0 (e.g. GPU grouping, an offline plan)."""
+
+    def assign(self, state: SimState) -> list[tuple[int, int]]:
+        """(job, idle GPU) pairs: start one ready task of the job on the GPU, in this order."""
+
+
+@dataclass
+class SimResult:
+    policy: str
+    schedule: TaskSchedule
+    completion: dict[str, float]  # C_n as the engine saw it
+    first_start: dict[str, float]
+    events: list[tuple[float, str, str, int, int, str]] = field(default_factory=list)  # (t, kind, job, round, task, gpu)
+    validation: ValidationReport | None = None
+    decisions: int = 0
+
+
+def simulate(instance: Instance, policy: Policy, record_events: bool = True, check: bool = True) -> SimResult:
+    """Run ``policy`` on ``instance`` until every job completes; validate the run (see module doc)."""
+    view = hare_view(instance)
+    policy.prepare(instance, view)
+    state = SimState(view, getattr(policy, "clairvoyant", False))
+    heap: list[tuple[float, int, int, tuple]] = []
+    seq = 0
+
+    def push(t: float, kind: int, payload: tuple) -> None:
+        nonlocal seq
+        heapq.heappush(heap, (t, kind, seq, payload))
+        seq += 1
+
+    for n in np.argsort(view.arrival, kind="stable"):
+        push(float(view.arrival[n]), ARRIVAL, (int(n),))
+    round_end = np.zeros(view.n_jobs)  # latest train+sync end among the current round's started tasks
+    assignments: list[TaskAssignment] = []
+    events: list[tuple[float, str, str, int, int, str]] = []
+    completion: dict[str, float] = {}
+    decisions = 0
+    jid, gid = view.job_ids, view.gpu_ids
+    remaining_jobs = view.n_jobs
+    while heap:
+        now = heap[0][0]
+        state.now = now
+        while heap and heap[0][0] == now:  # every event of this instant first
+            _, kind, _, payload = heapq.heappop(heap)
+            if kind == ARRIVAL:
+                (n,) = payload
+                state.arrived[n] = True
+                state.arrival_order.append(n)
+                state.ready[n] = view.tasks_per_round[n]
+                if record_events:
+                    events.append((now, "arrival", jid[n], 0, 0, ""))
+            elif kind == TRAIN_END:
+                (m,) = payload
+                state.idle[m] = True
+            else:  # ROUND_END
+                (n,) = payload
+                state.rounds_done[n] += 1
+                state.started[n] = 0
+                if record_events:
+                    events.append((now, "round_end", jid[n], int(state.rounds_done[n]) - 1, 0, ""))
+                if state.rounds_done[n] == view.rounds[n]:
+                    state.done[n] = True
+                    state.arrival_order.remove(n)
+                    completion[jid[n]] = now
+                    remaining_jobs -= 1
+                    if record_events:
+                        events.append((now, "complete", jid[n], int(state.rounds_done[n]), 0, ""))
+                else:
+                    state.ready[n] = view.tasks_per_round[n]
+        if not state.idle.any() or not any(state.ready[n] > 0 for n in state.arrival_order):
+            continue
+        for n, m in policy.assign(state):
+            n, m = int(n), int(m)
+            if not state.idle[m]:
+                raise HetschedError(f"policy {policy.name} started a task on busy GPU {gid[m]} at t={now}")
+            if not (state.arrived[n] and state.ready[n] > 0):
+                raise HetschedError(f"policy {policy.name} picked job {jid[n]} with no ready task at t={now}")
+            task = int(state.started[n])
+            r = int(state.rounds_done[n])
+            tc, ts = float(view.train[n, m]), float(view.sync[n, m])
+            state.idle[m] = False
+            state.gpu_free_at[m] = now + tc
+            state.ready[n] -= 1
+            state.started[n] += 1
+            state.service[n] += tc
+            if math.isnan(state.first_start[n]):
+                state.first_start[n] = now
+            round_end[n] = max(round_end[n], now + tc + ts) if task else now + tc + ts
+            assignments.append(TaskAssignment(jid[n], r, task, gid[m], now))
+            if record_events:
+                events.append((now, "start", jid[n], r, task, gid[m]))
+            push(now + tc, TRAIN_END, (m,))
+            if state.ready[n] == 0:  # the whole round is placed: its barrier time is known
+                push(float(round_end[n]), ROUND_END, (n,))
+            decisions += 1
+    if remaining_jobs:
+        raise HetschedError(f"policy {policy.name} left {remaining_jobs} job(s) unfinished with no event pending")
+    schedule = TaskSchedule(tuple(assignments), instance.name, instance_hash(instance))
+    result = SimResult(policy.name, schedule, completion,
+                       {jid[n]: float(state.first_start[n]) for n in range(view.n_jobs)}, events, None, decisions)
+    if check:
+        report = validate(instance, schedule)
+        result.validation = report
+        if not report.valid:
+            raise HetschedError(f"simulated run of {policy.name} is invalid: {report.violations[:3]}")
+        for j, c in completion.items():
+            if abs(report.completion[j] - c) > 1e-6 * max(1.0, c):
+                raise HetschedError(f"engine and validator disagree on C({j}): {c} vs {report.completion[j]}")
+    return result

@@ -1,0 +1,92 @@
+"""Metrics of a simulated run, computed from the validator's completion times (never the
+engine's own bookkeeping): total weighted completion (Hare's objective sum w_n C_n), total
+weighted JCT, average and median JCT, makespan, finish-time fairness, GPU utilization and
+queueing delay; per job as CSV rows.
+
+Finish-time fairness (Themis, as Gavel and Hadar use it): rho_n = JCT_n / t_n^iso with
+t_n^iso = N x the job's JCT alone on the whole cluster (each round's tasks list-scheduled on the
+GPU that finishes them first), N the number of jobs; ``ftf`` is max_n rho_n, ``ftf_mean`` the mean.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.instance.model import Instance
+from hetsched.sim.engine import SimResult
+
+
+def alone_round_time(view: HareView, n: int) -> float:
+    """One round of job n alone on every GPU: each task to the GPU where it trains+syncs first."""
+    free = np.zeros(view.n_gpus)
+    end = 0.0
+    for _ in range(int(view.tasks_per_round[n])):
+        m = int(np.argmin(free + view.train[n]))
+        end = max(end, free[m] + view.train[n, m] + view.sync[n, m])
+        free[m] += view.train[n, m]
+    return end
+
+
+@dataclass(frozen=True)
+class JobRow:
+    job: str
+    arrival: float
+    weight: float
+    first_start: float
+    completion: float
+    jct: float
+    queueing_delay: float
+    ftf_rho: float
+
+
+def job_rows(instance: Instance, result: SimResult) -> list[JobRow]:
+    view = hare_view(instance)
+    completion = result.validation.completion if result.validation else result.completion
+    rows = []
+    for n, jid in enumerate(view.job_ids):
+        c, a = completion[jid], float(view.arrival[n])
+        iso = view.n_jobs * float(view.rounds[n]) * alone_round_time(view, n)
+        rows.append(JobRow(jid, a, float(view.weight[n]), result.first_start[jid], c, c - a,
+                           result.first_start[jid] - a, (c - a) / iso))
+    return rows
+
+
+def metrics(instance: Instance, result: SimResult) -> dict[str, float]:
+    rows = job_rows(instance, result)
+    view = hare_view(instance)
+    jct = np.array([r.jct for r in rows])
+    w = np.array([r.weight for r in rows])
+    start, end = min(r.arrival for r in rows), max(r.completion for r in rows)
+    busy = _busy(view, result)
+    return {
+        "jobs": len(rows),
+        "weighted_completion": float(sum(r.weight * r.completion for r in rows)),
+        "weighted_jct": float((w * jct).sum()),
+        "avg_jct": float(jct.mean()),
+        "median_jct": float(np.median(jct)),
+        "makespan": float(end - start),
+        "ftf": float(max(r.ftf_rho for r in rows)),
+        "ftf_mean": float(np.mean([r.ftf_rho for r in rows])),
+        "utilization": busy / (view.n_gpus * (end - start)) if end > start else 0.0,
+        "queueing_delay": float(np.mean([r.queueing_delay for r in rows])),
+    }
+
+
+def _busy(view: HareView, result: SimResult) -> float:
+    jobs = {j: n for n, j in enumerate(view.job_ids)}
+    gpus = {g: m for m, g in enumerate(view.gpu_ids)}
+    return float(sum(view.train[jobs[a.job], gpus[a.gpu]] for a in result.schedule.assignments))
+
+
+def write_job_csv(instance: Instance, result: SimResult, path: str | Path) -> None:
+    rows = job_rows(instance, result)
+    with Path(path).open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(list(JobRow.__dataclass_fields__))
+        for r in rows:
+            out.writerow([r.job, r.arrival, r.weight, r.first_start, r.completion, r.jct, r.queueing_delay, r.ftf_rho])

@@ -1,0 +1,33 @@
+"""AlloX (Le et al., EuroSys'20) as Hare uses it as a baseline: at each decision instant, a
+min-cost bipartite matching of waiting jobs to (idle GPU, position) slots, where putting job n
+k-th on GPU m costs k p_{n,m} (its remaining work there delays itself and the k-1 jobs behind;
+the sum is the total completion time of that single-GPU sequence). Jobs matched to position 1
+start one task on their GPU. Clairvoyant: p_{n,m} = tasks left x T^c_{n,m}. Solved with
+scipy's ``linear_sum_assignment``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from hetsched.sim.engine import SimState
+
+
+class AlloX:
+    name, clairvoyant = "allox", True
+
+    def prepare(self, instance, view) -> None:
+        pass
+
+    def assign(self, state: SimState) -> list[tuple[int, int]]:
+        v = state.view
+        jobs = state.waiting_jobs()
+        gpus = state.idle_gpus
+        positions = -(-len(jobs) // len(gpus))  # enough slots for every job
+        left = np.array([(state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n])
+                         - int(state.started[n]) for n in jobs], dtype=float)
+        p = left[:, None] * v.train[np.ix_(jobs, gpus)]  # p_{n,m}
+        cost = np.concatenate([(k + 1) * p for k in range(positions)], axis=1)  # columns: (position, GPU)
+        rows, cols = linear_sum_assignment(cost)
+        return [(jobs[i], gpus[c % len(gpus)]) for i, c in zip(rows, cols) if c < len(gpus)]

@@ -1,0 +1,54 @@
+"""Helpers shared by the task-level policies."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetsched.sim.engine import SimState
+
+
+def task_time(state: SimState, n: int) -> np.ndarray:
+    """T^c + T^s of job n's task on every GPU."""
+    return state.view.train[n] + state.view.sync[n]
+
+
+def fill_fastest(state: SimState, order: list[int], free: list[int] | None = None) -> list[tuple[int, int]]:
+    """Give idle GPUs to jobs in ``order``: each job takes, one task at a time, the idle GPU where
+    its task is fastest, until its ready tasks or the idle GPUs run out."""
+    free = list(state.idle_gpus if free is None else free)
+    out = []
+    for n in order:
+        left = int(state.ready[n])
+        while left and free:
+            times = task_time(state, n)[free]
+            m = free.pop(int(np.argmin(times)))
+            out.append((n, m))
+            left -= 1
+        if not free:
+            break
+    return out
+
+
+def fill_in_gpu_order(state: SimState, order: list[int]) -> list[tuple[int, int]]:
+    """Heterogeneity-oblivious: idle GPUs in index order, jobs in ``order``."""
+    free = state.idle_gpus
+    out = []
+    for n in order:
+        take = min(int(state.ready[n]), len(free))
+        out += [(n, free.pop(0)) for _ in range(take)]
+        if not free:
+            break
+    return out
+
+
+def mean_task_time(state: SimState, n: int) -> float:
+    """A job's task time on the average GPU: 1 / (mean speed), speed = 1 / (T^c + T^s)."""
+    return float(1.0 / np.mean(1.0 / task_time(state, n)))
+
+
+def gang_size(state: SimState, n: int) -> int:
+    """GPUs a gang policy waits for before starting job n's round: all its tasks (at most the
+    cluster's GPUs); a round already started takes any idle GPU."""
+    if state.started[n] > 0:
+        return 1
+    return min(int(state.ready[n]), state.view.n_gpus)

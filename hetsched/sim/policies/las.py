@@ -1,0 +1,137 @@
+"""Least-attained-service policies with K priority queues (the TCC paper, Sec. 4; Tiresias).
+
+* ``hlas`` (Algorithms 1-3): job size H_n(t) = R_n^r(t) T-bar_n, R^r the rounds already run and
+  T-bar_n the job's round time at the cluster's average speed (what GPU grouping equalizes:
+  K_n tasks at the mean speed 1/(T^c + T^s) over GPUs, spread over |M| GPUs). A new job enters
+  Q_1; a job sits in the queue whose thresholds hold its size. For each idle GPU, the highest
+  non-empty queue serves a *partially scheduled* job first, else its first job in FIFO order.
+* ``hlas-p`` (Sec. 5.B): expected size (R^r + R^p) T-bar_n with R^p = the predicted extra
+  rounds; in each queue, sub-queue q^1 (R^p > 0, larger R^p first) before q^2 (FIFO). The
+  prediction is a *hint*: at least ``min_rounds[job]`` rounds (the instance's
+  ``metadata.hlas_p.min_rounds``, as in Fig. 12c); R^p = max(0, hint - R^r). The paper's
+  loss-curve + history predictor needs loss curves, which no shipped trace has.
+* ``las2d`` (Tiresias' 2D-LAS as the TCC paper describes it): attained service = task-GPU time
+  (sum of T^c of the tasks run), the same queues, FIFO inside a queue, and a round starts only
+  when as many GPUs as it has tasks are idle (no relaxed synchronization; at most all GPUs), on
+  idle GPUs in index order (heterogeneity-oblivious). A job that does not fit is skipped for this
+  instant.
+
+Thresholds E_1 < E_2 < ... (a job of size H is in queue 1 + #{k : E_k <= H}): the policy's
+option, else the instance's ``metadata.hlas.thresholds``, else 2, 8 and 32 times the median
+T-bar_n (HLAS) or the median one-round task-GPU time (2D-LAS).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from bisect import bisect_right
+
+import numpy as np
+
+from hetsched.sim.engine import SimState
+from hetsched.sim.policies.common import gang_size, mean_task_time
+
+
+class _Queues(ABC):
+    name = ""
+    clairvoyant = False
+
+    def __init__(self, thresholds: list[float] | None = None):
+        self.thresholds = None if thresholds is None else sorted(float(x) for x in thresholds)
+
+    @abstractmethod
+    def unit(self, state: SimState, n: int) -> float:
+        """The job's size scale: thresholds default to multiples of its median."""
+
+    def prepare(self, instance, view) -> None:
+        self._units = None
+        if self.thresholds is None and (instance.metadata or {}).get("hlas", {}).get("thresholds"):
+            self.thresholds = sorted(float(x) for x in instance.metadata["hlas"]["thresholds"])
+
+    def _setup(self, state: SimState) -> None:
+        if self._units is None:
+            self._units = np.array([self.unit(state, n) for n in range(state.view.n_jobs)])
+            if self.thresholds is None:
+                base = float(np.median(self._units))
+                self.thresholds = [2 * base, 8 * base, 32 * base]
+
+    def queue_of(self, size: float) -> int:
+        return bisect_right(self.thresholds, size * (1 + 1e-12))
+
+
+class Hlas(_Queues):
+    name = "hlas"
+
+    def unit(self, state: SimState, n: int) -> float:
+        v = state.view
+        return mean_task_time(state, n) * int(v.tasks_per_round[n]) / v.n_gpus  # T-bar_n
+
+    def size(self, state: SimState, n: int) -> float:
+        return float(state.rounds_done[n]) * self._units[n]  # H_n(t)
+
+    def assign(self, state: SimState) -> list[tuple[int, int]]:
+        self._setup(state)
+        ready = {n: int(state.ready[n]) for n in state.waiting_jobs()}
+        started = {n: int(state.started[n]) for n in ready}
+        position = {n: i for i, n in enumerate(state.waiting_jobs())}
+        out = []
+        for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
+            live = [n for n in ready if ready[n] > 0]
+            if not live:
+                break
+            partial = {n: started[n] > 0 for n in live}
+            n = min(live, key=lambda j: self._key(state, j, position[j], partial[j]))
+            out.append((n, m))
+            ready[n] -= 1
+            started[n] += 1
+        return out
+
+    def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
+        """Queue, then partially scheduled first, then FIFO (Algorithm 3)."""
+        return (self.queue_of(self.size(state, n)), not partial, position)
+
+
+class HlasP(Hlas):
+    name = "hlas-p"
+
+    def __init__(self, thresholds: list[float] | None = None, min_rounds: dict[str, int] | None = None):
+        super().__init__(thresholds)
+        self.min_rounds = min_rounds
+
+    def prepare(self, instance, view) -> None:
+        super().prepare(instance, view)
+        hints = self.min_rounds
+        if hints is None:
+            hints = dict((instance.metadata or {}).get("hlas_p", {}).get("min_rounds", {}))
+        self._hint = np.array([int(hints.get(j, 0)) for j in view.job_ids])
+
+    def predicted(self, state: SimState, n: int) -> int:
+        return max(0, int(self._hint[n]) - int(state.rounds_done[n]))  # R^p_n(t)
+
+    def size(self, state: SimState, n: int) -> float:
+        return (float(state.rounds_done[n]) + self.predicted(state, n)) * self._units[n]
+
+    def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
+        rp = self.predicted(state, n)
+        sub = (0, -rp) if rp > 0 else (1, 0)  # q^1 by R^p descending, then q^2
+        return (self.queue_of(self.size(state, n)), not partial, sub, position)
+
+
+class Las2d(_Queues):
+    name = "las2d"
+
+    def unit(self, state: SimState, n: int) -> float:
+        v = state.view
+        return float(np.mean(v.train[n])) * int(v.tasks_per_round[n])  # one round's task-GPU time
+
+    def assign(self, state: SimState) -> list[tuple[int, int]]:
+        self._setup(state)
+        free = state.idle_gpus
+        waiting = state.waiting_jobs()
+        order = sorted(range(len(waiting)), key=lambda i: (self.queue_of(state.service[waiting[i]]), i))
+        out = []
+        for i in order:
+            n = waiting[i]
+            if gang_size(state, n) <= len(free):
+                out += [(n, free.pop(0)) for _ in range(min(int(state.ready[n]), len(free)))]
+        return out

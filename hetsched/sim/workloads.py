@@ -1,0 +1,188 @@
+"""Workloads for the simulator, as Hare-model instances (rounds of parallel tasks with per-type
+T^c, T^s). A workload spec is one of:
+
+* a path to an instance file (``instances/...json``);
+* ``hare-table2``: Hare's Table 2 mix on V100/T4/K80/M60 (:func:`hetsched.generators.hare_table2`);
+* ``gavel-poisson``: Gavel's measured throughputs, Poisson arrivals, Philly's GPU-count split;
+* ``philly``: a busy window of the Philly trace (480 jobs, 3 types x 20 GPUs, as Hadar uses);
+* ``gavel-trace:PATH``: one of Gavel's trace files (``data/gavel/traces/``).
+
+Every job-level trace becomes Hare's model the same way (:func:`gavel_job`):
+* the job's (model, scale factor) row of Gavel's table gives its throughput X^r (iterations/s of
+  the whole job) on each type; W = the scale factor is the tasks per round (one per worker);
+* its iterations are cut into at most ``max_rounds`` rounds of c iterations; a worker's task of
+  a round trains for c / X^r on a type-r GPU (every worker spends the round's time), with no
+  separate sync (Gavel's throughputs include it). A type the table has no throughput for gets
+  a task time of ``NEVER``;
+* the rounding of c changes a job's total work by less than one round (reported per workload).
+
+Assumptions of the trace-based workloads are in their docstrings; the seed fixes everything random.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, GAVEL_COST, NEVER, ThroughputTable, load_throughputs
+from hetsched.errors import InputError
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
+
+PHILLY = Path(__file__).resolve().parents[2] / "data" / "traces" / "philly_pollux_jobs.csv"
+TYPES = ("k80", "p100", "v100")
+MAX_ROUNDS = 50
+
+
+def cluster(per_type: int = 20, types: tuple[str, ...] = TYPES, gpus_per_server: int = 4) -> Cluster:
+    gpus = [(t, i) for t in types for i in range(per_type)]
+    servers = tuple(Server(f"s{k}", tuple(Gpu(f"{t}-{i}", t, f"s{k}") for t, i in gpus[j:j + gpus_per_server]))
+                    for k, j in enumerate(range(0, len(gpus), gpus_per_server)))
+    return Cluster({t: GpuType(t, cost_per_hour=GAVEL_COST.get(t)) for t in types}, servers)
+
+
+def gavel_job(job_id: str, arrival: float, model: str, scale: int, iterations: float, table: ThroughputTable,
+              types: tuple[str, ...] = TYPES, max_rounds: int = MAX_ROUNDS) -> Job:
+    """A Gavel (model, scale) job of ``iterations`` iterations as Hare rounds (module docstring)."""
+    thr = {t: table.isolated[t].get((model, scale), 0.0) for t in types}
+    rounds = max(1, min(max_rounds, int(math.ceil(iterations))))
+    chunk = iterations / rounds
+    return Job(id=job_id, arrival=round(arrival, 3), weight=1.0, rounds=rounds, tasks_per_round=scale,
+               train_time={t: round(chunk / x, 3) if x > 0 else NEVER for t, x in thr.items()},
+               sync_time={t: 0.0 for t in types}, requested_workers=scale, epochs=1.0, iterations_per_epoch=iterations,
+               throughput=thr, model=ModelInfo(name=model))
+
+
+def _keys(table: ThroughputTable, types=TYPES) -> dict[int, list[str]]:
+    """Models measured on every type, by scale factor."""
+    out: dict[int, list[str]] = {}
+    for model, scale in sorted(table.isolated[types[0]]):
+        if all(table.isolated[t].get((model, scale), 0) > 0 for t in types):
+            out.setdefault(scale, []).append(model)
+    return out
+
+
+def philly_rows(path: Path = PHILLY) -> list[tuple[float, float, int, str]]:
+    """(submit time s, duration s, GPUs, VC) with Pollux's filter: duration >= 60 s, < 1000 GPU-hours."""
+    rows = []
+    with path.open() as f:
+        for i, r in enumerate(csv.DictReader(f)):
+            try:
+                t = datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S").timestamp()
+                d, g = float(r["duration"]), int(r["num_gpus"])
+            except (KeyError, ValueError) as exc:
+                raise InputError(path.name, f"row {i + 2}", f"bad field: {exc}") from None
+            if d >= 60 and d * g < 1000 * 3600:
+                rows.append((t, d, g, r["cluster"]))
+    rows.sort()
+    return rows
+
+
+def philly_split(rows) -> dict[int, float]:
+    """Share of jobs by GPU count, counts mapped to Gavel's scale factors 1, 2, 4, 8 (more -> 8)."""
+    counts: dict[int, int] = {}
+    for _, _, g, _ in rows:
+        s = min(8, 1 << max(0, (g - 1).bit_length())) if g > 1 else 1
+        counts[s] = counts.get(s, 0) + 1
+    total = sum(counts.values())
+    return {s: c / total for s, c in sorted(counts.items())}
+
+
+def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str = "6214e9",
+                  table: ThroughputTable | None = None, max_rounds: int = MAX_ROUNDS) -> Instance:
+    """The ``n_jobs`` consecutive submissions of VC ``vc`` with the shortest span (the busiest
+    window), on ``per_type`` GPUs of each of K80, P100, V100.
+
+    Assumptions (the trace has no GPU types or models): a job's GPU count becomes Gavel's scale
+    factor (1, 2, 4, 8; more -> 8); its model is drawn (seeded) among the models Gavel measured at
+    that scale on all three types; its trace duration is its runtime on P100s (Philly's GPUs were
+    mostly P100/P40-class), so iterations = duration x X^p100."""
+    table = table or load_throughputs(DEFAULT_THROUGHPUTS)
+    rows = [r for r in philly_rows() if r[3] == vc]
+    if len(rows) < n_jobs:
+        raise InputError(PHILLY.name, "$", f"VC {vc} has {len(rows)} jobs < {n_jobs}")
+    spans = [rows[i + n_jobs - 1][0] - rows[i][0] for i in range(len(rows) - n_jobs + 1)]
+    first = int(np.argmin(spans))
+    window = rows[first:first + n_jobs]
+    rng = np.random.default_rng([seed, 6])
+    keys = _keys(table)
+    jobs = []
+    for k, (t, d, g, _) in enumerate(window):
+        scale = min(8, 1 << max(0, (g - 1).bit_length())) if g > 1 else 1
+        model = keys[scale][int(rng.integers(len(keys[scale])))]
+        iterations = d * table.isolated["p100"][(model, scale)]
+        jobs.append(gavel_job(f"J{k}", t - window[0][0], model, scale, iterations, table, max_rounds=max_rounds))
+    return Instance(f"philly-{vc}-{n_jobs}-s{seed}", cluster(per_type), tuple(jobs),
+                    description=f"Philly VC {vc}, the busiest {n_jobs}-job window (starting "
+                                f"{datetime.fromtimestamp(window[0][0]).isoformat()}); see hetsched.sim.workloads",
+                    metadata={"generator": "hetsched.sim.workloads.philly_window", "seed": seed})
+
+
+def gavel_poisson(seed: int = 0, n_jobs: int = 480, rate_per_hour: float = 20.0, per_type: int = 20,
+                  table: ThroughputTable | None = None, max_rounds: int = MAX_ROUNDS) -> Instance:
+    """Gavel-style synthetic workload: Poisson arrivals (``rate_per_hour``), the scale factor drawn
+    with Philly's split (:func:`philly_split` of the whole filtered trace), the model uniform among
+    those measured at that scale on all types, the duration on a V100 log-uniform between 30 min and
+    20 h (our assumption; Gavel's own generator is not shipped here)."""
+    table = table or load_throughputs(DEFAULT_THROUGHPUTS)
+    split = philly_split(philly_rows())
+    keys = _keys(table)
+    scales = [s for s in split if s in keys]
+    probs = np.array([split[s] for s in scales]) / sum(split[s] for s in scales)
+    rng = np.random.default_rng([seed, 7])
+    arrivals = np.concatenate(([0.0], np.cumsum(rng.exponential(3600.0 / rate_per_hour, n_jobs - 1))))
+    jobs = []
+    for k in range(n_jobs):
+        scale = int(rng.choice(scales, p=probs))
+        model = keys[scale][int(rng.integers(len(keys[scale])))]
+        seconds = float(np.exp(rng.uniform(np.log(1800), np.log(72000))))
+        jobs.append(gavel_job(f"J{k}", float(arrivals[k]), model, scale,
+                              seconds * table.isolated["v100"][(model, scale)], table, max_rounds=max_rounds))
+    return Instance(f"gavel-poisson-{n_jobs}-s{seed}", cluster(per_type), tuple(jobs),
+                    description=f"{n_jobs} jobs, Gavel throughputs, Poisson arrivals {rate_per_hour}/h, Philly split",
+                    metadata={"generator": "hetsched.sim.workloads.gavel_poisson", "seed": seed})
+
+
+def coarsen(instance: Instance, max_rounds: int = MAX_ROUNDS) -> Instance:
+    """Merge rounds so that no job has more than ``max_rounds`` (task times scaled, total work kept)."""
+    import dataclasses
+
+    jobs = []
+    for j in instance.jobs:
+        if j.rounds <= max_rounds:
+            jobs.append(j)
+            continue
+        f = j.rounds / max_rounds
+        jobs.append(dataclasses.replace(
+            j, rounds=max_rounds,
+            train_time={t: round(v * f, 3) if v < NEVER else v for t, v in j.train_time.items()},
+            sync_time={t: round(v * f, 3) for t, v in j.sync_time.items()},
+            train_time_per_gpu={g: round(v * f, 3) for g, v in j.train_time_per_gpu.items()},
+            sync_time_per_gpu={g: round(v * f, 3) for g, v in j.sync_time_per_gpu.items()}))
+    return dataclasses.replace(instance, jobs=tuple(jobs))
+
+
+def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instance:
+    """A workload by spec (module docstring)."""
+    from hetsched.generators import hare_table2
+    from hetsched.instance.io import load_instance
+
+    sized = {} if n_jobs is None else {"n_jobs": n_jobs}
+    if spec == "hare-table2":
+        return hare_table2(seed, **sized)
+    if spec == "gavel-poisson":
+        return gavel_poisson(seed, **sized)
+    if spec == "philly":
+        return philly_window(seed, **sized)
+    if spec.startswith("gavel-trace:"):
+        from hetsched.allocation.gavel_data import load_trace
+
+        path = spec.split(":", 1)[1]
+        table = load_throughputs(DEFAULT_THROUGHPUTS)
+        return coarsen(load_trace(path, table, {t: 20 for t in TYPES}))
+    if Path(spec).suffix == ".json":
+        return load_instance(spec)
+    raise InputError(spec, "$", "unknown workload: an instance file, hare-table2, gavel-poisson, philly or gavel-trace:PATH")
