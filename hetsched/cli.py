@@ -362,6 +362,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         return run_gavel_bench(out=args.out or "bench-results/gavel.json", as_json=args.json, quick=args.quick,
                                throughputs=args.throughputs or DEFAULT_THROUGHPUTS)
+    if args.suite == "sim":
+        from hetsched.bench.sim import run_sim_bench
+
+        return run_sim_bench(out=args.out or "bench-results/sim.json", as_json=args.json, quick=args.quick)
     if args.suite == "hadar":
         from hetsched.bench.hadar import run_hadar_bench
 
@@ -509,10 +513,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_certify)
 
     b = sub.add_parser("bench", help="measure speed; results as JSON")
-    b.add_argument("suite", choices=["exact", "hare", "gavel", "hadar"],
+    b.add_argument("suite", choices=["exact", "hare", "gavel", "hadar", "sim"],
                    help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale "
                         "pipeline; gavel: max-min fairness at 256-2048 jobs against cvxpy+ECOS; hadar: DP_allocation "
-                        "with 2000 queued jobs on 60 GPUs (exact DP vs branch and bound, one round, online rounds)")
+                        "with 2000 queued jobs on 60 GPUs (exact DP vs branch and bound, one round, online rounds); sim: simulated "
+                        "jobs/s on the Philly window and 10,000 jobs")
     b.add_argument("--throughputs", default=None,
                    help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")

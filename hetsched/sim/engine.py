@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -54,7 +55,10 @@ class SimState:
         self.first_start = np.full(n, np.nan)
         self.gpu_free_at = np.zeros(view.n_gpus)
         self.idle = np.ones(view.n_gpus, dtype=bool)
-        self.arrival_order: list[int] = []  # jobs in the order they arrived
+        self.rank = np.empty(n, dtype=np.int64)  # position in arrival order (ties by index)
+        self.rank[np.argsort(view.arrival, kind="stable")] = np.arange(n)
+        self._waiting: list[int] = []  # jobs with a ready task, by rank (kept sorted as they come and go)
+        self._waiting_keys: list[int] = []
 
     @property
     def idle_gpus(self) -> list[int]:
@@ -62,7 +66,17 @@ class SimState:
 
     def waiting_jobs(self) -> list[int]:
         """Arrived, unfinished jobs with a ready task, in arrival order."""
-        return [n for n in self.arrival_order if self.ready[n] > 0]
+        return list(self._waiting)
+
+    def _enter(self, n: int) -> None:
+        i = bisect_left(self._waiting_keys, int(self.rank[n]))
+        self._waiting_keys.insert(i, int(self.rank[n]))
+        self._waiting.insert(i, n)
+
+    def _leave(self, n: int) -> None:
+        i = bisect_left(self._waiting_keys, int(self.rank[n]))
+        del self._waiting_keys[i]
+        del self._waiting[i]
 
     def partially_scheduled(self, n: int) -> bool:
         """Some tasks of the job's current round run (or ran), the rest are still waiting."""
@@ -127,8 +141,8 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
             if kind == ARRIVAL:
                 (n,) = payload
                 state.arrived[n] = True
-                state.arrival_order.append(n)
                 state.ready[n] = view.tasks_per_round[n]
+                state._enter(n)
                 if record_events:
                     events.append((now, "arrival", jid[n], 0, 0, ""))
             elif kind == TRAIN_END:
@@ -142,14 +156,14 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
                     events.append((now, "round_end", jid[n], int(state.rounds_done[n]) - 1, 0, ""))
                 if state.rounds_done[n] == view.rounds[n]:
                     state.done[n] = True
-                    state.arrival_order.remove(n)
                     completion[jid[n]] = now
                     remaining_jobs -= 1
                     if record_events:
                         events.append((now, "complete", jid[n], int(state.rounds_done[n]), 0, ""))
                 else:
                     state.ready[n] = view.tasks_per_round[n]
-        if not state.idle.any() or not any(state.ready[n] > 0 for n in state.arrival_order):
+                    state._enter(n)
+        if not state._waiting or not state.idle.any():
             continue
         for n, m in policy.assign(state):
             n, m = int(n), int(m)
@@ -173,6 +187,7 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
                 events.append((now, "start", jid[n], r, task, gid[m]))
             push(now + tc, TRAIN_END, (m,))
             if state.ready[n] == 0:  # the whole round is placed: its barrier time is known
+                state._leave(n)
                 push(float(round_end[n]), ROUND_END, (n,))
             decisions += 1
     if remaining_jobs:

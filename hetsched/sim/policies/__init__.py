@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 from hetsched.errors import HetschedError
@@ -12,7 +13,8 @@ from hetsched.sim.policies.las import Hlas, HlasP, Las2d
 from hetsched.sim.policies.srtf import Srtf
 
 POLICIES: dict[str, Callable[..., object]] = {
-    "hare": HareOffline, "hlas": Hlas, "hlas-p": HlasP, "las2d": Las2d, "gavel-fifo": GavelFifo,
+    "hare": HareOffline, "hare-earliest-finish": partial(HareOffline, rule="earliest_finish", name="hare-earliest-finish"),
+    "hlas": Hlas, "hlas-p": HlasP, "las2d": Las2d, "gavel-fifo": GavelFifo,
     "fifo": Fifo, "sched-homo": SchedHomo, "srtf": Srtf, "allox": AlloX,
 }
 

@@ -6,7 +6,9 @@ ordering of :mod:`hetsched.heuristics.orderings` (default ``hare-interval-lp``, 
 paper's size; ``hare-sched-rl`` is the paper's). The simulator then runs, on each GPU, its planned
 tasks in planned order, each as soon as the GPU is idle and the task's round is ready -- so the
 simulated schedule is the plan itself when the plan was built on the same model (checked in the
-tests), and never starts a task earlier than the plan allows.
+tests), and never starts a task earlier than the plan allows. ``hare`` uses the paper's GPU rule
+(earliest available GPU, lines 9-12); ``hare-earliest-finish`` the named variant that picks the GPU
+where the task finishes first.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from hetsched.sim.engine import SimState
 class HareOffline:
     name, clairvoyant = "hare", True
 
-    def __init__(self, order: str = "hare-interval-lp", rule: str = "earliest_available"):
-        self.order, self.rule = order, rule
+    def __init__(self, order: str = "hare-interval-lp", rule: str = "earliest_available", name: str = "hare"):
+        self.order, self.rule, self.name = order, rule, name
 
     def prepare(self, instance, view) -> None:
         priorities = ordering(self.order, instance).priority

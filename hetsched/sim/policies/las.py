@@ -71,19 +71,20 @@ class Hlas(_Queues):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
-        ready = {n: int(state.ready[n]) for n in state.waiting_jobs()}
-        started = {n: int(state.started[n]) for n in ready}
-        position = {n: i for i, n in enumerate(state.waiting_jobs())}
+        waiting = state.waiting_jobs()
+        ready = {n: int(state.ready[n]) for n in waiting}
+        key = {n: self._key(state, n, i, state.started[n] > 0) for i, n in enumerate(waiting)}
         out = []
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
-            live = [n for n in ready if ready[n] > 0]
-            if not live:
+            if not key:
                 break
-            partial = {n: started[n] > 0 for n in live}
-            n = min(live, key=lambda j: self._key(state, j, position[j], partial[j]))
+            n = min(key, key=key.__getitem__)
             out.append((n, m))
             ready[n] -= 1
-            started[n] += 1
+            if ready[n] == 0:
+                del key[n]
+            else:  # now partially scheduled (its size and queue do not change within the instant)
+                key[n] = self._key(state, n, waiting.index(n), True)
         return out
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:

@@ -12,12 +12,14 @@ class Srtf:
     name, clairvoyant = "srtf", True
 
     def prepare(self, instance, view) -> None:
-        pass
+        self._task_time: dict[int, float] = {}
 
     def remaining(self, state: SimState, n: int) -> float:
         v = state.view
+        if n not in self._task_time:
+            self._task_time[n] = mean_task_time(state, n)
         left = (state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n]) - int(state.started[n])
-        return left * mean_task_time(state, n)
+        return left * self._task_time[n]
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         order = sorted(state.waiting_jobs(), key=lambda n: (not state.partially_scheduled(n), self.remaining(state, n)))

@@ -1,0 +1,51 @@
+"""`hetsched bench sim`: simulated jobs per second.
+
+Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000 jobs in < 2 min.
+1. Every policy on the Philly window (``hetsched.sim.workloads.philly_window``): seconds end to end
+   (planning, simulation, validation), jobs/s and tasks/s.
+2. 10,000 jobs of ``gavel-poisson`` (arrivals at 20/h on 60 GPUs) for the online policies;
+   ``hare`` (an offline LP plan of the whole trace) and ``allox`` are measured on the window only.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+
+from hetsched.sim.engine import simulate
+from hetsched.sim.policies import POLICIES, make_policy
+from hetsched.sim.workloads import gavel_poisson, philly_window
+
+LARGE_POLICIES = ("fifo", "gavel-fifo", "sched-homo", "srtf", "hlas", "hlas-p", "las2d")
+
+
+def _measure(instance, policy: str) -> dict:
+    t = time.perf_counter()
+    result = simulate(instance, make_policy(policy), record_events=False)
+    seconds = time.perf_counter() - t
+    tasks = len(result.schedule.assignments)
+    return {"policy": policy, "jobs": len(instance.jobs), "tasks": tasks, "seconds": round(seconds, 3),
+            "jobs_per_second": round(len(instance.jobs) / seconds, 1), "tasks_per_second": round(tasks / seconds),
+            "valid": bool(result.validation.valid)}
+
+
+def run_sim_bench(out: str | Path = "bench-results/sim.json", as_json: bool = False, quick: bool = False) -> int:
+    window = philly_window(0, n_jobs=120 if quick else 480)
+    large = gavel_poisson(0, n_jobs=500 if quick else 10_000)
+    result = {"suite": "sim", "machine": platform.machine(), "python": platform.python_version(),
+              "philly_window": [_measure(window, p) for p in sorted(POLICIES)],
+              "large": [_measure(large, p) for p in LARGE_POLICIES]}
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    if as_json:
+        print(json.dumps(result))
+    else:
+        for part in ("philly_window", "large"):
+            for r in result[part]:
+                print(f"{part:<14} {r['policy']:<11} {r['jobs']:>6} jobs {r['tasks']:>8} tasks  {r['seconds']:>8.2f} s  "
+                      f"{r['jobs_per_second']:>8} jobs/s")
+        print(f"-> {path}")
+    return 0 if all(r["valid"] for part in ("philly_window", "large") for r in result[part]) else 1
