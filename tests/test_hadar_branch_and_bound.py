@@ -71,3 +71,15 @@ def test_bench_hadar_quick(tmp_path, capsys):
     r = out["one_round"]
     assert r["capacity_respected"] and r["best_total_payoff"] <= r["upper_bound"] + 1e-9
     assert 0 <= r["gap"] < 1 and out["online"]["rounds"] == 2
+
+
+def test_online_cli_with_branch_and_bound_rounds_and_no_dual(capsys):
+    import json
+
+    from hetsched.cli import main
+
+    fig1 = str(INSTANCES / "paper" / "hadar_fig1.json")
+    assert main(["online", fig1, "--round-solver", "bnb", "--no-dual", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dual"] is None and out["finish_slot"] == {"J1": 3, "J2": 2, "J3": 8}
+    assert all(r["proven"] for r in out["rounds"])
