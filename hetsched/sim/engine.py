@@ -59,6 +59,12 @@ class SimState:
         self.rank[np.argsort(view.arrival, kind="stable")] = np.arange(n)
         self._waiting: list[int] = []  # jobs with a ready task, by rank (kept sorted as they come and go)
         self._waiting_keys: list[int] = []
+        self.version = np.zeros(n, dtype=np.int64)  # bumped whenever a job's observable state changes
+        self.changed: set[int] = set()  # jobs whose state changed since the policy's last decision
+
+    def _touch(self, n: int) -> None:
+        self.version[n] += 1
+        self.changed.add(n)
 
     @property
     def idle_gpus(self) -> list[int]:
@@ -143,6 +149,7 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
                 state.arrived[n] = True
                 state.ready[n] = view.tasks_per_round[n]
                 state._enter(n)
+                state._touch(n)
                 if record_events:
                     events.append((now, "arrival", jid[n], 0, 0, ""))
             elif kind == TRAIN_END:
@@ -152,6 +159,7 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
                 (n,) = payload
                 state.rounds_done[n] += 1
                 state.started[n] = 0
+                state._touch(n)
                 if record_events:
                     events.append((now, "round_end", jid[n], int(state.rounds_done[n]) - 1, 0, ""))
                 if state.rounds_done[n] == view.rounds[n]:
@@ -165,7 +173,9 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
                     state._enter(n)
         if not state._waiting or not state.idle.any():
             continue
-        for n, m in policy.assign(state):
+        decided = policy.assign(state)
+        state.changed = set()
+        for n, m in decided:
             n, m = int(n), int(m)
             if not state.idle[m]:
                 raise HetschedError(f"policy {policy.name} started a task on busy GPU {gid[m]} at t={now}")
@@ -179,6 +189,7 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
             state.ready[n] -= 1
             state.started[n] += 1
             state.service[n] += tc
+            state._touch(n)
             if math.isnan(state.first_start[n]):
                 state.first_start[n] = now
             round_end[n] = max(round_end[n], now + tc + ts) if task else now + tc + ts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from hetsched.sim.engine import SimState
@@ -52,3 +54,36 @@ def gang_size(state: SimState, n: int) -> int:
     if state.started[n] > 0:
         return 1
     return min(int(state.ready[n]), state.view.n_gpus)
+
+
+class LazyHeap:
+    """Waiting jobs by a priority key, updated from :attr:`SimState.changed` only (a job's key may
+    change only when its state does): entries carry the job's version and go stale when it moves."""
+
+    def __init__(self):
+        self.heap: list[tuple] = []
+
+    def refresh(self, state: SimState, key) -> None:
+        for n in state.changed:
+            if state.ready[n] > 0:
+                heapq.heappush(self.heap, (key(n), n, int(state.version[n])))
+
+    def pop(self, state: SimState):
+        """The best current (key, job), or None."""
+        while self.heap:
+            k, n, v = heapq.heappop(self.heap)
+            if v == state.version[n] and state.ready[n] > 0:
+                return k, n
+        return None
+
+    def peek(self, state: SimState):
+        """The best current (key, job) without removing it, or None."""
+        while self.heap:
+            k, n, v = self.heap[0]
+            if v == state.version[n] and state.ready[n] > 0:
+                return k, n
+            heapq.heappop(self.heap)
+        return None
+
+    def push(self, state: SimState, k, n: int) -> None:
+        heapq.heappush(self.heap, (k, n, int(state.version[n])))

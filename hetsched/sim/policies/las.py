@@ -29,7 +29,7 @@ from bisect import bisect_right
 import numpy as np
 
 from hetsched.sim.engine import SimState
-from hetsched.sim.policies.common import gang_size, mean_task_time
+from hetsched.sim.policies.common import LazyHeap, gang_size, mean_task_time
 
 
 class _Queues(ABC):
@@ -45,6 +45,7 @@ class _Queues(ABC):
 
     def prepare(self, instance, view) -> None:
         self._units = None
+        self._heap = LazyHeap()
         if self.thresholds is None and (instance.metadata or {}).get("hlas", {}).get("thresholds"):
             self.thresholds = sorted(float(x) for x in instance.metadata["hlas"]["thresholds"])
 
@@ -71,20 +72,21 @@ class Hlas(_Queues):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
-        waiting = state.waiting_jobs()
-        ready = {n: int(state.ready[n]) for n in waiting}
-        key = {n: self._key(state, n, i, state.started[n] > 0) for i, n in enumerate(waiting)}
+        self._heap.refresh(state, lambda n: self._key(state, n, int(state.rank[n]), state.started[n] > 0))
+        ready: dict[int, int] = {}
         out = []
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
-            if not key:
+            top = self._heap.pop(state)
+            while top is not None and ready.get(top[1], 1) == 0:  # an old entry of a job placed in full now
+                top = self._heap.pop(state)
+            if top is None:
                 break
-            n = min(key, key=key.__getitem__)
+            n = top[1]
+            ready.setdefault(n, int(state.ready[n]))
             out.append((n, m))
             ready[n] -= 1
-            if ready[n] == 0:
-                del key[n]
-            else:  # now partially scheduled (its size and queue do not change within the instant)
-                key[n] = self._key(state, n, waiting.index(n), True)
+            if ready[n] > 0:  # now partially scheduled (its size and queue do not change within the instant)
+                self._heap.push(state, self._key(state, n, int(state.rank[n]), True), n)
         return out
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
@@ -125,14 +127,28 @@ class Las2d(_Queues):
         v = state.view
         return float(np.mean(v.train[n])) * int(v.tasks_per_round[n])  # one round's task-GPU time
 
+    def prepare(self, instance, view) -> None:
+        super().prepare(instance, view)
+        self._by_gang: dict[int, LazyHeap] = {}  # one heap per gang size: the first job that fits is a peek away
+
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
+        for n in state.changed:
+            if state.ready[n] > 0:
+                heap = self._by_gang.setdefault(gang_size(state, n), LazyHeap())
+                heap.push(state, (self.queue_of(state.service[n]), int(state.rank[n])), n)
         free = state.idle_gpus
-        waiting = state.waiting_jobs()
-        order = sorted(range(len(waiting)), key=lambda i: (self.queue_of(state.service[waiting[i]]), i))
-        out = []
-        for i in order:
-            n = waiting[i]
-            if gang_size(state, n) <= len(free):
-                out += [(n, free.pop(0)) for _ in range(min(int(state.ready[n]), len(free)))]
+        out: list[tuple[int, int]] = []
+        placed: set[int] = set()
+        while free:  # the highest-priority job whose gang fits in the idle GPUs
+            tops = [(top, heap) for size, heap in self._by_gang.items() if size <= len(free)
+                    for top in [heap.peek(state)] if top is not None]
+            if not tops:
+                break
+            (k, n), heap = min(tops, key=lambda th: th[0])
+            heap.pop(state)
+            if n in placed:
+                continue
+            placed.add(n)
+            out += [(n, free.pop(0)) for _ in range(min(int(state.ready[n]), len(free)))]
         return out
