@@ -140,3 +140,12 @@ def test_simulate_and_compare_cli(tmp_path, capsys):
     assert main(["compare", str(FIG12), "--policies", "hlas,srtf,fifo", "--out", str(d), "--quiet"]) == 0
     assert (d / "srtf.json").read_text() == first and (d / "fifo.json").exists()  # resumed, not rerun
     assert len(json.loads((d / "compare.json").read_text())) == 3
+
+
+def test_bench_sim_quick(tmp_path, capsys):
+    from hetsched.cli import main
+
+    assert main(["bench", "sim", "--quick", "--json", "--out", str(tmp_path / "sim.json")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["policy"] for r in out["philly_window"]} == set(POLICIES)
+    assert all(r["valid"] and r["jobs_per_second"] > 0 for part in ("philly_window", "large") for r in out[part])
