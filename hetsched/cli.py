@@ -258,22 +258,39 @@ def _print_violations(violations) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from hetsched.sim.run import run_policy
+    from hetsched.sim.run import file_stem, run_policy
     from hetsched.sim.workloads import load_workload
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
-    s = run_policy(inst, args.policy, seed=args.seed, out=args.out, workload=args.workload)
+    s = run_policy(inst, args.policy, seed=args.seed, out=args.out, workload=args.workload,
+                   round_seconds=args.round_seconds, restore_seconds=args.restore_seconds)
     s.pop("_jct")
     if args.json:
         print(json.dumps(s))
     else:
-        print(f"workload   {args.workload} ({s['metrics']['jobs']} jobs, {s['tasks']} tasks), seed {args.seed}")
+        size = (f"{s['tasks']} tasks" if s["level"] == "task"
+                else f"{s['rounds']} rounds of {s['round_seconds']:g} s, {s['preemptions']} preemptions")
+        print(f"workload   {args.workload} ({s['metrics']['jobs']} jobs, {size}), seed {args.seed}")
         print(f"policy     {args.policy}: valid {s['valid']}, simulated in {s['seconds']:.2f} s")
         for k, val in s["metrics"].items():
             print(f"  {k:<20} {_fmt(val)}")
         if args.out:
-            print(f"-> {args.out}/{args.policy}.json, {args.out}/{args.policy}-jobs.csv")
+            stem = file_stem(args.policy)
+            print(f"-> {args.out}/{stem}.json, {args.out}/{stem}-jobs.csv")
     return EXIT_OK
+
+
+def _policy_list(text: str) -> list[str]:
+    """Comma-separated policy names; a tiresias threshold list (``tiresias:3600,36000``) keeps its commas."""
+    out: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if out and out[-1].startswith("tiresias:") and part.replace(".", "", 1).isdigit():
+            out[-1] += "," + part
+        else:
+            out.append(part)
+    return out
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -282,12 +299,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
-    rows = compare(inst, [p.strip() for p in args.policies.split(",") if p.strip()], seed=args.seed, out=args.out,
-                   workload=args.workload, progress=say)
+    rows = compare(inst, _policy_list(args.policies), seed=args.seed, out=args.out, workload=args.workload,
+                   progress=say, round_seconds=args.round_seconds, restore_seconds=args.restore_seconds)
     keys = ("avg_jct", "median_jct", "weighted_completion", "makespan", "ftf", "utilization", "queueing_delay")
-    print(f"{'policy':<12}" + "".join(f"{k:>20}" for k in keys))
+    print(f"{'policy':<16}" + "".join(f"{k:>20}" for k in keys))
     for r in rows:
-        print(f"{r['policy']:<12}" + "".join(f"{_fmt(r['metrics'][k]):>20}" for k in keys))
+        print(f"{r['policy']:<16}" + "".join(f"{_fmt(r['metrics'][k]):>20}" for k in keys))
     print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
     return EXIT_OK
 
@@ -470,26 +487,39 @@ def build_parser() -> argparse.ArgumentParser:
     on.add_argument("--json", action="store_true")
     on.set_defaults(func=cmd_online)
 
+    from hetsched.sim.gang_policies import GANG_POLICIES
     from hetsched.sim.policies import POLICIES
+
+    policy_names = sorted(POLICIES) + ["gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
+                                       "hadar[:bnb|dp]", "tiresias[:T1,T2,...]", "yarn-cs"]
+
+    def add_engine_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--round-seconds", type=_positive(float), default=360.0, metavar="S",
+                       help="job-level policies: scheduling round length (default 360, Gavel's and Hadar's)")
+        p.add_argument("--restore-seconds", type=float, default=10.0, metavar="S",
+                       help="job-level policies: checkpoint-restore delay when a job resumes or moves (default 10, Hadar's)")
 
     workload_help = ("an instance file, hare-table2, gavel-poisson, philly (480-job busy window) or "
                      "gavel-trace:PATH (see hetsched.sim.workloads)")
     sm = sub.add_parser("simulate", help="simulate an online policy on a workload; validated; metrics")
     sm.add_argument("workload", help=workload_help)
-    sm.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    sm.add_argument("--policy", required=True, metavar="NAME",
+                    help=f"task-level: {', '.join(sorted(POLICIES))}; job-level (gang): {', '.join(policy_names[len(POLICIES):])}")
     sm.add_argument("--seed", type=int, default=0)
     sm.add_argument("--jobs", type=_positive(int), default=None, help="jobs of a generated workload")
     sm.add_argument("--out", default=None, help="directory for POLICY.json and POLICY-jobs.csv")
     sm.add_argument("--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds")
+    add_engine_options(sm)
     sm.set_defaults(func=cmd_simulate)
 
     cp = sub.add_parser("compare", help="several policies on one workload: a table, JSON, per-job CSVs, JCT CDF")
     cp.add_argument("workload", help=workload_help)
-    cp.add_argument("--policies", required=True, help=f"comma-separated, from: {', '.join(sorted(POLICIES))}")
+    cp.add_argument("--policies", required=True, help=f"comma-separated, from: {', '.join(policy_names)}")
     cp.add_argument("--seed", type=int, default=0)
     cp.add_argument("--jobs", type=_positive(int), default=None)
     cp.add_argument("--out", default="sim-results", help="results; runs already there are kept (resume)")
     cp.add_argument("--quiet", action="store_true")
+    add_engine_options(cp)
     cp.set_defaults(func=cmd_compare)
 
     v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")

@@ -6,7 +6,9 @@ Pairs (j, r) are taken by decreasing priority (ties: lower job index, then lower
 job is placed on r if it has not been placed this round and s_j GPUs of type r are free. A job
 keeps the GPUs it had in the previous round when it is placed on the same type and they are
 free; otherwise it takes free GPUs nobody held in the previous round first, so others can keep theirs.
-The simulator (a separate issue) calls :meth:`RoundScheduler.next_round` once per round.
+The mechanism of one round is :func:`priority_placement`; :meth:`RoundScheduler.next_round` applies it
+to a fixed job set, and the simulator's ``gavel`` policy (:mod:`hetsched.sim.gang_policies.gavel`)
+to the jobs active in each round.
 """
 
 from __future__ import annotations
@@ -38,26 +40,40 @@ class RoundScheduler:
 
     def next_round(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Job id -> (GPU type, GPU ids) for the next round; updates the received shares."""
-        v, p = self.view, self.priorities()
+        v = self.view
         free = {t: list(ids) for t, ids in self.gpus_by_type.items()}
-        held = {g for _, gs in self.previous.values() for g in gs}
-        pairs = sorted(((j, r) for j in range(v.n_jobs) for r in range(len(v.types)) if p[j, r] > -np.inf),
-                       key=lambda jr: (-p[jr], jr[0], jr[1]))
-        placed: dict[int, tuple[int, tuple[str, ...]]] = {}
-        for j, r in pairs:
-            t, need = v.types[r], int(v.scale[j])
-            if j in placed or len(free[t]) < need:
-                continue
-            last = self.previous.get(j)
-            if last is not None and last[0] == r and all(g in free[t] for g in last[1]):
-                chosen = list(last[1])
-            else:
-                chosen = sorted(free[t], key=lambda g: (g in held, free[t].index(g)))[:need]
-            for g in chosen:
-                free[t].remove(g)
-            placed[j] = (r, tuple(chosen))
+        previous = {j: (v.types[r], gs) for j, (r, gs) in self.previous.items()}
+        placed = priority_placement(self.priorities(), v.scale, v.types, free, previous)
         self.elapsed += 1
-        for j, (r, _) in placed.items():
-            self.received[j, r] += 1
-        self.previous = placed
-        return {v.job_ids[j]: (v.types[r], gs) for j, (r, gs) in placed.items()}
+        for j, (t, _) in placed.items():
+            self.received[j, v.types.index(t)] += 1
+        self.previous = {j: (v.types.index(t), gs) for j, (t, gs) in placed.items()}
+        return {v.job_ids[j]: (t, gs) for j, (t, gs) in placed.items()}
+
+
+def priority_placement(priority: np.ndarray, scale, types, free: dict, previous: dict) -> dict:
+    """One round of Gavel's mechanism: (job j, type r) pairs by decreasing ``priority[j, r]``
+    (ties: lower j, then lower r; -inf never runs); j takes ``scale[j]`` GPUs of type r if it has
+    none yet and enough are free. ``free`` maps a type to its free GPUs (any labels, in preference
+    order; consumed), ``previous`` maps a job to the (type, GPUs) it held last round: it keeps them
+    when placed on that type and they are free, else it takes free GPUs nobody held first.
+    Returns job -> (type, GPUs)."""
+    held = {g for _, gs in previous.values() for g in gs}
+    rank = {t: {g: i for i, g in enumerate(gs)} for t, gs in free.items()}
+    n_jobs, n_types = priority.shape
+    pairs = sorted(((j, r) for j in range(n_jobs) for r in range(n_types) if priority[j, r] > -np.inf),
+                   key=lambda jr: (-priority[jr], jr[0], jr[1]))
+    placed: dict[int, tuple[str, tuple]] = {}
+    for j, r in pairs:
+        t, need = types[r], int(scale[j])
+        if j in placed or len(free[t]) < need:
+            continue
+        last = previous.get(j)
+        if last is not None and last[0] == t and all(g in free[t] for g in last[1]):
+            chosen = list(last[1])
+        else:
+            chosen = sorted(free[t], key=lambda g: (g in held, rank[t][g]))[:need]
+        for g in chosen:
+            free[t].remove(g)
+        placed[j] = (t, tuple(chosen))
+    return placed

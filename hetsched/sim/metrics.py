@@ -6,6 +6,8 @@ queueing delay; per job as CSV rows.
 Finish-time fairness (Themis, as Gavel and Hadar use it): rho_n = JCT_n / t_n^iso with
 t_n^iso = N x the job's JCT alone on the whole cluster (each round's tasks list-scheduled on the
 GPU that finishes them first), N the number of jobs; ``ftf`` is max_n rho_n, ``ftf_mean`` the mean.
+Job-level runs (:mod:`hetsched.sim.gang_engine`) use the same rows, with t_n^iso = N x the job
+alone on its fastest gang, and the gang validator's completions.
 """
 
 from __future__ import annotations
@@ -57,12 +59,16 @@ def job_rows(instance: Instance, result: SimResult) -> list[JobRow]:
 
 
 def metrics(instance: Instance, result: SimResult) -> dict[str, float]:
-    rows = job_rows(instance, result)
+    """The summary metrics of a task-level run (module docstring)."""
     view = hare_view(instance)
+    return summarize(job_rows(instance, result), _busy(view, result), view.n_gpus)
+
+
+def summarize(rows: list[JobRow], busy_gpu_seconds: float, n_gpus: int) -> dict[str, float]:
+    """Summary metrics from per-job rows and the GPU-seconds the jobs held (both engines)."""
     jct = np.array([r.jct for r in rows])
     w = np.array([r.weight for r in rows])
     start, end = min(r.arrival for r in rows), max(r.completion for r in rows)
-    busy = _busy(view, result)
     return {
         "jobs": len(rows),
         "weighted_completion": float(sum(r.weight * r.completion for r in rows)),
@@ -72,9 +78,36 @@ def metrics(instance: Instance, result: SimResult) -> dict[str, float]:
         "makespan": float(end - start),
         "ftf": float(max(r.ftf_rho for r in rows)),
         "ftf_mean": float(np.mean([r.ftf_rho for r in rows])),
-        "utilization": busy / (view.n_gpus * (end - start)) if end > start else 0.0,
+        "utilization": float(busy_gpu_seconds / (n_gpus * (end - start))) if end > start else 0.0,
         "queueing_delay": float(np.mean([r.queueing_delay for r in rows])),
     }
+
+
+def gang_job_rows(instance: Instance, result) -> list[JobRow]:
+    """Per-job rows of a job-level run (:class:`~hetsched.sim.gang_engine.GangSimResult`), from the
+    gang validator's completions; t^iso = N x the job alone on its fastest gang."""
+    from hetsched.sim.gang_model import gang_jobs
+
+    data = gang_jobs(instance)
+    completion = result.validation.completion if result.validation else result.completion
+    rows = []
+    for j, jid in enumerate(data.job_ids):
+        c, a = completion[jid], float(data.arrival[j])
+        iso = data.n_jobs * data.alone_seconds(j)
+        rows.append(JobRow(jid, a, float(data.weight[j]), result.first_start[jid], c, c - a,
+                           result.first_start[jid] - a, (c - a) / iso))
+    return rows
+
+
+def gang_metrics(instance: Instance, result) -> dict[str, float]:
+    """The summary metrics of a job-level run; utilization counts the GPU-seconds jobs held
+    (restores included), as the gang validator recomputes them."""
+    from hetsched.sim.gang_validate import validate_gang
+
+    report = result.validation or validate_gang(instance, result.segments, 0.0)
+    out = summarize(gang_job_rows(instance, result), report.busy_gpu_seconds, len(instance.gpus))
+    out["restores"] = float(report.restores)
+    return out
 
 
 def _busy(view: HareView, result: SimResult) -> float:
@@ -83,8 +116,9 @@ def _busy(view: HareView, result: SimResult) -> float:
     return float(sum(view.train[jobs[a.job], gpus[a.gpu]] for a in result.schedule.assignments))
 
 
-def write_job_csv(instance: Instance, result: SimResult, path: str | Path) -> None:
-    rows = job_rows(instance, result)
+def write_job_csv(instance: Instance, result, path: str | Path) -> None:
+    """One row per job (either engine's result)."""
+    rows = gang_job_rows(instance, result) if hasattr(result, "segments") else job_rows(instance, result)
     with Path(path).open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(list(JobRow.__dataclass_fields__))

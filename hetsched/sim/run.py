@@ -13,43 +13,64 @@ import numpy as np
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.sim.engine import simulate
-from hetsched.sim.metrics import job_rows, metrics, write_job_csv
-from hetsched.sim.policies import make_policy
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.metrics import gang_job_rows, gang_metrics, job_rows, metrics, write_job_csv
+from hetsched.sim.policies import is_job_level, make_policy
+
+
+def file_stem(policy: str) -> str:
+    """A policy name as a file name (``gavel:makespan`` -> ``gavel_makespan``)."""
+    return policy.replace(":", "_").replace(",", "-")
 
 
 def run_policy(instance: Instance, policy: str, seed: int = 0, out: str | Path | None = None,
-               workload: str = "") -> dict:
-    """Simulate, validate, measure; write ``out/POLICY.json`` and ``out/POLICY-jobs.csv`` if ``out``."""
+               workload: str = "", round_seconds: float = 360.0, restore_seconds: float = 10.0) -> dict:
+    """Simulate, validate, measure; write ``out/POLICY.json`` and ``out/POLICY-jobs.csv`` if ``out``.
+    Job-level policies run on the gang engine with ``round_seconds`` rounds and ``restore_seconds``
+    checkpoint-restore delays; task-level ones on the task engine (the two options do not apply)."""
     t = time.perf_counter()
-    result = simulate(instance, make_policy(policy))
+    pol = make_policy(policy, seed=seed)
+    if is_job_level(policy):
+        result = simulate_gang(instance, pol, round_seconds, restore_seconds)
+        extra = {"level": "job", "rounds": result.rounds, "preemptions": result.preemptions,
+                 "round_seconds": round_seconds, "restore_seconds": restore_seconds}
+        measured = gang_metrics(instance, result)
+    else:
+        result = simulate(instance, pol)
+        extra = {"level": "task", "tasks": len(result.schedule.assignments)}
+        measured = metrics(instance, result)
     seconds = time.perf_counter() - t
     summary = {"policy": policy, "seed": seed, "workload": workload or instance.name,
-               "instance_hash": instance_hash(instance), "metrics": metrics(instance, result),
-               "valid": bool(result.validation.valid), "seconds": round(seconds, 3),
-               "tasks": len(result.schedule.assignments)}
+               "instance_hash": instance_hash(instance), "metrics": measured,
+               "valid": bool(result.validation.valid), "seconds": round(seconds, 3), **extra}
     if out is not None:
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
-        write_job_csv(instance, result, d / f"{policy}-jobs.csv")
-        (d / f"{policy}.json").write_text(json.dumps(summary, indent=1) + "\n")
-    summary["_jct"] = [r.jct for r in job_rows(instance, result)]
+        write_job_csv(instance, result, d / f"{file_stem(policy)}-jobs.csv")
+        (d / f"{file_stem(policy)}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    summary["_jct"] = [r.jct for r in (gang_job_rows(instance, result) if is_job_level(policy)
+                                       else job_rows(instance, result))]
     return summary
 
 
 def compare(instance: Instance, policies: list[str], seed: int = 0, out: str | Path = "sim-results",
-            workload: str = "", progress=None) -> list[dict]:
+            workload: str = "", progress=None, round_seconds: float = 360.0, restore_seconds: float = 10.0) -> list[dict]:
     d = Path(out)
     h = instance_hash(instance)
     rows = []
     for p in policies:
-        done = d / f"{p}.json"
-        if done.exists() and json.loads(done.read_text()).get("instance_hash") == h and (d / f"{p}-jobs.csv").exists():
+        done = d / f"{file_stem(p)}.json"
+        same = done.exists() and json.loads(done.read_text()).get("instance_hash") == h
+        if same and is_job_level(p):
+            old = json.loads(done.read_text())
+            same = (old.get("round_seconds"), old.get("restore_seconds")) == (round_seconds, restore_seconds)
+        if same and (d / f"{file_stem(p)}-jobs.csv").exists():
             summary = json.loads(done.read_text())
-            summary["_jct"] = list(np.loadtxt(d / f"{p}-jobs.csv", delimiter=",", skiprows=1, usecols=5, ndmin=1))
+            summary["_jct"] = list(np.loadtxt(d / f"{file_stem(p)}-jobs.csv", delimiter=",", skiprows=1, usecols=5, ndmin=1))
             if progress:
                 progress(f"{p}: already in {d}, kept")
         else:
-            summary = run_policy(instance, p, seed, d, workload)
+            summary = run_policy(instance, p, seed, d, workload, round_seconds, restore_seconds)
             if progress:
                 progress(f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)")
         rows.append(summary)

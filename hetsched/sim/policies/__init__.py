@@ -1,4 +1,6 @@
-"""Online policies for :func:`hetsched.sim.engine.simulate`, by name (``POLICIES``)."""
+"""Online policies by name: task-level ones (``POLICIES``, for :func:`hetsched.sim.engine.simulate`)
+and job-level ones (``GANG_POLICIES``, for :func:`hetsched.sim.gang_engine.simulate_gang`).
+A name may carry one argument after a colon: ``gavel:makespan``, ``tiresias:3600,36000``, ``hadar:dp``."""
 
 from __future__ import annotations
 
@@ -19,7 +21,24 @@ POLICIES: dict[str, Callable[..., object]] = {
 }
 
 
-def make_policy(name: str, **options):
+def is_job_level(name: str) -> bool:
+    """True for the gang policies (simulated by the round-based gang engine)."""
+    from hetsched.sim.gang_policies import GANG_POLICIES
+
+    return name.split(":", 1)[0] in GANG_POLICIES
+
+
+def make_policy(name: str, seed: int = 0, **options):
+    """A policy object by name (``NAME`` or ``NAME:ARG``); job-level policies take the seed."""
+    from hetsched.sim.gang_policies import GANG_POLICIES
+
+    base, _, arg = name.partition(":")
+    if base in GANG_POLICIES:
+        cls = GANG_POLICIES[base]
+        if arg and base == "yarn-cs":
+            raise HetschedError(f"policy 'yarn-cs' takes no argument (got '{name}')")
+        return cls(arg, seed=seed, **options) if arg else cls(seed=seed, **options)
     if name not in POLICIES:
-        raise HetschedError(f"unknown policy '{name}' (known: {', '.join(POLICIES)})")
+        known = ", ".join([*POLICIES, *(f"{g}[:ARG]" if g != "yarn-cs" else g for g in GANG_POLICIES)])
+        raise HetschedError(f"unknown policy '{name}' (known: {known})")
     return POLICIES[name](**options)

@@ -1,0 +1,203 @@
+"""A round-based simulator of gang-scheduled jobs (Gavel's and Hadar's model, Sec. 5 of Gavel;
+Sec. III of Hadar); the data model is :mod:`hetsched.sim.gang_model`.
+
+Time runs in scheduling rounds of ``round_seconds`` (Gavel's and Hadar's 6 minutes by default).
+At each round boundary the engine admits the jobs that have arrived, and the policy returns the
+GPUs every job holds during the next round (a gang of exactly s_j GPUs, or nothing: the job
+waits or is preempted). A job that resumes -- it ran before, and its previous round ran on other
+GPUs or it was paused -- first spends ``restore_seconds`` restoring its checkpoint (Hadar: 10 s);
+a job that keeps its GPUs runs on. A job whose work ends inside a round frees its GPUs then;
+they stay idle until the next boundary (reallocation happens at boundaries only, as in Gavel's
+simulator). When no job is active the engine jumps to the first boundary after the next arrival.
+
+Events recorded: arrival, start/resume (with the restore delay), preemption, completion. The run
+is a list of :class:`~hetsched.sim.gang_validate.Segment`; the independent validator
+(:func:`~hetsched.sim.gang_validate.validate_gang`) checks it and recomputes every completion,
+and :func:`simulate_gang` fails loudly if they disagree with the engine's.
+
+Non-clairvoyance: a policy learns a job's remaining work only if it declares ``clairvoyant``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from hetsched.errors import HetschedError, InputError
+from hetsched.instance.model import Instance
+from hetsched.sim.gang_model import GangJobs, gang_jobs
+from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
+
+
+class GangState:
+    """What a policy observes at a round boundary (jobs j and GPUs g by index)."""
+
+    def __init__(self, jobs: GangJobs, clairvoyant: bool, round_seconds: float, restore_seconds: float):
+        self.jobs = jobs
+        self._clairvoyant = clairvoyant
+        self.round_seconds = round_seconds
+        self.restore_seconds = restore_seconds
+        self.now = 0.0
+        self.round = 0
+        n = jobs.n_jobs
+        self.arrived = np.zeros(n, dtype=bool)
+        self.done = np.zeros(n, dtype=bool)
+        self.attained = np.zeros(n)  # GPU-seconds held so far (Tiresias' attained service)
+        self.executed = np.zeros(n)  # seconds the job has held its gang
+        self.rounds_run = np.zeros(n, dtype=np.int64)
+        self.held: dict[int, tuple[int, ...]] = {}  # GPUs of the previous round, for jobs that run on
+        self.order = np.argsort(jobs.arrival, kind="stable")
+        self._remaining = jobs.work.astype(float).copy()
+
+    def active(self) -> list[int]:
+        """Arrived, unfinished jobs in arrival order (ties by index)."""
+        return [int(j) for j in self.order if self.arrived[j] and not self.done[j]]
+
+    def remaining(self, j: int) -> float:
+        """Units of work left: only for clairvoyant policies."""
+        if not self._clairvoyant:
+            raise HetschedError("a non-clairvoyant policy asked for a job's remaining work")
+        return float(self._remaining[j])
+
+
+class GangPolicy(Protocol):
+    name: str
+    clairvoyant: bool
+
+    def prepare(self, instance: Instance, jobs: GangJobs) -> None:
+        """Once, before time 0."""
+
+    def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
+        """Job -> the GPUs it holds during the next round (jobs left out wait)."""
+
+
+@dataclass
+class GangSimResult:
+    policy: str
+    segments: list[Segment]
+    completion: dict[str, float]
+    first_start: dict[str, float]
+    events: list[tuple[float, str, str, str]] = field(default_factory=list)  # (t, kind, job, detail)
+    validation: GangReport | None = None
+    rounds: int = 0
+    preemptions: int = 0
+
+
+def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float = 360.0,
+                  restore_seconds: float = 10.0, record_events: bool = True, check: bool = True) -> GangSimResult:
+    """Run ``policy`` round by round until every job completes; validate the run (module doc)."""
+    if not (round_seconds > 0 and math.isfinite(round_seconds)):
+        raise InputError("simulate", "round_seconds", f"must be a positive number (got {round_seconds})")
+    if not (0 <= restore_seconds < round_seconds):
+        raise InputError("simulate", "restore_seconds", f"must be >= 0 and < the round ({round_seconds} s), got {restore_seconds}")
+    data = gang_jobs(instance)
+    policy.prepare(instance, data)
+    state = GangState(data, getattr(policy, "clairvoyant", False), round_seconds, restore_seconds)
+    L = round_seconds
+    open_seg: dict[int, int] = {}  # job -> index of its segment that ends at the current boundary
+    segments: list[Segment] = []
+    events: list[tuple[float, str, str, str]] = []
+    completion: dict[str, float] = {}
+    first_start: dict[str, float] = {}
+    ran_before = np.zeros(data.n_jobs, dtype=bool)
+    pending = [int(j) for j in state.order]
+    nxt = 0
+    left = data.n_jobs
+    k = 0
+    preemptions = 0
+    while left:
+        t = k * L
+        state.now, state.round = t, k
+        while nxt < len(pending) and data.arrival[pending[nxt]] <= t + 1e-9:
+            j = pending[nxt]
+            state.arrived[j] = True
+            nxt += 1
+            if record_events:
+                events.append((float(data.arrival[j]), "arrival", data.job_ids[j], ""))
+        if not state.active():
+            if nxt >= len(pending):
+                raise HetschedError("no active job and no arrival left, yet jobs are unfinished")
+            k = max(k + 1, int(math.ceil(data.arrival[pending[nxt]] / L - 1e-12)))
+            state.held = {}
+            open_seg = {}
+            continue
+        plan = policy.allocate(state)
+        _check_plan(plan, state, data, policy)
+        for j in list(state.held):
+            if j not in plan:
+                preemptions += 1
+                if record_events:
+                    events.append((t, "preempt", data.job_ids[j], ""))
+        held: dict[int, tuple[int, ...]] = {}
+        new_open: dict[int, int] = {}
+        for j, gpus in sorted(plan.items()):
+            gpus = tuple(int(g) for g in gpus)
+            same = j in state.held and set(state.held[j]) == set(gpus)
+            delay = restore_seconds if ran_before[j] and not same else 0.0
+            rate = data.rate(j, gpus)
+            progress = rate * (L - delay)
+            ids = tuple(data.gpu_ids[g] for g in sorted(gpus))
+            if data.job_ids[j] not in first_start:
+                first_start[data.job_ids[j]] = t
+            if record_events and not same:
+                events.append((t, "resume" if ran_before[j] else "start", data.job_ids[j],
+                               f"{','.join(ids)} restore {delay:g}s" if delay else ",".join(ids)))
+            if same and j in open_seg:  # the job runs on: extend its segment
+                idx = open_seg[j]
+                seg = segments[idx]
+            else:
+                idx, seg = len(segments), None
+            if state._remaining[j] <= progress * (1 + 1e-12):
+                end = t + delay + state._remaining[j] / rate
+                state._remaining[j] = 0.0
+                state.done[j] = True
+                left -= 1
+                completion[data.job_ids[j]] = end
+                if record_events:
+                    events.append((end, "complete", data.job_ids[j], ""))
+            else:
+                end = t + L
+                state._remaining[j] -= progress
+                held[j] = gpus
+                new_open[j] = idx
+            if seg is None:
+                segments.append(Segment(data.job_ids[j], t, end, ids))
+            else:
+                segments[idx] = Segment(seg.job, seg.start, end, seg.gpus)
+            ran_before[j] = True
+            state.attained[j] += len(gpus) * (end - t)
+            state.executed[j] += end - t
+            state.rounds_run[j] += 1
+        state.held = held
+        open_seg = new_open
+        k += 1
+    result = GangSimResult(policy.name, segments, completion, first_start, events, rounds=k, preemptions=preemptions)
+    if check:
+        report = validate_gang(instance, segments, restore_seconds)
+        result.validation = report
+        if not report.valid:
+            raise HetschedError(f"policy {policy.name}: the gang validator rejects the run: "
+                                + "; ".join(v.message for v in report.violations[:5]))
+        for jid, c in completion.items():
+            if abs(report.completion[jid] - c) > 1e-6 * max(1.0, c):
+                raise HetschedError(f"engine and validator disagree on {jid}'s completion: {c} vs {report.completion[jid]}")
+    return result
+
+
+def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJobs, policy) -> None:
+    """Every decision is legal: an active job, a full gang of distinct GPUs it can run on, no GPU twice."""
+    used: set[int] = set()
+    for j, gpus in plan.items():
+        if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
+            raise HetschedError(f"policy {policy.name} placed job index {j}, which is not active at t={state.now}")
+        gs = [int(g) for g in gpus]
+        if len(set(gs)) != len(gs) or len(gs) != data.gang[j]:
+            raise HetschedError(f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}")
+        if used & set(gs):
+            raise HetschedError(f"policy {policy.name} gave a GPU to two jobs at t={state.now}")
+        if any(not (0 <= g < data.n_gpus) or data.throughput[j, data.gpu_type[g]] <= 0 for g in gs):
+            raise HetschedError(f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on")
+        used |= set(gs)

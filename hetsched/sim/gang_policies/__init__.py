@@ -1,0 +1,11 @@
+"""Job-level (gang) policies for :func:`hetsched.sim.gang_engine.simulate_gang`: Gavel round-based
+with an allocation policy, Hadar's online algorithm, Tiresias (2D-LAS) and YARN-CS."""
+
+from hetsched.sim.gang_policies.gavel import Gavel
+from hetsched.sim.gang_policies.hadar import Hadar
+from hetsched.sim.gang_policies.tiresias import Tiresias
+from hetsched.sim.gang_policies.yarn_cs import YarnCs
+
+GANG_POLICIES = {"gavel": Gavel, "hadar": Hadar, "tiresias": Tiresias, "yarn-cs": YarnCs}
+
+__all__ = ["GANG_POLICIES", "Gavel", "Hadar", "Tiresias", "YarnCs"]

@@ -1,0 +1,56 @@
+"""Placement helpers shared by the job-level policies."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from hetsched.sim.gang_engine import GangState
+
+
+def oblivious_gpus(state: GangState, j: int, free: set[int], taken_by_others: set[int],
+                   server_rank: np.ndarray) -> tuple[int, ...] | None:
+    """A gang for job j chosen without looking at GPU speed (YARN-CS, Tiresias): the GPUs it held
+    last round if they are all free; else free GPUs it can run on, GPUs nobody held last round
+    first, filling the servers with the most such GPUs first (locality; ties in ``server_rank``
+    order, a seeded permutation so that no GPU type is favoured). None if too few are free."""
+    data = state.jobs
+    need = int(data.gang[j])
+    prev = state.held.get(j)
+    if prev is not None and set(prev) <= free:
+        return prev
+    usable = [g for g in free if data.throughput[j, data.gpu_type[g]] > 0]
+    if len(usable) < need:
+        return None
+    chosen: list[int] = []
+    for tier in (False, True):  # GPUs nobody else held, then the rest
+        by_server: dict[int, list[int]] = defaultdict(list)
+        for g in usable:
+            if (g in taken_by_others) == tier:
+                by_server[int(data.gpu_server[g])].append(g)
+        for h in sorted(by_server, key=lambda h: (-len(by_server[h]), server_rank[h])):
+            for g in sorted(by_server[h]):
+                if len(chosen) < need:
+                    chosen.append(g)
+    return tuple(chosen) if len(chosen) == need else None
+
+
+def place_in_order(state: GangState, order: list[int], server_rank: np.ndarray,
+                   keep: list[int] | None = None) -> dict[int, tuple[int, ...]]:
+    """Jobs in ``order`` take a gang each while GPUs last (a job that does not fit is skipped, the
+    next may still fit: backfilling). Jobs in ``keep`` are placed first on the GPUs they hold."""
+    free = set(range(state.jobs.n_gpus))
+    plan: dict[int, tuple[int, ...]] = {}
+    for j in keep or []:
+        plan[j] = state.held[j]
+        free -= set(state.held[j])
+    others_held = {g for gs in state.held.values() for g in gs}
+    for j in order:
+        if j in plan:
+            continue
+        gpus = oblivious_gpus(state, j, free, others_held - set(state.held.get(j, ())), server_rank)
+        if gpus is not None:
+            plan[j] = gpus
+            free -= set(gpus)
+    return plan

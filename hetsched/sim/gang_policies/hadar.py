@@ -1,0 +1,80 @@
+"""Hadar's online Algorithm 1 (:mod:`hetsched.hadar.online`) as a simulator policy: every round,
+the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
+prices (5)-(8), solved by branch and bound (:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`,
+``round_time_limit`` seconds, exact on small queues) or by the memoized DP (``hadar:dp``).
+
+The Hadar view is built from the simulator's gang data: slots are the simulator's rounds,
+X_j^r the whole gang's throughput with Hadar's bottleneck progress (so Hadar's rate estimates
+are the simulator's rates), W_j the remaining work (clairvoyant, as the paper assumes), and the
+horizon T the last arrival plus every job run alone on its slowest type, one after another. The
+chosen (machine, type, count) triples become concrete GPUs, keeping the job's GPUs of last round
+where they fit (a move costs a restore)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hetsched.errors import InputError
+from hetsched.hadar.branch_and_bound import dp_allocation_bnb
+from hetsched.hadar.online import dp_allocation
+from hetsched.hadar.price import price_function
+from hetsched.hadar.view import HadarView
+from hetsched.sim.gang_engine import GangState
+
+
+class Hadar:
+    clairvoyant = True
+
+    def __init__(self, solver: str = "bnb", round_time_limit: float = 0.5, eta: float = 1.0, seed: int = 0):
+        if solver not in ("bnb", "dp"):
+            raise InputError("policy", "hadar:SOLVER", f"'bnb' or 'dp', not {solver!r}")
+        self.solver, self.round_time_limit, self.eta = solver, round_time_limit, eta
+        self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
+        self.unproven_rounds = 0
+
+    def prepare(self, instance, jobs) -> None:
+        self.data = jobs
+        self.utility = (instance.metadata or {}).get("hadar", {}).get("utility", "effective-throughput")
+
+    def _view(self, state: GangState) -> HadarView:
+        d, L = self.data, state.round_seconds
+        cap = np.zeros((len(d.servers), len(d.types)), dtype=np.int64)
+        np.add.at(cap, (d.gpu_server, d.gpu_type), 1)
+        arrival = np.floor(d.arrival / L).astype(np.int64) + 1
+        slowest = [math.ceil(d.work[j] / (d.throughput[j][d.throughput[j] > 0].min() * L)) for j in range(d.n_jobs)]
+        horizon = int(arrival.max()) + int(sum(slowest))
+        return HadarView(d.job_ids, d.servers, d.types, cap, arrival, d.gang.copy(), d.work.astype(float),
+                         d.throughput, L, horizon, "bottleneck", self.utility)
+
+    def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
+        d = self.data
+        if not hasattr(self, "view"):
+            self.view = self._view(state)
+        v = self.view
+        queue = state.active()
+        remaining = np.array([state.remaining(j) if state.arrived[j] and not state.done[j] else 0.0
+                              for j in range(d.n_jobs)])
+        prices = price_function(v, queue, None, self.eta)
+        t = state.round + 1
+        if self.solver == "dp":
+            _, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, t)
+        else:
+            res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, t,
+                                    time_limit=self.round_time_limit)
+            chosen = res.chosen
+            self.unproven_rounds += not res.proven
+        free = set(range(d.n_gpus))
+        plan: dict[int, tuple[int, ...]] = {}
+        others = {g for gs in state.held.values() for g in gs}
+        for j, cand in sorted(chosen.items()):
+            mine = set(state.held.get(j, ()))
+            gpus: list[int] = []
+            for h, r, n in cand.alloc:
+                pool = [g for g in free if d.gpu_server[g] == h and d.gpu_type[g] == r]
+                pool.sort(key=lambda g: (g not in mine, g in others, g))
+                gpus += pool[:n]
+            plan[j] = tuple(gpus)
+            free -= set(gpus)
+        return plan

@@ -1,0 +1,118 @@
+"""The independent validator of a job-level (gang) run: a list of segments (job, start, end,
+GPUs), each a stretch of time during which the job held exactly those GPUs.
+
+From the instance's gang data (:func:`hetsched.sim.gang_model.gang_jobs`) alone it checks
+
+* ``unknown``: the job and GPUs exist; ``bad_interval``: start < end, finite;
+* ``arrival``: no segment starts before the job arrives;
+* ``gang``: the segment holds exactly s_j distinct GPUs, on types the job can run on (X > 0);
+* ``overlap``: no GPU is held by two segments at once (double booking);
+* ``progress`` (work conservation): a segment that *resumes* the job -- it ran before and its
+  previous segment ended earlier or on other GPUs -- first spends the checkpoint-restore delay;
+  then the job progresses at min_r X_j^r of its GPUs. The job completes exactly when its work
+  W_j is done: its last segment must end there, and no earlier segment may already finish it;
+* ``incomplete``: every job completes.
+
+It recomputes every completion time C_j and the GPU-seconds held, and returns every violation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from hetsched.instance.model import Instance
+from hetsched.sim.gang_model import gang_jobs
+from hetsched.validate import Violation
+
+
+@dataclass(frozen=True)
+class Segment:
+    job: str
+    start: float
+    end: float
+    gpus: tuple[str, ...]
+
+
+@dataclass
+class GangReport:
+    valid: bool
+    completion: dict[str, float] = field(default_factory=dict)
+    first_start: dict[str, float] = field(default_factory=dict)
+    busy_gpu_seconds: float = 0.0
+    restores: int = 0
+    violations: list[Violation] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"valid": self.valid, "completion": self.completion, "busy_gpu_seconds": self.busy_gpu_seconds,
+                "restores": self.restores,
+                "violations": [{"kind": v.kind, "message": v.message} for v in self.violations]}
+
+
+def validate_gang(instance: Instance, segments: list[Segment], restore_seconds: float) -> GangReport:
+    """Check a gang run and recompute the completions (module docstring)."""
+    data = gang_jobs(instance)
+    jobs = {jid: j for j, jid in enumerate(data.job_ids)}
+    gpus = {gid: g for g, gid in enumerate(data.gpu_ids)}
+    horizon = max([1.0] + [s.end for s in segments if math.isfinite(s.end)])
+    tol = 1e-7 * horizon
+    bad: list[Violation] = []
+    by_job: dict[int, list[Segment]] = defaultdict(list)
+    by_gpu: dict[int, list[tuple[float, float, str]]] = defaultdict(list)
+    busy = 0.0
+    for s in segments:
+        if s.job not in jobs or any(g not in gpus for g in s.gpus):
+            bad.append(Violation("unknown", f"segment {s}: unknown job or GPU"))
+            continue
+        if not (math.isfinite(s.start) and math.isfinite(s.end) and s.start < s.end):
+            bad.append(Violation("bad_interval", f"{s.job}: segment [{s.start}, {s.end}) is empty or not finite"))
+            continue
+        j = jobs[s.job]
+        if s.start < data.arrival[j] - tol:
+            bad.append(Violation("arrival", f"{s.job} runs at {s.start} before it arrives at {data.arrival[j]}"))
+        idx = [gpus[g] for g in s.gpus]
+        if len(set(idx)) != len(idx) or len(idx) != data.gang[j]:
+            bad.append(Violation("gang", f"{s.job} holds {len(set(idx))} distinct GPUs at {s.start}, its gang is {data.gang[j]}"))
+        if any(data.throughput[j, data.gpu_type[g]] <= 0 for g in idx):
+            bad.append(Violation("gang", f"{s.job} holds a GPU of a type it cannot run on at {s.start}"))
+        by_job[j].append(s)
+        for g in set(idx):
+            by_gpu[g].append((s.start, s.end, s.job))
+        busy += len(set(idx)) * (s.end - s.start)
+    for g, spans in by_gpu.items():
+        spans.sort()
+        for (a0, a1, ja), (b0, b1, jb) in zip(spans, spans[1:]):
+            if b0 < a1 - tol:
+                bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by {ja} until {a1} and by {jb} from {b0}"))
+    completion: dict[str, float] = {}
+    first: dict[str, float] = {}
+    restores = 0
+    for j, jid in enumerate(data.job_ids):
+        segs = sorted(by_job.get(j, []), key=lambda s: s.start)
+        if not segs:
+            bad.append(Violation("incomplete", f"{jid} never runs"))
+            continue
+        first[jid] = segs[0].start
+        done, work = 0.0, float(data.work[j])
+        for k, s in enumerate(segs):
+            resumed = k > 0 and (abs(segs[k - 1].end - s.start) > tol or set(segs[k - 1].gpus) != set(s.gpus))
+            delay = restore_seconds if resumed else 0.0
+            restores += resumed
+            rate = min(data.throughput[j, data.gpu_type[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
+            useful = max(0.0, s.end - s.start - delay)
+            if done >= work * (1 - 1e-9):
+                bad.append(Violation("progress", f"{jid} holds GPUs from {s.start} after its work is done"))
+                break
+            if rate > 0 and done + rate * useful >= work * (1 - 1e-9):
+                finish = s.start + delay + (work - done) / rate
+                if k < len(segs) - 1 or abs(finish - s.end) > tol + 1e-9 * finish:
+                    bad.append(Violation("progress", f"{jid} finishes its work at {finish:.9g} but holds GPUs until "
+                                         f"{s.end:.9g}" + (" and runs again later" if k < len(segs) - 1 else "")))
+                completion[jid] = finish
+                done = work
+            else:
+                done += rate * useful
+        if jid not in completion and done < work * (1 - 1e-9):
+            bad.append(Violation("incomplete", f"{jid} does {done:.6g} of its {work:.6g} units of work"))
+    return GangReport(not bad, completion, first, busy, restores, bad)

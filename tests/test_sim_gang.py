@@ -1,0 +1,191 @@
+"""The job-level (gang) simulator: hand-computed runs with preemption and restore delays, the
+independent validator rejecting each kind of broken run, every gang policy valid and
+deterministic on every kind of workload, and policies that cheat are caught."""
+
+import json
+
+import pytest
+
+from hetsched.errors import HetschedError, InputError
+from hetsched.instance.io import load_instance
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.gang_model import gang_jobs
+from hetsched.sim.gang_policies import GANG_POLICIES
+from hetsched.sim.gang_validate import Segment, validate_gang
+from hetsched.sim.metrics import gang_metrics
+from hetsched.sim.policies import is_job_level, make_policy
+from hetsched.sim.workloads import gavel_poisson, philly_window
+
+from conftest import INSTANCES
+
+
+def cluster(types: dict[str, int], per_server: int = 4) -> Cluster:
+    gpus = [(t, i) for t, n in types.items() for i in range(n)]
+    servers = tuple(Server(f"s{k}", tuple(Gpu(f"{t}{i}", t, f"s{k}") for t, i in gpus[j:j + per_server]))
+                    for k, j in enumerate(range(0, len(gpus), per_server)))
+    return Cluster({t: GpuType(t) for t in types}, servers)
+
+
+def job(jid: str, arrival: float, work: float, thr: dict[str, float], gang: int = 1) -> Job:
+    return Job(jid, arrival, 1.0, 1, gang, {t: 1.0 for t in thr}, {t: 0.0 for t in thr}, requested_workers=gang,
+               epochs=1.0, iterations_per_epoch=int(work), throughput=thr)
+
+
+def test_tiresias_preempts_and_the_resumed_job_pays_the_restore_delay():
+    """One GPU, threshold 200 GPU-s, rounds of 360 s, restore 10 s. A (1000 units at 1/s) runs
+    [0, 360) and is demoted; B arrives at 100, runs [360, 460) and completes; A resumes at 720
+    (the GPU idles from 460: reallocation at boundaries), restores until 730 and finishes its
+    640 remaining units at 1370."""
+    inst = Instance("pre", cluster({"a": 1}), (job("A", 0.0, 1000, {"a": 1.0}), job("B", 100.0, 100, {"a": 1.0})))
+    result = simulate_gang(inst, make_policy("tiresias:200"), round_seconds=360, restore_seconds=10)
+    assert result.completion == pytest.approx({"A": 1370.0, "B": 460.0})
+    assert result.validation.completion == pytest.approx(result.completion)
+    assert result.preemptions == 1 and result.validation.restores == 1
+    assert [(s.job, s.start, s.end) for s in result.segments] == [("A", 0, 360), ("B", 360, 460), ("A", 720, 1370)]
+    yarn = simulate_gang(inst, make_policy("yarn-cs"), round_seconds=360, restore_seconds=10)
+    assert yarn.completion == pytest.approx({"A": 1000.0, "B": 1180.0})  # non-preemptive: B waits for A
+    assert yarn.preemptions == 0
+
+
+def test_a_gang_on_mixed_types_runs_at_its_slowest_type():
+    """Hadar's bottleneck (1b): a gang of 2 over a fast and a slow GPU progresses at the slow pace."""
+    inst = Instance("mix", cluster({"fast": 1, "slow": 1}), (job("J", 0.0, 100, {"fast": 4.0, "slow": 1.0}, gang=2),))
+    result = simulate_gang(inst, make_policy("yarn-cs"), round_seconds=360)
+    assert result.completion == pytest.approx({"J": 100.0})
+    assert gang_jobs(inst).alone_seconds(0) == pytest.approx(100.0)
+
+
+def test_gavel_puts_a_lone_job_on_its_fastest_type_and_keeps_it():
+    inst = Instance("one", cluster({"k80": 2, "v100": 2}), (job("J", 0.0, 3000, {"k80": 1.0, "v100": 5.0}, gang=2),))
+    result = simulate_gang(inst, make_policy("gavel"), round_seconds=360)
+    assert result.completion == pytest.approx({"J": 600.0})
+    assert len(result.segments) == 1 and all(g.startswith("v100") for g in result.segments[0].gpus)
+
+
+def test_hare_instances_map_to_gangs_of_rounds():
+    """A Hare job without throughput data: W = rounds, X^r = 1 / (T^c_r + T^s_r) rounds/s."""
+    inst = load_instance(INSTANCES / "paper" / "hare_fig5.json")
+    data = gang_jobs(inst)
+    j0 = inst.jobs[0]
+    for r, t in enumerate(data.types):
+        assert data.throughput[0, r] == pytest.approx(1.0 / (j0.train_time[t] + j0.sync_time[t]))
+    assert data.work[0] == j0.rounds and data.gang[0] == j0.tasks_per_round
+
+
+WORKLOADS = {
+    "philly": lambda: philly_window(0, n_jobs=40, per_type=4),
+    "poisson": lambda: gavel_poisson(1, n_jobs=30, rate_per_hour=40, per_type=4),
+    "hare_fig9": lambda: load_instance(INSTANCES / "paper" / "hare_fig9.json"),
+    "small-07": lambda: load_instance(INSTANCES / "small" / "small-07.json"),
+    "hadar_fig1": lambda: load_instance(INSTANCES / "paper" / "hadar_fig1.json"),
+}
+POLICY_NAMES = ["yarn-cs", "tiresias", "tiresias:60,600", "gavel", "gavel:max-min-fairness", "gavel:makespan",
+                "hadar", "hadar:dp"]
+
+
+@pytest.mark.parametrize("policy", POLICY_NAMES)
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_every_gang_policy_is_valid_deterministic_and_no_faster_than_alone(policy, workload):
+    if policy == "hadar:dp" and workload in ("philly", "poisson"):
+        pytest.skip("the exact DP is exponential in the cluster state: bnb covers the large workloads")
+    inst = WORKLOADS[workload]()
+    L = 60.0 if workload in ("philly", "poisson") else 1.0
+    result = simulate_gang(inst, make_policy(policy, seed=3), round_seconds=L, restore_seconds=0.1 * L)
+    assert result.validation.valid and set(result.completion) == {j.id for j in inst.jobs}
+    data = gang_jobs(inst)
+    for j, jid in enumerate(data.job_ids):  # no job beats its run alone on its fastest gang
+        assert result.completion[jid] - data.arrival[j] >= data.alone_seconds(j) * (1 - 1e-9)
+    m = gang_metrics(inst, result)
+    assert 0 < m["utilization"] <= 1 + 1e-9 and m["avg_jct"] > 0
+    again = simulate_gang(inst, make_policy(policy, seed=3), round_seconds=L, restore_seconds=0.1 * L)
+    assert again.segments == result.segments
+
+
+def test_the_validator_rejects_each_kind_of_broken_run():
+    inst = Instance("v", cluster({"a": 2}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 50.0, 100, {"a": 2.0})))
+    good = [Segment("A", 0, 100, ("a0",)), Segment("B", 50, 100, ("a1",))]
+    assert validate_gang(inst, good, 10.0).valid
+    split = [Segment("A", 0, 40, ("a0",)), Segment("A", 40, 100, ("a0",)), Segment("B", 50, 100, ("a1",))]
+    assert validate_gang(inst, split, 10.0).completion == pytest.approx({"A": 100, "B": 100})  # contiguous: no restore
+    cases = {
+        "overlap": [Segment("A", 0, 100, ("a0",)), Segment("B", 50, 100, ("a0",))],
+        "arrival": [Segment("A", 0, 100, ("a0",)), Segment("B", 0, 50, ("a1",))],
+        "gang": [Segment("A", 0, 100, ("a0", "a1")), Segment("B", 100, 150, ("a1",))],
+        "progress": [Segment("A", 0, 120, ("a0",)), Segment("B", 50, 100, ("a1",))],  # holds GPUs after it is done
+        "incomplete": [Segment("A", 0, 100, ("a0",)), Segment("B", 50, 90, ("a1",))],
+        "unknown": [Segment("A", 0, 100, ("zz",)), Segment("B", 50, 100, ("a1",))],
+        "bad_interval": [Segment("A", 100, 100, ("a0",)), Segment("A", 0, 100, ("a1",)), Segment("B", 50, 100, ("a0",))],
+    }
+    for kind, segs in cases.items():
+        report = validate_gang(inst, segs, 10.0)
+        assert not report.valid and kind in {v.kind for v in report.violations}, kind
+    # a resumed job must pay the restore: without it, A's work ends at 100, with it at 110
+    moved = [Segment("A", 0, 40, ("a0",)), Segment("A", 40, 100, ("a1",)), Segment("B", 100, 150, ("a0",))]
+    report = validate_gang(inst, moved, 10.0)
+    assert not report.valid and {v.kind for v in report.violations} == {"incomplete"}
+    assert validate_gang(inst, [Segment("A", 0, 40, ("a0",)), Segment("A", 40, 110, ("a1",)),
+                                Segment("B", 110, 160, ("a0",))], 10.0).completion["A"] == pytest.approx(110)
+
+
+class _Cheat:
+    clairvoyant = False
+
+    def __init__(self, plan, name="cheat"):
+        self.plan, self.name = plan, name
+
+    def prepare(self, instance, jobs):
+        pass
+
+    def allocate(self, state):
+        return self.plan(state)
+
+
+def test_policies_that_cheat_are_caught():
+    inst = Instance("c", cluster({"a": 2}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 0.0, 100, {"a": 1.0})))
+    with pytest.raises(HetschedError, match="two jobs"):
+        simulate_gang(inst, _Cheat(lambda s: {0: (0,), 1: (0,)}))
+    with pytest.raises(HetschedError, match="gang"):
+        simulate_gang(inst, _Cheat(lambda s: {0: (0, 1)}))
+    with pytest.raises(HetschedError, match="non-clairvoyant"):
+        simulate_gang(inst, _Cheat(lambda s: {0: (0,)} if s.remaining(0) else {}))
+    late = Instance("l", cluster({"a": 1}), (job("A", 500.0, 100, {"a": 1.0}),))
+    with pytest.raises(HetschedError, match="not active"):
+        simulate_gang(late, _Cheat(lambda s: {0: (0,)} if s.now == 0 else {}))
+
+
+def test_bad_engine_options_and_unknown_policy_arguments_are_input_errors():
+    inst = Instance("o", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}),))
+    with pytest.raises(InputError, match="restore_seconds"):
+        simulate_gang(inst, make_policy("yarn-cs"), round_seconds=10, restore_seconds=10)
+    for bad in ("gavel:nope", "tiresias:5,2", "tiresias:x", "hadar:lp"):
+        with pytest.raises(InputError):
+            make_policy(bad)
+    with pytest.raises(HetschedError):
+        make_policy("yarn-cs:1")
+    assert is_job_level("gavel:makespan") and not is_job_level("gavel-fifo")
+    assert set(GANG_POLICIES) == {"gavel", "hadar", "tiresias", "yarn-cs"}
+    big = Instance("b", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}, gang=2),))
+    with pytest.raises(InputError, match="requested_workers"):
+        gang_jobs(big)
+
+
+def test_simulate_and_compare_cli_with_gang_policies(tmp_path, capsys):
+    from hetsched.cli import main
+
+    fig = str(INSTANCES / "paper" / "hadar_fig1.json")
+    assert main(["simulate", fig, "--policy", "hadar", "--round-seconds", "1", "--restore-seconds", "0",
+                 "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["level"] == "job" and s["valid"] and {"avg_jct", "weighted_jct", "makespan", "ftf", "utilization",
+                                                     "queueing_delay"} <= set(s["metrics"])
+    d = tmp_path / "cmp"
+    args = ["compare", fig, "--policies", "yarn-cs,tiresias:1,5,gavel:makespan", "--out", str(d), "--quiet",
+            "--round-seconds", "1", "--restore-seconds", "0.1"]
+    assert main(args) == 0
+    assert {"yarn-cs.json", "tiresias_1-5.json", "gavel_makespan.json", "jct_cdf.png"} <= {p.name for p in d.iterdir()}
+    before = (d / "gavel_makespan.json").stat().st_mtime_ns
+    assert main(args) == 0  # resumed: nothing recomputed
+    assert (d / "gavel_makespan.json").stat().st_mtime_ns == before
+    assert main(args[:-1] + ["0.2"]) == 0  # another restore delay is another experiment
+    assert json.loads((d / "gavel_makespan.json").read_text())["restore_seconds"] == 0.2
