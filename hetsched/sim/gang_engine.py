@@ -32,6 +32,9 @@ from hetsched.sim.gang_model import GangJobs, gang_jobs
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
 
+IDLE_LIMIT = 1000  # consecutive rounds in which a policy runs nothing while jobs wait: a stuck policy
+
+
 class GangState:
     """What a policy observes at a round boundary (jobs j and GPUs g by index)."""
 
@@ -108,6 +111,7 @@ def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float =
     left = data.n_jobs
     k = 0
     preemptions = 0
+    idle_rounds = 0
     while left:
         t = k * L
         state.now, state.round = t, k
@@ -126,6 +130,10 @@ def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float =
             continue
         plan = policy.allocate(state)
         _check_plan(plan, state, data, policy)
+        idle_rounds = idle_rounds + 1 if not plan else 0
+        if idle_rounds > IDLE_LIMIT:
+            raise HetschedError(f"policy {policy.name} left every GPU idle for {IDLE_LIMIT} rounds with "
+                                f"{left} job(s) waiting (t={t})")
         for j in list(state.held):
             if j not in plan:
                 preemptions += 1

@@ -36,6 +36,11 @@ class Gavel:
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
+        # Gavel runs a gang on one type: a type with fewer GPUs than the gang cannot hold the job
+        self.thr = np.where(jobs.type_count()[None, :] >= jobs.gang[:, None], jobs.throughput, 0.0)
+        for j in np.flatnonzero(~np.any(self.thr > 0, axis=1)):
+            raise InputError(instance.name, f"$.jobs[{j}].requested_workers",
+                             f"Gavel runs a gang on one GPU type; no type has {jobs.gang[j]} GPUs the job can use")
         self.received = np.zeros((jobs.n_jobs, len(jobs.types)))
         self.elapsed = np.zeros(jobs.n_jobs)
         self.active_set: tuple[int, ...] = ()
@@ -45,7 +50,7 @@ class Gavel:
         d = self.data
         steps = np.array([state.remaining(j) for j in active]) if self.clairvoyant else np.full(len(active), np.nan)
         view = AllocationView(tuple(d.job_ids[j] for j in active), d.types, d.type_count().astype(float),
-                              d.throughput[active], d.gang[active].astype(float), d.weight[active], steps,
+                              self.thr[active], d.gang[active].astype(float), d.weight[active], steps,
                               np.full(len(d.types), np.nan))
         status, _, x, _ = solve_max_min(coefficients(view, self.allocation), view.scale, view.count)
         bad = check_allocation(view, x)
@@ -64,7 +69,7 @@ class Gavel:
         share = self.received[active] / np.maximum(1.0, self.elapsed[active])[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             p = np.where(share > 0, self.x / np.where(share > 0, share, 1.0), np.inf)
-        p = np.where((self.x > 1e-9) & (d.throughput[active] > 0), p, -np.inf)
+        p = np.where((self.x > 1e-9) & (self.thr[active] > 0), p, -np.inf)
         free = {t: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r, t in enumerate(d.types)}
         previous = {i: (d.types[d.gpu_type[state.held[j][0]]], state.held[j])
                     for i, j in enumerate(active) if j in state.held}

@@ -1,7 +1,9 @@
 """Hadar's online Algorithm 1 (:mod:`hetsched.hadar.online`) as a simulator policy: every round,
 the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
 prices (5)-(8), solved by branch and bound (:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`,
-``round_time_limit`` seconds, exact on small queues) or by the memoized DP (``hadar:dp``).
+stopped after ``node_limit`` nodes -- a node budget, not a time limit, so that runs are
+deterministic; ``round_time_limit`` is only a guard -- and exact on small queues) or by the
+memoized DP (``hadar:dp``). Rounds whose search stopped early are counted in ``unproven_rounds``.
 
 The Hadar view is built from the simulator's gang data: slots are the simulator's rounds,
 X_j^r the whole gang's throughput with Hadar's bottleneck progress (so Hadar's rate estimates
@@ -27,10 +29,11 @@ from hetsched.sim.gang_engine import GangState
 class Hadar:
     clairvoyant = True
 
-    def __init__(self, solver: str = "bnb", round_time_limit: float = 0.5, eta: float = 1.0, seed: int = 0):
+    def __init__(self, solver: str = "bnb", node_limit: int = 20_000, round_time_limit: float = 60.0,
+                 eta: float = 1.0, seed: int = 0):
         if solver not in ("bnb", "dp"):
             raise InputError("policy", "hadar:SOLVER", f"'bnb' or 'dp', not {solver!r}")
-        self.solver, self.round_time_limit, self.eta = solver, round_time_limit, eta
+        self.solver, self.node_limit, self.round_time_limit, self.eta = solver, node_limit, round_time_limit, eta
         self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
         self.unproven_rounds = 0
 
@@ -62,7 +65,7 @@ class Hadar:
             _, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, t)
         else:
             res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, t,
-                                    time_limit=self.round_time_limit)
+                                    node_limit=self.node_limit, time_limit=self.round_time_limit)
             chosen = res.chosen
             self.unproven_rounds += not res.proven
         free = set(range(d.n_gpus))
