@@ -30,15 +30,21 @@ def run_policy(instance: Instance, policy: str, seed: int = 0, out: str | Path |
     checkpoint-restore delays; task-level ones on the task engine (the two options do not apply)."""
     t = time.perf_counter()
     pol = make_policy(policy, seed=seed)
+    machine = instance
     if is_job_level(policy):
         result = simulate_gang(instance, pol, round_seconds, restore_seconds)
         extra = {"level": "job", "rounds": result.rounds, "preemptions": result.preemptions,
                  "round_seconds": round_seconds, "restore_seconds": restore_seconds}
         measured = gang_metrics(instance, result)
     else:
-        result = simulate(instance, pol)
+        machine = pol.machine(instance) if hasattr(pol, "machine") else instance
+        result = simulate(machine, pol)
         extra = {"level": "task", "tasks": len(result.schedule.assignments)}
-        measured = metrics(instance, result)
+        if machine is not instance:  # the policy ran on GPU groups: say which and how good
+            g = pol.grouping
+            extra["gpu_groups"] = {"groups": len(g.groups), "method": g.method, "spread": g.spread,
+                                   "members": [[instance.gpus[m].id for m in grp] for grp in g.groups]}
+        measured = metrics(machine, result)
     seconds = time.perf_counter() - t
     summary = {"policy": policy, "seed": seed, "workload": workload or instance.name,
                "instance_hash": instance_hash(instance), "metrics": measured,
@@ -46,10 +52,10 @@ def run_policy(instance: Instance, policy: str, seed: int = 0, out: str | Path |
     if out is not None:
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
-        write_job_csv(instance, result, d / f"{file_stem(policy)}-jobs.csv")
+        write_job_csv(machine, result, d / f"{file_stem(policy)}-jobs.csv")
         (d / f"{file_stem(policy)}.json").write_text(json.dumps(summary, indent=1) + "\n")
     summary["_jct"] = [r.jct for r in (gang_job_rows(instance, result) if is_job_level(policy)
-                                       else job_rows(instance, result))]
+                                       else job_rows(machine, result))]
     return summary
 
 

@@ -1,6 +1,6 @@
 """Online policies by name: task-level ones (``POLICIES``, for :func:`hetsched.sim.engine.simulate`)
 and job-level ones (``GANG_POLICIES``, for :func:`hetsched.sim.gang_engine.simulate_gang`).
-A name may carry one argument after a colon: ``gavel:makespan``, ``tiresias:3600,36000``, ``hadar:dp``."""
+A name may carry one argument after a colon: ``gavel:makespan``, ``tiresias:3600,36000``, ``hadar:dp``, ``hlas:20`` (HLAS on 20 GPU groups)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ POLICIES: dict[str, Callable[..., object]] = {
     "fifo": Fifo, "sched-homo": SchedHomo, "srtf": Srtf, "allox": AlloX,
 }
 
+GROUPED = ("hlas", "hlas-p")  # take ``:U``, a number of GPU groups (eqs. (4)-(6) of the TCC paper)
+
 
 def is_job_level(name: str) -> bool:
     """True for the gang policies (simulated by the round-based gang engine)."""
@@ -38,7 +40,11 @@ def make_policy(name: str, seed: int = 0, **options):
         if arg and base == "yarn-cs":
             raise HetschedError(f"policy 'yarn-cs' takes no argument (got '{name}')")
         return cls(arg, seed=seed, **options) if arg else cls(seed=seed, **options)
+    if arg and base in GROUPED:
+        if not arg.isdigit() or int(arg) < 1:
+            raise HetschedError(f"policy '{base}:U' takes a number of GPU groups U >= 1 (got '{arg}')")
+        return POLICIES[base](groups=int(arg), **options)
     if name not in POLICIES:
-        known = ", ".join([*POLICIES, *(f"{g}[:ARG]" if g != "yarn-cs" else g for g in GANG_POLICIES)])
+        known = ", ".join([*(f"{p}[:U]" if p in GROUPED else p for p in POLICIES), *(f"{g}[:ARG]" if g != "yarn-cs" else g for g in GANG_POLICIES)])
         raise HetschedError(f"unknown policy '{name}' (known: {known})")
     return POLICIES[name](**options)

@@ -8,13 +8,20 @@
 * ``hlas-p`` (Sec. 5.B): expected size (R^r + R^p) T-bar_n with R^p = the predicted extra
   rounds; in each queue, sub-queue q^1 (R^p > 0, larger R^p first) before q^2 (FIFO). The
   prediction is a *hint*: at least ``min_rounds[job]`` rounds (the instance's
-  ``metadata.hlas_p.min_rounds``, as in Fig. 12c); R^p = max(0, hint - R^r). The paper's
-  loss-curve + history predictor needs loss curves, which no shipped trace has.
+  ``metadata.hlas_p.min_rounds``, as in Fig. 12c), alpha = max(0, hint - R^r), standing in for
+  the paper's loss-curve fit (no shipped trace has loss curves). The history step of Sec. V.A is
+  built: once jobs with the same model name have completed, R^p = the average of alpha and their
+  mean rounds still to run (``history=False`` turns it off). The NAS-group step is not (no trace
+  marks NAS groups).
 * ``las2d`` (Tiresias' 2D-LAS as the TCC paper describes it): attained service = task-GPU time
   (sum of T^c of the tasks run), the same queues, FIFO inside a queue, and a round starts only
   when as many GPUs as it has tasks are idle (no relaxed synchronization; at most all GPUs), on
   idle GPUs in index order (heterogeneity-oblivious). A job that does not fit is skipped for this
   instant.
+
+GPU groups (``hlas:U``, ``hlas-p:U``): the preparation stage of HLAS, eqs. (4)-(6). The policy
+then runs on a machine whose GPUs are U groups of similar speed (:mod:`hetsched.sim.gpu_groups`;
+``machine`` below); without U every GPU is its own group, as in the TCC paper's toy examples.
 
 Thresholds E_1 < E_2 < ... (a job of size H is in queue 1 + #{k : E_k <= H}): the policy's
 option, else the instance's ``metadata.hlas.thresholds``, else 2, 8 and 32 times the median
@@ -63,6 +70,21 @@ class _Queues(ABC):
 class Hlas(_Queues):
     name = "hlas"
 
+    def __init__(self, thresholds: list[float] | None = None, groups: int | None = None):
+        super().__init__(thresholds)
+        self.groups = groups
+        self.grouping = None
+
+    def machine(self, instance):
+        """The cluster this policy schedules on: U GPU groups (eqs. (4)-(6)), or the GPUs as they are."""
+        if self.groups is None:
+            return instance
+        from hetsched.sim.gpu_groups import grouped_cluster
+
+        self.grouping = grouped_cluster(instance, self.groups)
+        self.name = f"{type(self).name}:{self.groups}"
+        return self.grouping.machine
+
     def unit(self, state: SimState, n: int) -> float:
         v = state.view
         return mean_task_time(state, n) * int(v.tasks_per_round[n]) / v.n_gpus  # T-bar_n
@@ -97,9 +119,11 @@ class Hlas(_Queues):
 class HlasP(Hlas):
     name = "hlas-p"
 
-    def __init__(self, thresholds: list[float] | None = None, min_rounds: dict[str, int] | None = None):
-        super().__init__(thresholds)
+    def __init__(self, thresholds: list[float] | None = None, min_rounds: dict[str, int] | None = None,
+                 groups: int | None = None, history: bool = True):
+        super().__init__(thresholds, groups)
         self.min_rounds = min_rounds
+        self.history = history
 
     def prepare(self, instance, view) -> None:
         super().prepare(instance, view)
@@ -107,9 +131,39 @@ class HlasP(Hlas):
         if hints is None:
             hints = dict((instance.metadata or {}).get("hlas_p", {}).get("min_rounds", {}))
         self._hint = np.array([int(hints.get(j, 0)) for j in view.job_ids])
+        names = [job.model.name if job.model is not None else None for job in instance.jobs]
+        self._family = [name if self.history else None for name in names]
+        self._seen: dict[str, list[int]] = {}  # model name -> rounds of its completed jobs
+        self._recorded = np.zeros(view.n_jobs, dtype=bool)
 
-    def predicted(self, state: SimState, n: int) -> int:
-        return max(0, int(self._hint[n]) - int(state.rounds_done[n]))  # R^p_n(t)
+    def _learn(self, state: SimState) -> bool:
+        """Record the rounds of jobs that completed since the last decision (the history)."""
+        learned = False
+        for n in state.changed:
+            if state.done[n] and not self._recorded[n]:
+                self._recorded[n] = True
+                if self._family[n] is not None:
+                    self._seen.setdefault(self._family[n], []).append(state.total_rounds(n))
+                    learned = True
+        return learned
+
+    def predicted(self, state: SimState, n: int) -> float:
+        """R^p_n(t): alpha = the hint's rounds still to run; with similar completed jobs (same model
+        name) in history, the average of alpha and their mean rounds still to run (Sec. V.A)."""
+        done = int(state.rounds_done[n])
+        alpha = max(0, int(self._hint[n]) - done)
+        past = self._seen.get(self._family[n]) if self._family[n] is not None else None
+        if not past:
+            return float(alpha)
+        return max(0.0, (alpha + float(np.mean(past)) - done) / 2)
+
+    def assign(self, state: SimState) -> list[tuple[int, int]]:
+        self._setup(state)
+        if self._learn(state):  # predictions of waiting jobs changed: re-key them all
+            self._heap = LazyHeap()
+            for n in state.waiting_jobs():
+                self._heap.push(state, self._key(state, n, int(state.rank[n]), state.started[n] > 0), n)
+        return super().assign(state)
 
     def size(self, state: SimState, n: int) -> float:
         return (float(state.rounds_done[n]) + self.predicted(state, n)) * self._units[n]
