@@ -487,9 +487,9 @@ def build_parser() -> argparse.ArgumentParser:
     on.add_argument("--json", action="store_true")
     on.set_defaults(func=cmd_online)
 
-    from hetsched.sim.gang_policies import GANG_POLICIES
-    from hetsched.sim.policies import POLICIES
+    from hetsched.sim.policies import GROUPED, POLICIES
 
+    task_names = [f"{p}[:U groups]" if p in GROUPED else p for p in sorted(POLICIES)]
     policy_names = sorted(POLICIES) + ["gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
                                        "hadar[:bnb|dp]", "tiresias[:T1,T2,...]", "yarn-cs"]
 
@@ -499,12 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--restore-seconds", type=float, default=10.0, metavar="S",
                        help="job-level policies: checkpoint-restore delay when a job resumes or moves (default 10, Hadar's)")
 
-    workload_help = ("an instance file, hare-table2, gavel-poisson, philly (480-job busy window) or "
+    workload_help = ("an instance file, hare-table2, gavel-poisson, philly (480-job busy window), philly-static (its jobs all at time 0) or "
                      "gavel-trace:PATH (see hetsched.sim.workloads)")
     sm = sub.add_parser("simulate", help="simulate an online policy on a workload; validated; metrics")
     sm.add_argument("workload", help=workload_help)
     sm.add_argument("--policy", required=True, metavar="NAME",
-                    help=f"task-level: {', '.join(sorted(POLICIES))}; job-level (gang): {', '.join(policy_names[len(POLICIES):])}")
+                    help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(policy_names[len(POLICIES):])}")
     sm.add_argument("--seed", type=int, default=0)
     sm.add_argument("--jobs", type=_positive(int), default=None, help="jobs of a generated workload")
     sm.add_argument("--out", default=None, help="directory for POLICY.json and POLICY-jobs.csv")

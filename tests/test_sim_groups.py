@@ -1,7 +1,6 @@
 """HLAS's GPU groups (TCC'24 (4)-(6)) as the machine a policy runs on, and HLAS-P's history
 predictor (Sec. V.A)."""
 
-import numpy as np
 import pytest
 
 from hetsched.errors import HetschedError, InputError

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from hetsched.errors import InputError
 from hetsched.instance.hare_view import hare_view

@@ -5,6 +5,7 @@ T^c, T^s). A workload spec is one of:
 * ``hare-table2``: Hare's Table 2 mix on V100/T4/K80/M60 (:func:`hetsched.generators.hare_table2`);
 * ``gavel-poisson``: Gavel's measured throughputs, Poisson arrivals, Philly's GPU-count split;
 * ``philly``: a busy window of the Philly trace (480 jobs, 3 types x 20 GPUs, as Hadar uses);
+* ``philly-static``: the same jobs, all submitted at time 0 (Hadar's "static trace" setting);
 * ``gavel-trace:PATH``: one of Gavel's trace files (``data/gavel/traces/``).
 
 Every job-level trace becomes Hare's model the same way (:func:`gavel_job`):
@@ -92,9 +93,9 @@ def philly_split(rows) -> dict[int, float]:
 
 
 def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str = "6214e9",
-                  table: ThroughputTable | None = None, max_rounds: int = MAX_ROUNDS) -> Instance:
+                  table: ThroughputTable | None = None, max_rounds: int = MAX_ROUNDS, static: bool = False) -> Instance:
     """The ``n_jobs`` consecutive submissions of VC ``vc`` with the shortest span (the busiest
-    window), on ``per_type`` GPUs of each of K80, P100, V100.
+    window), on ``per_type`` GPUs of each of K80, P100, V100; ``static``: all submitted at 0.
 
     Assumptions (the trace has no GPU types or models): a job's GPU count becomes Gavel's scale
     factor (1, 2, 4, 8; more -> 8); its model is drawn (seeded) among the models Gavel measured at
@@ -114,9 +115,9 @@ def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str 
         scale = min(8, 1 << max(0, (g - 1).bit_length())) if g > 1 else 1
         model = keys[scale][int(rng.integers(len(keys[scale])))]
         iterations = d * table.isolated["p100"][(model, scale)]
-        jobs.append(gavel_job(f"J{k}", t - window[0][0], model, scale, iterations, table, max_rounds=max_rounds))
-    return Instance(f"philly-{vc}-{n_jobs}-s{seed}", cluster(per_type), tuple(jobs),
-                    description=f"Philly VC {vc}, the busiest {n_jobs}-job window (starting "
+        jobs.append(gavel_job(f"J{k}", 0.0 if static else t - window[0][0], model, scale, iterations, table, max_rounds=max_rounds))
+    return Instance(f"philly-{vc}-{n_jobs}-s{seed}{'-static' if static else ''}", cluster(per_type), tuple(jobs),
+                    description=f"{'All at time 0: ' if static else ''}Philly VC {vc}, the busiest {n_jobs}-job window (starting "
                                 f"{datetime.fromtimestamp(window[0][0]).isoformat()}); see hetsched.sim.workloads",
                     metadata={"generator": "hetsched.sim.workloads.philly_window", "seed": seed})
 
@@ -175,8 +176,8 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return hare_table2(seed, **sized)
     if spec == "gavel-poisson":
         return gavel_poisson(seed, **sized)
-    if spec == "philly":
-        return philly_window(seed, **sized)
+    if spec in ("philly", "philly-static"):
+        return philly_window(seed, static=spec == "philly-static", **sized)
     if spec.startswith("gavel-trace:"):
         from hetsched.allocation.gavel_data import load_trace
 
@@ -185,4 +186,4 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return coarsen(load_trace(path, table, {t: 20 for t in TYPES}))
     if Path(spec).suffix == ".json":
         return load_instance(spec)
-    raise InputError(spec, "$", "unknown workload: an instance file, hare-table2, gavel-poisson, philly or gavel-trace:PATH")
+    raise InputError(spec, "$", "unknown workload: an instance file, hare-table2, gavel-poisson, philly, philly-static or gavel-trace:PATH")
