@@ -1,4 +1,5 @@
-"""Command line: ``hetsched solve | heuristic | allocate | import-gavel | online | simulate | compare | audit | validate | models | schema | generate | certify | bench``.
+"""Command line: ``hetsched solve | heuristic | allocate | import-gavel | online | simulate | compare | audit | validate | models | schema | generate | certify | bench``
+and (in :mod:`hetsched.cli_research`) ``show | export | sweep | solvers``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -564,6 +565,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="the two smallest sizes only (a smoke test)")
     b.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     b.set_defaults(func=cmd_bench)
+
+    from hetsched.cli_research import register
+
+    register(sub, _positive(int))
     return p
 
 

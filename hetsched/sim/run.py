@@ -86,32 +86,7 @@ def compare(instance: Instance, policies: list[str], seed: int = 0, out: str | P
 
 
 def jct_cdf(rows: list[dict], out: Path) -> Path:
-    """The JCT CDF of every policy: a PNG with matplotlib, else the points as CSV."""
-    try:
-        import matplotlib
+    """The JCT CDF of every policy in ``out/jct_cdf.png``."""
+    from hetsched.plots.cdf import draw_jct_cdf
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        path = out / "jct_cdf.csv"
-        with path.open("w") as f:
-            f.write("policy,jct,fraction\n")
-            for r in rows:
-                x = np.sort(r["_jct"])
-                for i, v in enumerate(x):
-                    f.write(f"{r['policy']},{v},{(i + 1) / len(x)}\n")
-        return path
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for r in rows:
-        x = np.sort(r["_jct"])
-        ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=r["policy"])
-    ax.set_xscale("log")
-    ax.set_xlabel("JCT (s)")
-    ax.set_ylabel("fraction of jobs")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = out / "jct_cdf.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return draw_jct_cdf({r["policy"]: r["_jct"] for r in rows}, out / "jct_cdf.png")

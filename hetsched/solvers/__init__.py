@@ -8,6 +8,7 @@ from typing import Callable
 import hetsched.solvers._compat  # noqa: F401  (must come first)
 from hetsched.solvers.cpsat import CpsatProblem, solve_cpsat
 from hetsched.solvers.highs import solve_pyomo_highs
+from hetsched.solvers.optional import OPTIONAL, is_available, optional_solve
 from hetsched.solvers.result import RawResult, SolveResult, Status, relative_gap
 
 
@@ -21,6 +22,13 @@ class Backend:
 SOLVERS: dict[str, Backend] = {
     "highs": Backend("highs", "pyomo", solve_pyomo_highs),
     "cpsat": Backend("cpsat", "cpsat", solve_cpsat),
+    # optional, found at run time (hetsched.solvers.optional): usable where installed
+    **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }
 
-__all__ = ["SOLVERS", "Backend", "CpsatProblem", "RawResult", "SolveResult", "Status", "relative_gap"]
+
+def available_solvers() -> list[str]:
+    """The solvers this machine can run now: HiGHS and CP-SAT always, the optional ones if found."""
+    return [name for name in SOLVERS if name not in OPTIONAL or is_available(name)]
+
+__all__ = ["SOLVERS", "OPTIONAL", "available_solvers", "Backend", "CpsatProblem", "RawResult", "SolveResult", "Status", "relative_gap"]

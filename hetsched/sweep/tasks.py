@@ -1,0 +1,76 @@
+"""One sweep run, executed in a worker process (local pool or Dask): a plain function of a
+picklable :class:`~hetsched.sweep.spec.Task` returning a plain dict (one store row).
+
+Every returned schedule was checked by the independent validator inside ``solve``,
+``run_heuristic`` or the simulator; the row carries the validator's verdict. A run that fails
+is recorded with status ``error`` and the reason, so the sweep goes on and the failure is kept."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+from hetsched.sweep.spec import Task
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Run ``task`` and return its row (``key, method, instance, seed, status, objective, bound,
+    gap, valid, seconds, payload``)."""
+    row: dict[str, Any] = {"key": task.key, "method": task.method.label, "instance": task.source,
+                           "seed": task.seed, "status": "error", "objective": None, "bound": None,
+                           "gap": None, "valid": None, "seconds": None, "payload": {}}
+    t0 = time.perf_counter()
+    try:
+        row.update(_run(task))
+    except Exception as exc:  # recorded, not raised: one failing run must not stop a sweep
+        from hetsched.errors import HetschedError
+
+        row["payload"] = {"error": f"{exc.__class__.__name__}: {exc}"}
+        if not isinstance(exc, HetschedError):
+            row["payload"]["traceback"] = traceback.format_exc(limit=5)
+    row["seconds"] = round(time.perf_counter() - t0, 6)
+    return row
+
+
+def _instance(task: Task):
+    if task.is_file:
+        from hetsched.instance.io import load_instance
+
+        return load_instance(task.source)
+    from hetsched.sim.workloads import load_workload
+
+    return load_workload(task.source, seed=task.seed)
+
+
+def _run(task: Task) -> dict[str, Any]:
+    m = task.method
+    inst = _instance(task)
+    if m.kind == "solve":
+        from hetsched.solve import solve
+
+        res = solve(inst, m.name, m.params.get("solver", "highs"), time_limit=task.time_limit,
+                    threads=task.threads, seed=task.seed, options=m.params.get("options"))
+        return _from_result(res)
+    if m.kind == "heuristic":
+        from hetsched.heuristic import run_heuristic
+
+        extra = {k: m.params[k] for k in ("order", "rule") if k in m.params}
+        res = run_heuristic(inst, m.name, time_limit=task.time_limit, threads=task.threads, seed=task.seed, **extra)
+        return _from_result(res)
+    from hetsched.sim.run import run_policy
+
+    extra = {k: float(m.params[k]) for k in ("round_seconds", "restore_seconds") if k in m.params}
+    summary = run_policy(inst, m.name, seed=task.seed, workload=task.source, **extra)
+    summary.pop("_jct", None)
+    metrics = summary["metrics"]
+    # the objective of every method in a sweep is Hare's sum_n w_n C_n, so rows compare across methods
+    return {"status": "done" if summary["valid"] else "invalid", "objective": metrics.get("weighted_completion"),
+            "valid": bool(summary["valid"]), "payload": summary}
+
+
+def _from_result(res) -> dict[str, Any]:
+    out = res.to_dict()
+    out.pop("solution", None)  # schedules can be large; the row keeps the numbers and the verdict
+    return {"status": res.status.value, "objective": res.objective, "bound": res.bound, "gap": res.gap,
+            "valid": None if res.validation is None else bool(res.validation.valid), "payload": out}
