@@ -36,7 +36,9 @@ def draw_audit_histogram(report: dict, path: str | Path, source: str = "report")
     for ax, (label, values) in zip(axes[:, 0], panels):
         finite = values[np.isfinite(values)]
         over = int(np.sum(finite > 1 + 1e-9))
-        ax.hist(finite, bins=40, color="tab:blue" if over == 0 else "tab:red", alpha=0.8)
+        bins = np.histogram_bin_edges(np.append(finite, 1.0), bins=40)
+        ax.hist([finite[finite <= 1 + 1e-9], finite[finite > 1 + 1e-9]], bins=bins, stacked=True,
+                color=["tab:blue", "tab:red"], alpha=0.85, label=["holds", "violates"])
         ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
         ax.set_title(f"{label}: {len(finite)} trials, {over} above 1"
                      + (f", {len(values) - len(finite)} infinite" if len(finite) < len(values) else ""), fontsize=9)
