@@ -80,6 +80,18 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
+def cmd_docs(args: argparse.Namespace) -> int:
+    from hetsched.docs_gen import write_docs
+
+    stale = write_docs(Path(args.out), check=args.check)
+    if args.check:
+        for path in stale:
+            print(f"stale: {path} (run `hetsched docs`)")
+        return EXIT_FAIL if stale else EXIT_OK
+    print("\n".join(f"wrote {p}" for p in stale) or "docs up to date")
+    return EXIT_OK
+
+
 def register(sub, positive_int) -> None:
     """Add the commands to the ``hetsched`` parser's subcommands."""
     sh = sub.add_parser("show", help="a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)")
@@ -113,3 +125,8 @@ def register(sub, positive_int) -> None:
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--json", action="store_true", help="print the counts and per-method summary as one JSON object")
     sw.set_defaults(func=cmd_sweep)
+
+    dc = sub.add_parser("docs", help="regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)")
+    dc.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs"), help="docs directory")
+    dc.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated file is stale")
+    dc.set_defaults(func=cmd_docs)

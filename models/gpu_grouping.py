@@ -72,11 +72,11 @@ def build(instance: Instance, groups: int = 2) -> pe.ConcreteModel:
     def group_speed(n, u):
         return sum(float(s[n, g]) * m.z[g, u] for g in m.M)
 
-    m.objective = pe.Objective(expr=m.D)
+    m.objective = pe.Objective(expr=m.D)  # (4): min max_n (p_n^max - p_n^min)
     m.one_group = pe.Constraint(m.M, rule=lambda _, g: sum(m.z[g, u] for u in m.U) == 1)  # (4)
     m.speed_max = pe.Constraint(m.N, m.U, rule=lambda _, n, u: m.p_max[n] >= group_speed(n, u))  # (5)
     m.speed_min = pe.Constraint(m.N, m.U, rule=lambda _, n, u: m.p_min[n] <= group_speed(n, u))  # (6)
-    m.spread = pe.Constraint(m.N, rule=lambda _, n: m.D >= m.p_max[n] - m.p_min[n])
+    m.spread = pe.Constraint(m.N, rule=lambda _, n: m.D >= m.p_max[n] - m.p_min[n])  # (4) epigraph of the max
     m.nonempty = pe.Constraint(m.U, rule=lambda _, u: sum(m.z[g, u] for g in m.M) >= 1)
     m.canonical_order = pe.Constraint(
         [(g, u) for g in m.M for u in m.U if u >= 1],

@@ -96,8 +96,8 @@ def _min_max(instance: Instance, cost) -> pe.ConcreteModel:
     m.one_finish = pe.Constraint(m.J, rule=lambda _, j: sum(m.z[jj, t] for jj, t in m.JT if jj == j) == 1)
     m.worst = pe.Var(domain=pe.NonNegativeReals, doc="max_j cost of job j")
     m.bounds_worst = pe.Constraint(m.J, rule=lambda _, j: m.worst >= sum(
-        cost(m.view, j, t) * m.z[jj, t] for jj, t in m.JT if jj == j))
-    m.objective = pe.Objective(expr=m.worst, sense=pe.minimize)
+        cost(m.view, j, t) * m.z[jj, t] for jj, t in m.JT if jj == j))  # epigraph of max_j cost (Sec. III, other policies)
+    m.objective = pe.Objective(expr=m.worst, sense=pe.minimize)  # min max_j cost_j (Sec. III, other policies)
     return m
 
 

@@ -129,7 +129,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
         by_cl.setdefault((key[1], key[2]), []).append(key)
         by_nl.setdefault((key[0], key[2]), []).append(key)
 
-    m.objective = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs)))
+    m.objective = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs)))  # Hare Sec. 5.1
     m.all_work = pe.Constraint(range(v.n_jobs), rule=lambda _, n: sum(m.z[k] for k in by_job[n]) == float(N[n]))
     m.capacity = pe.Constraint(list(by_cl), rule=lambda _, c, l: sum(
         float(Tc[k[0], c]) * m.z[k] for k in by_cl[c, l]) <= len(classes[c]) * float(tau[l + 1] - tau[l]))

@@ -68,7 +68,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     def busy(i):  # sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m})
         return sum(m.y[i, g] * (Tc[i[0], g] + Ts[i[0], g]) for g in m.M)
 
-    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))
+    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))  # Sec. 5.1
     m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
     m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
     m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
@@ -85,12 +85,12 @@ def build(instance: Instance) -> pe.ConcreteModel:
 
     # (8) for pairs of different jobs: if both are on GPU g, one trains entirely before the other
     m.no_overlap_i_first = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.x[p[3:6]] >= m.x[p[:3]] + Tc[p[0], p[6]]
-                                         - big_m(p[:3], p[3:6], p[6]) * (3 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] - m.o[p[:6]]))
+                                         - big_m(p[:3], p[3:6], p[6]) * (3 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] - m.o[p[:6]]))  # (8)
     m.no_overlap_j_first = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.x[p[:3]] >= m.x[p[3:6]] + Tc[p[3], p[6]]
-                                         - big_m(p[3:6], p[:3], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] + m.o[p[:6]]))
+                                         - big_m(p[3:6], p[:3], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] + m.o[p[:6]]))  # (8)
     # (8) within a round of one job, where the order is fixed by identical_task_order
     m.no_overlap_same_round = pe.Constraint(m.Q, m.M, rule=lambda _, *p: m.x[p[3:6]] >= m.x[p[:3]] + Tc[p[0], p[6]]
-                                            - big_m(p[:3], p[3:6], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]]))
+                                            - big_m(p[:3], p[3:6], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]]))  # (8), one round
     m.identical_task_order = pe.Constraint(
         [(i, j) for i, j in same_round if j[2] == i[2] + 1], rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]])
     return m

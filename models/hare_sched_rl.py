@@ -81,7 +81,7 @@ def base_model(instance: Instance) -> pe.ConcreteModel:
     def busy(i):  # sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m})
         return sum(m.y[i, g] * (m.Tc[i[0], g] + m.Ts[i[0], g]) for g in m.M)
 
-    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))
+    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))  # (9) objective
     m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
     m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
     m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
@@ -106,7 +106,7 @@ def add_products(m: pe.ConcreteModel) -> None:
     m.v = pe.Var(m.P, m.M, bounds=(0, 1), doc="v_{i,j,m} = y_{i,m} y_{j,m}")
     m.rl_u_off = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.hi[p[:3]] * m.y[p])
     m.rl_u_on = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.x[p[:3]] - m.lo[p[:3]] * (1 - m.y[p]))
-    m.rl_v = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1)
+    m.rl_v = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1)  # (9): v = y_i y_j
 
 
 MAX_PRODUCTS = 2_000_000  # v_{i,j,m} variables: |D|(|D|-1)/2 |M|

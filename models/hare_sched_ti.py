@@ -81,7 +81,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     last = {n: int(v.rounds[n]) - 1 for n in range(v.n_jobs)}
     m.C = pe.Expression(range(v.n_jobs), rule=lambda _, n: (f_hi[n, last[n]] + 1) - sum(
         m.F[n, last[n], t] for t in range(f_lo[n, last[n]], f_hi[n, last[n]] + 1)), doc="C_n in ticks")
-    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs)) / s)
+    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs)) / s)  # Sec. 5.1
 
     m.one_gpu = pe.Constraint(rounds, rule=lambda _, n, r: sum(
         m.z[n, r, g, t] for g in range(v.n_gpus) for t in range(start[n, r], stop_on[n, r, g] + 1)) == K[n])  # (5)
@@ -104,7 +104,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
         return K[n] * m.F[n, r, t] <= done
     m.round_done = pe.Constraint(m.Fidx, rule=round_done)
     m.monotone = pe.Constraint([(n, r, t) for n, r, t in Fidx if t < f_hi[n, r]],
-                               rule=lambda _, n, r, t: m.F[n, r, t] <= m.F[n, r, t + 1])
+                               rule=lambda _, n, r, t: m.F[n, r, t] <= m.F[n, r, t + 1])  # a round stays finished
     m.barrier = pe.Constraint([i for i in Z if i[1] > 0],  # (7)
                               rule=lambda _, n, r, g, t: m.z[n, r, g, t] <= F(n, r - 1, t))
     m._hetsched = {"scale": s, "view": v}

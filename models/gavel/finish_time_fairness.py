@@ -56,7 +56,7 @@ def build(instance: Instance, rho: float = 1.0) -> pe.ConcreteModel:
     m.z = pe.Var(doc="z >= 1 iff max_j rho_j(X) <= rho is feasible")
     m.finish = pe.Constraint(m.J, rule=lambda _, j: sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R)
                              >= float(req[j]) * m.z)
-    m.objective = pe.Objective(expr=m.z, sense=pe.maximize)
+    m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # max z: rho is feasible iff z* >= 1 (Themis rho, Gavel Sec. 4.2)
     m.params = {"rho": rho}
     return m
 

@@ -38,7 +38,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.z = pe.Var(domain=pe.NonNegativeReals, doc="zeta = M / makespan (M: the equal share's makespan)")
     m.finish = pe.Constraint(m.J, rule=lambda _, j: sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R)
                              >= float(view.steps[j] / m.makespan_scale) * m.z)
-    m.objective = pe.Objective(expr=m.z, sense=pe.maximize)
+    m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # max zeta = M / makespan (Gavel Sec. 4.2, change of variables)
     return m
 
 

@@ -38,8 +38,8 @@ def build_for(aware: bool):
         a = coefficients(view, aware)
         m = base_model(view, f"max_min_fairness{'_perf' if aware else ''}[{instance.name}]")
         m.z = pe.Var(doc="min over jobs of the normalized share (epigraph)")
-        m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= sum(float(a[j, r]) * m.x[j, r] for r in m.R))
-        m.objective = pe.Objective(expr=m.z, sense=pe.maximize)
+        m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= sum(float(a[j, r]) * m.x[j, r] for r in m.R))  # Gavel 4.1
+        m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # Gavel Sec. 4.1: max min_j
         return m
     return build
 

@@ -33,7 +33,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     view = allocation_view(instance)
     a = normalized(view)
     m = base_model(view, f"max_throughput[{instance.name}]")
-    m.objective = pe.Objective(expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize)
+    m.objective = pe.Objective(expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize)  # Gavel 4.2
     return m
 
 
@@ -51,7 +51,7 @@ def build_cost(instance: Instance) -> pe.ConcreteModel:
     m.job_time = pe.Constraint(m.J, rule=lambda _, j: sum(m.x[j, r] for r in m.R) <= m.t)
     m.type_capacity = pe.Constraint(m.R, rule=lambda _, r: sum(float(view.scale[j]) * m.x[j, r] for j in m.J)
                                     <= float(view.count[r]) * m.t)
-    m.objective = pe.Objective(expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize)
+    m.objective = pe.Objective(expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize)  # Gavel 4.2
     return m
 
 

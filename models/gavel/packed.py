@@ -117,10 +117,10 @@ def build_for(policy: str):
 
         if policy == "max-min-fairness-perf":
             m.z = pe.Var()
-            m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= float(coef[j]) * thr(j))
-            m.objective = pe.Objective(expr=m.z, sense=pe.maximize)
+            m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= float(coef[j]) * thr(j))  # Gavel Sec. 4.1 epigraph, packed thr_j
+            m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # Gavel Sec. 4.1: max min_j
         else:
-            m.objective = pe.Objective(expr=sum(float(coef[j]) * thr(j) for j in m.J), sense=pe.maximize)
+            m.objective = pe.Objective(expr=sum(float(coef[j]) * thr(j) for j in m.J), sense=pe.maximize)  # Gavel Sec. 4.2
         m.packing = p
         return m
     return build
