@@ -55,10 +55,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         print(f"{report.name}: {report.total} runs ({report.already} already in the store, {report.ran} run now) "
               f"-> {report.store}")
-        print(f"{'method':<48} {'runs':>5} {'valid':>6} {'mean objective':>16}  statuses")
+        width = max([len("method"), *map(len, summary)])
+        print(f"{'method':<{width}} {'runs':>5} {'valid':>6} {'mean objective':>16}  statuses")
         for label, s in summary.items():
             mean = "-" if s["mean_objective"] is None else f"{s['mean_objective']:.6g}"
-            print(f"{label:<48} {s['runs']:>5} {s['valid']:>6} {mean:>16}  "
+            print(f"{label:<{width}} {s['runs']:>5} {s['valid']:>6} {mean:>16}  "
                   + ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())))
     bad = sum(1 for r in rows if r["status"] in ("error", "invalid") or r["valid"] is False)
     return EXIT_FAIL if bad else EXIT_OK

@@ -168,3 +168,8 @@ def test_sweep_cli_json(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["total"] == 3 and out["ran"] == 3 and set(out["methods"]) == {
         'solve:hare-sched[solver="cpsat"]', 'heuristic:hare-alg1[order="hare-interval-lp"]', "simulate:hlas"}
+
+
+def test_the_shipped_example_spec_is_valid():
+    spec = load_spec(Path(__file__).resolve().parents[1] / "examples" / "sweep-small.toml")
+    assert len(spec.instances) == 5 and len(spec.methods) == 6 and len(spec.tasks()) == 60

@@ -127,7 +127,7 @@ def load_spec(path: str | Path) -> SweepSpec:
         return v
 
     name = get("name", str, p.stem)
-    store = base / get("store", str, f"{p.stem}.sqlite")
+    store = (base / get("store", str, f"{p.stem}.sqlite")).resolve()
     patterns = get("instances", list, [])
     instances: list[Path] = []
     for i, pat in enumerate(patterns):
