@@ -148,4 +148,6 @@ def test_bench_sim_quick(tmp_path, capsys):
     assert main(["bench", "sim", "--quick", "--json", "--out", str(tmp_path / "sim.json")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {r["policy"] for r in out["philly_window"]} == set(POLICIES)
-    assert all(r["valid"] and r["jobs_per_second"] > 0 for part in ("philly_window", "large") for r in out[part])
+    parts = ("philly_window", "large", "philly_window_gang", "large_gang")
+    assert all(r["valid"] and r["jobs_per_second"] > 0 for part in parts for r in out[part])
+    assert {r["policy"] for r in out["large_gang"]} == {"yarn-cs", "tiresias", "gavel", "gavel:makespan"}
