@@ -7,9 +7,9 @@ from hetsched.errors import HetschedError
 
 
 def claims() -> dict[str, Claim]:
-    from hetsched.audit import hadar, hadar_competitive, hare
+    from hetsched.audit import hadar, hadar_competitive, hare, packing
 
-    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS, hadar.CLAIM, hadar_competitive.CLAIM)}
+    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS, hadar.CLAIM, hadar_competitive.CLAIM, packing.CLAIM)}
 
 
 def find_claim(name: str) -> Claim:

@@ -1,0 +1,6 @@
+"""Job packing for the model-similarity policy (AppSci'24, Algorithm 3) and its exact optimum."""
+
+from hetsched.packing.algorithms import check_packing, greedy_packing, optimal_packing
+from hetsched.packing.problem import Packing, PackingView, packing_view
+
+__all__ = ["Packing", "PackingView", "check_packing", "greedy_packing", "optimal_packing", "packing_view"]
