@@ -492,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     task_names = [f"{p}[:U groups]" if p in GROUPED else p for p in sorted(POLICIES)]
     policy_names = sorted(POLICIES) + ["gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
-                                       "hadar[:bnb|dp]", "tiresias[:T1,T2,...]", "yarn-cs"]
+                                       "hadar[:bnb|dp]", "tiresias[:T1,T2,...]", "yarn-cs[:strict]"]
 
     def add_engine_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--round-seconds", type=_positive(float), default=360.0, metavar="S",

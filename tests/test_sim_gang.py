@@ -48,6 +48,20 @@ def test_tiresias_preempts_and_the_resumed_job_pays_the_restore_delay():
     assert yarn.preemptions == 0
 
 
+def test_strict_yarn_cs_blocks_behind_the_head_of_the_queue():
+    """Two GPUs. R (1 GPU) runs from 0 to 1000; W (2 GPUs) arrives next and cannot fit; S (1 GPU,
+    100 s) arrives last. Backfilling starts S at the first boundary (360); strict FIFO makes S wait
+    for W, which starts when R has finished (boundary 1080) and ends at 1580; S then starts at the
+    next boundary (1800) and ends at 1900."""
+    inst = Instance("hol", cluster({"a": 2}), (job("R", 0.0, 1000, {"a": 1.0}), job("W", 10.0, 500, {"a": 1.0}, gang=2),
+                                               job("S", 20.0, 100, {"a": 1.0})))
+    backfill = simulate_gang(inst, make_policy("yarn-cs"), round_seconds=360, restore_seconds=10)
+    strict = simulate_gang(inst, make_policy("yarn-cs:strict"), round_seconds=360, restore_seconds=10)
+    assert backfill.validation.valid and strict.validation.valid
+    assert backfill.completion["S"] == pytest.approx(460.0)
+    assert strict.completion == pytest.approx({"R": 1000.0, "W": 1580.0, "S": 1900.0})
+
+
 def test_a_gang_on_mixed_types_runs_at_its_slowest_type():
     """Hadar's bottleneck (1b): a gang of 2 over a fast and a slow GPU progresses at the slow pace."""
     inst = Instance("mix", cluster({"fast": 1, "slow": 1}), (job("J", 0.0, 100, {"fast": 4.0, "slow": 1.0}, gang=2),))
@@ -80,7 +94,7 @@ WORKLOADS = {
     "small-07": lambda: load_instance(INSTANCES / "small" / "small-07.json"),
     "hadar_fig1": lambda: load_instance(INSTANCES / "paper" / "hadar_fig1.json"),
 }
-POLICY_NAMES = ["yarn-cs", "tiresias", "tiresias:60,600", "gavel", "gavel:max-min-fairness", "gavel:makespan",
+POLICY_NAMES = ["yarn-cs", "yarn-cs:strict", "tiresias", "tiresias:60,600", "gavel", "gavel:max-min-fairness", "gavel:makespan",
                 "hadar", "hadar:dp"]
 
 
@@ -167,7 +181,7 @@ def test_bad_engine_options_and_unknown_policy_arguments_are_input_errors():
         with pytest.raises(InputError):
             make_policy(bad)
     with pytest.raises(HetschedError):
-        make_policy("yarn-cs:1")
+        make_policy("yarn-cs:1")  # only 'backfill' or 'strict'
     assert is_job_level("gavel:makespan") and not is_job_level("gavel-fifo")
     assert set(GANG_POLICIES) == {"gavel", "hadar", "tiresias", "yarn-cs"}
     big = Instance("b", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}, gang=2),))

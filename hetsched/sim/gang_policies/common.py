@@ -37,9 +37,10 @@ def oblivious_gpus(state: GangState, j: int, free: set[int], taken_by_others: se
 
 
 def place_in_order(state: GangState, order: list[int], server_rank: np.ndarray,
-                   keep: list[int] | None = None) -> dict[int, tuple[int, ...]]:
+                   keep: list[int] | None = None, backfill: bool = True) -> dict[int, tuple[int, ...]]:
     """Jobs in ``order`` take a gang each while GPUs last (a job that does not fit is skipped, the
-    next may still fit: backfilling). Jobs in ``keep`` are placed first on the GPUs they hold."""
+    next may still fit: backfilling; ``backfill=False`` stops at the first job that does not fit,
+    strict FIFO). Jobs in ``keep`` are placed first on the GPUs they hold."""
     free = set(range(state.jobs.n_gpus))
     plan: dict[int, tuple[int, ...]] = {}
     for j in keep or []:
@@ -53,4 +54,6 @@ def place_in_order(state: GangState, order: list[int], server_rank: np.ndarray,
         if gpus is not None:
             plan[j] = gpus
             free -= set(gpus)
+        elif not backfill:
+            break
     return plan

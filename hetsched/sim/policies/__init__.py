@@ -37,14 +37,12 @@ def make_policy(name: str, seed: int = 0, **options):
     base, _, arg = name.partition(":")
     if base in GANG_POLICIES:
         cls = GANG_POLICIES[base]
-        if arg and base == "yarn-cs":
-            raise HetschedError(f"policy 'yarn-cs' takes no argument (got '{name}')")
         return cls(arg, seed=seed, **options) if arg else cls(seed=seed, **options)
     if arg and base in GROUPED:
         if not arg.isdigit() or int(arg) < 1:
             raise HetschedError(f"policy '{base}:U' takes a number of GPU groups U >= 1 (got '{arg}')")
         return POLICIES[base](groups=int(arg), **options)
     if name not in POLICIES:
-        known = ", ".join([*(f"{p}[:U]" if p in GROUPED else p for p in POLICIES), *(f"{g}[:ARG]" if g != "yarn-cs" else g for g in GANG_POLICIES)])
+        known = ", ".join([*(f"{p}[:U]" if p in GROUPED else p for p in POLICIES), *(f"{g}[:ARG]" for g in GANG_POLICIES)])
         raise HetschedError(f"unknown policy '{name}' (known: {known})")
     return POLICIES[name](**options)
