@@ -500,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--restore-seconds", type=float, default=10.0, metavar="S",
                        help="job-level policies: checkpoint-restore delay when a job resumes or moves (default 10, Hadar's)")
 
-    workload_help = ("an instance file, hare-table2, gavel-poisson, philly (480-job busy window), philly-static (its jobs all at time 0) or "
+    workload_help = ("an instance file, hare-table2, gavel-poisson, philly[:VC] (480-job busy window), philly-static[:VC] (its jobs all at time 0) or "
                      "gavel-trace:PATH (see hetsched.sim.workloads)")
     sm = sub.add_parser("simulate", help="simulate an online policy on a workload; validated; metrics")
     sm.add_argument("workload", help=workload_help)

@@ -6,6 +6,9 @@ T^c, T^s). A workload spec is one of:
 * ``gavel-poisson``: Gavel's measured throughputs, Poisson arrivals, Philly's GPU-count split;
 * ``philly``: a busy window of the Philly trace (480 jobs, 3 types x 20 GPUs, as Hadar uses);
 * ``philly-static``: the same jobs, all submitted at time 0 (Hadar's "static trace" setting);
+* ``philly:VC`` / ``philly-static:VC``: the busiest window of another virtual cluster. The default
+  VC 6214e9 is the trace's largest, and its busiest window has only 1-GPU jobs; 0e4a51 has 24%
+  multi-GPU jobs, 103959 19%, 6c71a0 9%;
 * ``gavel-trace:PATH``: one of Gavel's trace files (``data/gavel/traces/``).
 
 Every job-level trace becomes Hare's model the same way (:func:`gavel_job`):
@@ -176,8 +179,9 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return hare_table2(seed, **sized)
     if spec == "gavel-poisson":
         return gavel_poisson(seed, **sized)
-    if spec in ("philly", "philly-static"):
-        return philly_window(seed, static=spec == "philly-static", **sized)
+    base, _, vc = spec.partition(":")
+    if base in ("philly", "philly-static"):
+        return philly_window(seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized)
     if spec.startswith("gavel-trace:"):
         from hetsched.allocation.gavel_data import load_trace
 
@@ -186,4 +190,4 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return coarsen(load_trace(path, table, {t: 20 for t in TYPES}))
     if Path(spec).suffix == ".json":
         return load_instance(spec)
-    raise InputError(spec, "$", "unknown workload: an instance file, hare-table2, gavel-poisson, philly, philly-static or gavel-trace:PATH")
+    raise InputError(spec, "$", "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], philly-static[:VC] or gavel-trace:PATH")
