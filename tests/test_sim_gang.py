@@ -219,3 +219,14 @@ def test_a_policy_that_idles_forever_is_caught():
     inst = Instance("i", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}),))
     with pytest.raises(HetschedError, match="idle"):
         simulate_gang(inst, _Cheat(lambda s: {}), round_seconds=1.0, restore_seconds=0.0)
+
+
+def test_philly_windows_of_other_virtual_clusters():
+    from hetsched.sim.workloads import load_workload
+
+    default = load_workload("philly", n_jobs=60)
+    assert {j.requested_workers for j in default.jobs} == {1}  # the largest VC's busy window: 1-GPU jobs only
+    other = load_workload("philly-static:0e4a51", n_jobs=60)
+    assert all(j.arrival == 0 for j in other.jobs) and max(j.requested_workers for j in other.jobs) > 1
+    with pytest.raises(InputError, match="VC nope"):
+        load_workload("philly:nope")
