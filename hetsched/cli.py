@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from hetsched.errors import HetschedError
+from hetsched.errors import HetschedError, InputError
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -41,6 +41,17 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+def _model_option(text: str) -> tuple[str, object]:
+    """NAME=VALUE; VALUE read as JSON (true, 3, 0.5, "x") or else kept as a string."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (got {text!r})")
+    try:
+        return name, json.loads(raw)
+    except json.JSONDecodeError:
+        return name, raw
+
+
 def _fmt(x: float | None, pct: bool = False) -> str:
     if x is None:
         return "-"
@@ -54,8 +65,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
+    options = {"groups": args.groups, **dict(args.option or [])}
     res = solve(inst, args.model, args.solver, time_limit=args.time_limit, gap=args.gap,
-                threads=args.threads, seed=args.seed, options={"groups": args.groups})
+                threads=args.threads, seed=args.seed, options=options)
     if args.out and res.solution is not None:
         dump_schedule(res.solution, args.out)
     if args.json:
@@ -311,12 +323,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from hetsched.instance.io import load_instance
-    from hetsched.schedule import load_schedule
-    from hetsched.validate import validate
+    from hetsched.formulation import solution_reader
+    from hetsched.instance.io import load_instance, read_json
+    from hetsched.schedule import FORMAT
 
     inst = load_instance(args.instance)
-    report = validate(inst, load_schedule(args.solution))
+    path = Path(args.solution)
+    data = read_json(path)
+    fmt = data.get("format", FORMAT) if isinstance(data, dict) else FORMAT
+    reader = solution_reader(fmt)
+    if reader is None:
+        raise InputError(path.name, "$.format", f"no formulation reads solutions of format '{fmt}'")
+    load, check = reader
+    report = check(inst, load(data, path.name))
     if args.json:
         print(json.dumps(report.to_dict()))
     elif report.valid:
@@ -414,6 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=_positive(int), default=None, metavar="N")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--groups", type=_positive(int), default=None, metavar="U", help="gpu-grouping: number of groups")
+    s.add_argument("--option", type=_model_option, action="append", metavar="NAME=VALUE",
+                   help="a keyword option of the formulation (see `hetsched models`), e.g. place_all=true; repeatable")
     s.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json", help="write the solution here")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)

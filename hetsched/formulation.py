@@ -36,6 +36,11 @@ class FormulationSpec:
     # for relaxations and duals: which side of the scheduling problem's optimum the value bounds
     # ("lower"/"upper"); default: lower for a minimization, upper for a maximization
     bound_side: str = ""
+    # solutions written by ``hetsched solve --out`` carry this ``format``; ``load_solution(data,
+    # source)`` reads one back so that ``hetsched validate`` can check it with ``validator``
+    # (None: the default task schedule, or a solution that is not read back)
+    solution_format: str = ""
+    load_solution: Callable[[Any, str], Any] | None = None
 
 
 def _discover() -> dict[tuple[str, str], FormulationSpec]:
@@ -54,6 +59,18 @@ def _discover() -> dict[tuple[str, str], FormulationSpec]:
 def formulations() -> dict[tuple[str, str], FormulationSpec]:
     """Every formulation in ``models/``, by (name, kind)."""
     return _discover()
+
+
+def solution_reader(fmt: str) -> tuple[Callable[[Any, str], Any], Callable[[Instance, Any], ValidationReport]] | None:
+    """(loader, validator) for solutions of format ``fmt``; None if no formulation reads it."""
+    from hetsched.schedule import FORMAT, schedule_from_dict
+
+    if fmt == FORMAT:
+        return schedule_from_dict, validate
+    for spec in formulations().values():
+        if spec.solution_format == fmt and spec.load_solution is not None:
+            return spec.load_solution, spec.validator
+    return None
 
 
 def model_names() -> list[str]:

@@ -19,7 +19,7 @@ import pyomo.environ as pe
 from hetsched.formulation import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.packing.algorithms import check_packing
-from hetsched.packing.problem import Packing, packing_view
+from hetsched.packing.problem import FORMAT, Packing, packing_from_dict, packing_view
 
 
 def build(instance: Instance) -> pe.ConcreteModel:
@@ -47,5 +47,6 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Packing:
 
 SPEC = FormulationSpec(
     name="job-packing", kind="pyomo", build=build, extract=extract, validator=check_packing, sense="max",
+    solution_format=FORMAT, load_solution=packing_from_dict,
     summary="AppSci'24 job packing (Alg. 3's problem): max total normalized throughput, assignment MILP",
 )

@@ -7,9 +7,10 @@ from hetsched.errors import HetschedError
 
 
 def claims() -> dict[str, Claim]:
-    from hetsched.audit import hadar, hadar_competitive, hare, packing
+    from hetsched.audit import hadar, hadar_competitive, hare, packing, placement
 
-    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS, hadar.CLAIM, hadar_competitive.CLAIM, packing.CLAIM)}
+    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS, hadar.CLAIM, hadar_competitive.CLAIM, packing.CLAIM,
+                                     placement.CLAIM)}
 
 
 def find_claim(name: str) -> Claim:

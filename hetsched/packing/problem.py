@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
+
+FORMAT = "hetsched.packing/1"
 
 
 @lru_cache(maxsize=4)
@@ -106,4 +109,16 @@ class Packing:
     pairs: tuple[tuple[str, str], ...]
 
     def to_dict(self) -> dict:
-        return {"format": "hetsched.packing/1", "pairs": [list(p) for p in self.pairs]}
+        return {"format": FORMAT, "pairs": [list(p) for p in self.pairs]}
+
+
+def packing_from_dict(d: Any, source: str = "<packing>") -> Packing:
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise InputError(source, "$.format", f"expected '{FORMAT}'")
+    pairs = d.get("pairs")
+    if not isinstance(pairs, list):
+        raise InputError(source, "$.pairs", "missing: a list of [scheduled job id, queued job id]")
+    for k, p in enumerate(pairs):
+        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
+            raise InputError(source, f"$.pairs[{k}]", f"must be [scheduled job id, queued job id] (got {p!r})")
+    return Packing(tuple((a, b) for a, b in pairs))

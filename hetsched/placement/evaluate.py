@@ -1,0 +1,31 @@
+"""Fast (vectorized) evaluation of the speed model of :mod:`hetsched.placement.problem` for the
+search methods: heuristics, enumeration and predictor training call it thousands of times.
+Results they return are still checked by :func:`hetsched.placement.problem.check_placement`,
+which recomputes the reward from the definition with plain loops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetsched.placement.problem import PlacementView
+
+
+def speed_fractions(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
+    """max(f_min, 1 - slow_n - comm_n) for every job, 0 for jobs with no task; ``tasks[n, s]``
+    counts job n's tasks (workers + parameter servers, earlier jobs included) on server s."""
+    u = (tasks > 0).astype(float)
+    co = view.interference @ u  # [n, s]: slowdown of n from the jobs present on s
+    slow = np.where(u > 0, co, 0.0).max(axis=1)
+    spans = u.sum(axis=1)
+    f = np.maximum(view.min_speed_fraction, 1.0 - slow - view.communication * (spans - 1))
+    return np.where(spans > 0, f, 0.0)
+
+
+def reward(view: PlacementView, tasks: np.ndarray) -> float:
+    """Harmony's eq. (1): sum_n c_n / e_n with c_n = b_n * speed fraction."""
+    return float(view.weight() @ speed_fractions(view, tasks))
+
+
+def usage(view: PlacementView, xw: np.ndarray, xp: np.ndarray) -> np.ndarray:
+    """[s, k] resources held by the tasks counted in xw, xp (earlier jobs not added)."""
+    return xw.T @ view.worker_demand + xp.T @ view.ps_demand
