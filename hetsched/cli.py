@@ -1,5 +1,6 @@
 """Command line: ``hetsched solve | heuristic | allocate | import-gavel | online | simulate | compare | audit | validate | models | schema | generate | certify | bench``
-and (in :mod:`hetsched.cli_research`) ``show | export | sweep | solvers``.
+and (in :mod:`hetsched.cli_research`) ``show | export | sweep | solvers``, (in
+:mod:`hetsched.cli_placement`) ``place | place-sim``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -587,9 +588,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     b.set_defaults(func=cmd_bench)
 
+    from hetsched.cli_placement import register as register_placement
     from hetsched.cli_research import register
 
     register(sub, _positive(int))
+    register_placement(sub, _positive(int), _positive(float))
     return p
 
 

@@ -73,7 +73,7 @@ def build(instance: Instance, place_all: bool = False) -> pe.ConcreteModel:
     m.whole_job_ps = pe.Constraint(m.NEW, rule=lambda _, n: sum(m.xp[n, s] for s in S) == int(v.parameter_servers[n]) * m.a[n])  # Sec. IV
     m.capacity = pe.Constraint(m.S, m.K, rule=lambda _, s, k: sum(
         m.xw[n, s] * float(v.worker_demand[n, k]) + m.xp[n, s] * float(v.ps_demand[n, k]) for n in new)
-        <= float(v.capacity[s, k] - used0[s, k]))  # Sec. V.A: actions beyond capacity are masked
+        <= float(v.capacity[s, k] - used0[s, k]) if new else pe.Constraint.Skip)  # Sec. V.A: actions beyond capacity are masked
     m.task_on_server = pe.Constraint(m.NEW, m.S, rule=lambda _, n, s: m.xw[n, s] + m.xp[n, s]
                                      <= int(v.workers[n] + v.parameter_servers[n]) * m.u_new[n, s])  # Sec. V.A d_n
     m.no_empty_server = pe.Constraint(m.NEW, m.S, rule=lambda _, n, s: m.u_new[n, s] <= m.xw[n, s] + m.xp[n, s])  # Sec. V.A d_n
