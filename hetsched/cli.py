@@ -1,6 +1,7 @@
 """Command line: ``hetsched solve | heuristic | allocate | import-gavel | online | simulate | compare | audit | validate | models | schema | generate | certify | bench``
 and (in :mod:`hetsched.cli_research`) ``show | export | sweep | solvers``, (in
-:mod:`hetsched.cli_placement`) ``place | place-sim``.
+:mod:`hetsched.cli_placement`) ``place | place-sim`` and (in :mod:`hetsched.cli_similarity`)
+``similarity-sim``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
 2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
@@ -590,9 +591,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from hetsched.cli_placement import register as register_placement
     from hetsched.cli_research import register
+    from hetsched.cli_similarity import register as register_similarity
 
     register(sub, _positive(int))
     register_placement(sub, _positive(int), _positive(float))
+    register_similarity(sub, _positive(int), _positive(float))
     return p
 
 

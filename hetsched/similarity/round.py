@@ -8,7 +8,9 @@ else the row's (:mod:`hetsched.similarity.reference`). ``metadata.similarity``:
 ``variant`` = ``gpu`` (choose the GPU type; the GPU count is the request), ``gpu_ngpu`` (type and
 count), ``gpu_ngpu_bs`` (type, count and batch size among the closest reference's family), and
 ``unseen`` (default true: the job's own row is left out of the database, so the scheduler works
-from the most similar *other* model, as for a new job).
+from the most similar *other* model, as for a new job). In ``gpu_ngpu_bs``, a job whose model was
+measured at none of the closest reference's batch sizes keeps its own (its options are those of
+``gpu_ngpu``): otherwise it could never run.
 
 Options o = (type, GPUs, row). The scheduler ranks them by the closest reference's throughput
 (Algorithm 2, line 6: descending; samples/s = iterations/s x batch size when batch sizes differ).
@@ -74,18 +76,24 @@ def round_view(instance: Instance, db: ReferenceDB | None = None) -> RoundView:
         refs.append(ref.name)
         sims.append(sim)
         want = job.requested_workers or 1
-        rows = [r for r in db.jobs if r.family == ref.family] if variant == "gpu_ngpu_bs" else [ref]
-        raw = []
-        for r in rows:
-            for (t, n), thr in r.throughput.items():
-                if t not in free or (variant == "gpu" and n != want):
-                    continue
-                true_row = own if variant != "gpu_ngpu_bs" else _same_family_row(db, truth_family, r.batch_size)
-                true = db.get(true_row).throughput.get((t, n)) if true_row else None
-                if true is None:
-                    continue  # the job itself was never measured there: not an option
-                raw.append((t, n, true_row, thr * r.batch_size, true * parse_row(true_row)[1]))
-        raw = [x for x in raw if x[1] <= free[x[0]]]  # options that fit the cluster at all
+
+        def candidates(batch_sizes: bool) -> list:
+            rows = [r for r in db.jobs if r.family == ref.family] if batch_sizes else [ref]
+            raw = []
+            for r in rows:
+                for (t, n), thr in r.throughput.items():
+                    if t not in free or (variant == "gpu" and n != want):
+                        continue
+                    true_row = _same_family_row(db, truth_family, r.batch_size) if batch_sizes else own
+                    true = db.get(true_row).throughput.get((t, n)) if true_row else None
+                    if true is None:
+                        continue  # the job itself was never measured there: not an option
+                    raw.append((t, n, true_row, thr * r.batch_size, true * parse_row(true_row)[1]))
+            return [x for x in raw if x[1] <= free[x[0]]]  # options that fit the cluster at all
+
+        raw = candidates(variant == "gpu_ngpu_bs")
+        if not raw and variant == "gpu_ngpu_bs":
+            raw = candidates(False)  # none of the reference's batch sizes exists for this job: it keeps its own
         best = max((x[4] for x in raw), default=0.0)
         ranked = sorted(raw, key=lambda x: (-x[3], x[0], x[1], x[2]))
         options.append(tuple(Option(t, n, row, est, tv / best) for t, n, row, est, tv in ranked))
