@@ -5,7 +5,6 @@ exact optimum) and ``place-sim`` (the interval-driven simulation with metrics). 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 from pathlib import Path
 
@@ -70,24 +69,15 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 def cmd_place_sim(args: argparse.Namespace) -> int:
     from hetsched.placement.simulate import harmony_workload, simulate_placement
+    from hetsched.stored_runs import run_or_resume
 
     wl = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
     out = Path(args.out) if args.out else None
     results = []
     for policy in args.policies:
-        done = out / f"{wl.name}-{policy}-{args.order}.json" if out else None
-        if done is not None and done.exists():  # resume: a finished policy is not recomputed
-            res = json.loads(done.read_text())
-        else:
-            res = simulate_placement(wl, policy, time_limit=args.time_limit, order=args.order)
-            if out:
-                out.mkdir(parents=True, exist_ok=True)
-                with (out / f"{wl.name}-{policy}-{args.order}-jobs.csv").open("w", newline="") as f:
-                    w = csv.DictWriter(f, fieldnames=["id", "model", "arrival", "start", "completion", "jct"])
-                    w.writeheader()
-                    for row in res["jobs"]:
-                        w.writerow({k: row[k] for k in w.fieldnames})
-                done.write_text(json.dumps(res, indent=1) + "\n")
+        res = run_or_resume(out, f"{wl.name}-{policy}-{args.order}",
+                            lambda: simulate_placement(wl, policy, time_limit=args.time_limit, order=args.order),
+                            ["id", "model", "arrival", "start", "completion", "jct"])
         results.append(res)
         if not args.json:
             m = res["metrics"]

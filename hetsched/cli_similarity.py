@@ -5,7 +5,6 @@ simulated on Gavel's measured throughputs (:mod:`hetsched.similarity.simulate`).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 from pathlib import Path
 
@@ -15,25 +14,17 @@ EXIT_OK = 0
 def cmd_similarity_sim(args: argparse.Namespace) -> int:
     from hetsched.allocation.gavel_data import parse_cluster
     from hetsched.similarity.simulate import similarity_workload, simulate_similarity
+    from hetsched.stored_runs import run_or_resume
 
     wl = similarity_workload(args.seed, args.jobs, args.arrival_span, parse_cluster(args.cluster))
     out = Path(args.out) if args.out else None
     results = []
     for variant in args.variants:
         tag = f"{variant}-{'cd' if not args.no_cd else 'nocd'}-{'jp' if args.packing else 'nojp'}-{args.exact or 'greedy'}-{args.round_minutes:g}min"
-        done = out / f"{wl.name}-{tag}.json" if out else None
-        if done is not None and done.exists():  # resume: a finished run is not recomputed
-            res = json.loads(done.read_text())
-        else:
-            res = simulate_similarity(wl, variant, change_decisions=not args.no_cd, packing=args.packing,
-                                      exact=args.exact, round_minutes=args.round_minutes)
-            if out:
-                out.mkdir(parents=True, exist_ok=True)
-                with (out / f"{wl.name}-{tag}-jobs.csv").open("w", newline="") as f:
-                    w = csv.DictWriter(f, fieldnames=["id", "row", "arrival", "start", "completion"])
-                    w.writeheader()
-                    w.writerows(res["jobs"])
-                done.write_text(json.dumps(res, indent=1) + "\n")
+        res = run_or_resume(out, f"{wl.name}-{tag}",
+                            lambda: simulate_similarity(wl, variant, change_decisions=not args.no_cd, packing=args.packing,
+                                                        exact=args.exact, round_minutes=args.round_minutes),
+                            ["id", "row", "arrival", "start", "completion"])
         results.append(res)
         if not args.json:
             m = res["metrics"]
