@@ -8,18 +8,10 @@ import argparse
 import json
 from pathlib import Path
 
+from hetsched.cli_args import name_list
+
 EXIT_OK, EXIT_FAIL = 0, 1
 METHODS = ("load-balancing", "bin-packing", "tetris", "standalone", "greedy", "greedy-learned")
-
-
-def _names(known: tuple[str, ...]):
-    def parse(text: str) -> list[str]:
-        names = [x.strip() for x in text.split(",") if x.strip()]
-        bad = [x for x in names if x not in known]
-        if bad or not names:
-            raise argparse.ArgumentTypeError(f"unknown '{bad[0] if bad else text}' (known: {', '.join(known)})")
-        return names
-    return parse
 
 
 def cmd_place(args: argparse.Namespace) -> int:
@@ -94,14 +86,14 @@ def register(sub, positive_int, positive_float) -> None:
 
     p = sub.add_parser("place", help="place one interval's jobs by every method and compare with the exact optimum (Harmony)")
     p.add_argument("instance", help="instance JSON with metadata.placement")
-    p.add_argument("--methods", type=_names(METHODS), default=list(METHODS), help=f"comma-separated ({', '.join(METHODS)})")
+    p.add_argument("--methods", type=name_list(METHODS), default=list(METHODS), help=f"comma-separated ({', '.join(METHODS)})")
     p.add_argument("--place-all", action="store_true", help="the optimum must place every new job (as the methods try to)")
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="S", help="exact solve time limit (s)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_place)
 
     s = sub.add_parser("place-sim", help="simulate interval-by-interval placement (Harmony's setting): JCT, makespan, waiting, utilization")
-    s.add_argument("--policies", type=_names(POLICIES), default=list(POLICIES[:4]),
+    s.add_argument("--policies", type=name_list(POLICIES), default=list(POLICIES[:4]),
                    help=f"comma-separated ({', '.join(POLICIES)})")
     s.add_argument("--jobs", type=positive_int, default=60)
     s.add_argument("--servers", type=positive_int, default=6)

@@ -8,6 +8,8 @@ import argparse
 import json
 from pathlib import Path
 
+from hetsched.cli_args import name_list
+
 EXIT_OK = 0
 
 
@@ -38,15 +40,8 @@ def cmd_similarity_sim(args: argparse.Namespace) -> int:
 def register(sub, positive_int, positive_float) -> None:
     from hetsched.similarity.round import VARIANTS
 
-    def variants(text: str) -> list[str]:
-        names = [x.strip() for x in text.split(",") if x.strip()]
-        bad = [x for x in names if x not in VARIANTS]
-        if bad or not names:
-            raise argparse.ArgumentTypeError(f"unknown variant '{bad[0] if bad else text}' (known: {', '.join(VARIANTS)})")
-        return names
-
     s = sub.add_parser("similarity-sim", help="simulate the AppSci'24 model-similarity policy (rounds, job packing)")
-    s.add_argument("--variants", type=variants, default=list(VARIANTS), help=f"comma-separated ({', '.join(VARIANTS)})")
+    s.add_argument("--variants", type=name_list(VARIANTS, "variant"), default=list(VARIANTS), help=f"comma-separated ({', '.join(VARIANTS)})")
     s.add_argument("--jobs", type=positive_int, default=50)
     s.add_argument("--arrival-span", type=float, default=0.0, metavar="MIN",
                    help="arrivals uniform over this many minutes (0: all at once)")
