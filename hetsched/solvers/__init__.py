@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import hetsched.solvers._compat  # noqa: F401  (must come first)
+from hetsched.colgen import solve_colgen
 from hetsched.solvers.cpsat import CpsatProblem, solve_cpsat
 from hetsched.solvers.highs import solve_pyomo_highs
 from hetsched.solvers.optional import OPTIONAL, is_available, optional_solve
@@ -15,13 +16,15 @@ from hetsched.solvers.result import RawResult, SolveResult, Status, relative_gap
 @dataclass(frozen=True)
 class Backend:
     name: str  # solver name on the command line
-    model_kind: str  # "pyomo" or "cpsat": which formulations it can solve
+    model_kind: str  # "pyomo", "cpsat" or "colgen": which formulations it can solve
     solve: Callable[..., RawResult]
 
 
 SOLVERS: dict[str, Backend] = {
     "highs": Backend("highs", "pyomo", solve_pyomo_highs),
     "cpsat": Backend("cpsat", "cpsat", solve_cpsat),
+    # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
+    "colgen": Backend("colgen", "colgen", solve_colgen),
     # optional, found at run time (hetsched.solvers.optional): usable where installed
     **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }

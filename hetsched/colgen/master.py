@@ -1,0 +1,261 @@
+"""Dantzig-Wolfe column generation for block-angular minimization problems, on HiGHS.
+
+The problem (what a formulation of kind ``colgen`` builds, :class:`DantzigWolfeProblem`):
+
+    min  sum_c cost_c lambda_c
+    s.t. sum_{c in block b} lambda_c = 1                 for every block b   (convexity)
+         sum_c usage_{c,row} lambda_c <= capacity_row    for every row       (coupling)
+         lambda_c in {0, 1}
+
+A block's columns are all its feasible pieces (e.g. every schedule of one job); the formulation
+never lists them but prices them: ``price(b, pi)`` returns min_c (cost_c + pi . usage_c) over
+block b's columns, with a column attaining it, for row prices pi >= 0.
+
+The engine solves the LP relaxation by column generation with Wentges dual smoothing, keeps
+the best Lagrangian bound
+
+    L(pi) = sum_b min_{c in b} (cost_c + pi . usage_c) - pi . capacity,
+
+which is a lower bound on the integer optimum for every pi >= 0 (relax the coupling rows with
+multipliers pi), so it stays valid when the time limit cuts the loop short. Then the integer
+master over the generated columns (price-and-branch) gives an incumbent. Objective values are
+integer multiples of ``objective_step``, so the bound is rounded up to that grid; the result is
+``optimal`` only when the incumbent meets the rounded bound. The status is never ``optimal``
+otherwise, however small the gap.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import highspy
+import numpy as np
+
+from hetsched.solvers.result import RawResult, Status
+
+
+@dataclass(frozen=True)
+class Column:
+    """One feasible piece of a block: its cost, the coupling rows it uses (once each, or
+    ``amounts`` times), and what the formulation needs to rebuild it (``payload``)."""
+
+    block: int
+    cost: float
+    rows: np.ndarray
+    payload: Any = None
+    amounts: np.ndarray | None = None  # None: 1 per listed row
+
+
+@dataclass
+class DantzigWolfeProblem:
+    n_blocks: int
+    capacity: np.ndarray  # upper bound of each coupling row
+    # (block, prepare(pi)) -> (least priced cost min_c cost_c + pi . usage_c, a column attaining it)
+    price: Callable[[int, Any], tuple[float, Column]]
+    initial: list[Column]  # together a feasible integer solution: one column per block
+    objective_divisor: float = 1.0  # the problem's objective is raw / divisor
+    objective_step: float | None = None  # raw objectives are integer multiples of it (bound rounding)
+    notes: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    columns: list[Column] = field(default_factory=list)  # filled by the solver
+    exact: bool = True
+    prepare: Callable[[np.ndarray], Any] | None = None  # pi -> what price() reads (e.g. prefix sums), once per round
+    # (columns, LP lambda) -> one column per block forming a feasible solution, or None: a
+    # rounding heuristic guided by the LP (the engine checks the capacity rows itself)
+    round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
+
+
+@dataclass
+class ColgenStats:
+    iterations: int = 0
+    lp_value: float | None = None
+    lagrangian_bound: float = -math.inf
+    columns: int = 0
+    cg_seconds: float = 0.0
+    ip_seconds: float = 0.0
+    converged: bool = False
+
+
+def _round_up(bound: float, step: float | None) -> float:
+    if step is None or not math.isfinite(bound):
+        return bound
+    return math.ceil(bound / step - 1e-6) * step
+
+
+class _Master:
+    """The restricted master on HiGHS, grown a column at a time."""
+
+    def __init__(self, problem: DantzigWolfeProblem, threads: int | None, seed: int):
+        self.p = problem
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        self.h.setOptionValue("random_seed", int(seed))
+        if threads:
+            self.h.setOptionValue("threads", int(threads))
+        inf = highspy.kHighsInf
+        nb, nr = problem.n_blocks, len(problem.capacity)
+        lower = np.concatenate([np.ones(nb), np.full(nr, -inf)])
+        upper = np.concatenate([np.ones(nb), np.asarray(problem.capacity, dtype=float)])
+        self.h.addRows(nb + nr, lower, upper, 0, np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                       np.zeros(0))
+        self.columns: list[Column] = []
+
+    def add(self, col: Column) -> None:
+        idx = np.concatenate([[col.block], self.p.n_blocks + np.asarray(col.rows, dtype=np.int64)]).astype(np.int32)
+        amounts = np.ones(len(col.rows)) if col.amounts is None else np.asarray(col.amounts, dtype=float)
+        vals = np.concatenate([[1.0], amounts])
+        self.h.addCol(float(col.cost), 0.0, highspy.kHighsInf, len(idx), idx, vals)
+        self.columns.append(col)
+
+    def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """LP value, the row prices pi >= 0 of the coupling rows and the convexity duals mu."""
+        self.h.run()
+        dual = np.asarray(self.h.getSolution().row_dual)
+        pi = np.maximum(-dual[self.p.n_blocks:], 0.0)
+        return float(self.h.getInfo().objective_function_value), pi, dual[:self.p.n_blocks]
+
+    def solve_ip(self, time_limit: float) -> tuple[float, np.ndarray] | None:
+        """Best integer solution over the columns so far (HiGHS MIP, binary lambda)."""
+        n = len(self.columns)
+        self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
+        self.h.setOptionValue("time_limit", max(0.1, float(time_limit)))
+        self.h.run()
+        info = self.h.getInfo()
+        x = np.asarray(self.h.getSolution().col_value)
+        ok = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kContinuous))
+        self.h.setOptionValue("time_limit", highspy.kHighsInf)
+        return (float(info.objective_function_value), x) if ok else None
+
+
+def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, gap: float = 0.0,
+                 threads: int | None = None, seed: int = 0, smoothing: float = 0.8) -> RawResult:
+    """Column generation, then the integer master over the generated columns.
+
+    ``gap``: stop when the (rounded) Lagrangian bound is within this relative gap of the
+    incumbent. The result's ``value(i)`` is lambda of ``problem.columns[i]``.
+    """
+    t0 = time.perf_counter()
+    deadline = t0 + (float(time_limit) if time_limit is not None else math.inf)
+    master = _Master(problem, threads, seed)
+    for col in problem.initial:
+        master.add(col)
+    cap = np.asarray(problem.capacity, dtype=float)
+    incumbent = sum(c.cost for c in problem.initial)
+    stats = ColgenStats()
+    center: np.ndarray | None = None  # the prices of the best Lagrangian bound so far
+    alpha = smoothing
+    limited = False
+    while True:
+        if time.perf_counter() >= deadline:
+            limited = True
+            break
+        lp, pi_lp, mu = master.solve_lp()
+        stats.iterations += 1
+        stats.lp_value = lp
+        pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
+        found = []
+        lagr = -float(pi @ cap)
+        exact_lp_pricing = pi is pi_lp
+        priced = pi if problem.prepare is None else problem.prepare(pi)
+        for b in range(problem.n_blocks):
+            value, col = problem.price(b, priced)
+            lagr += value
+            # a column prices out against the LP duals if its reduced cost there is negative
+            reduced = col.cost + _usage_price(col, pi_lp) - mu[b]
+            if reduced < -1e-9 * max(1.0, abs(col.cost)):
+                found.append(col)
+        if lagr > stats.lagrangian_bound:
+            stats.lagrangian_bound = lagr
+            center = pi.copy()
+        for col in found:
+            master.add(col)
+        rounded = _round_up(stats.lagrangian_bound, problem.objective_step)
+        if rounded >= incumbent * (1 - gap) - 1e-9 * max(1.0, abs(incumbent)):
+            stats.converged = True  # the bound meets the incumbent (within ``gap``): nothing left to prove
+            break
+        if _round_up(lp, problem.objective_step) <= rounded + 1e-9 * max(1.0, abs(lp)):
+            stats.converged = True  # tail-off: the rounded bound cannot rise further at this node
+            break
+        if not found:
+            if exact_lp_pricing:
+                stats.converged = True  # no column prices out at the LP duals: LP optimum
+                stats.lagrangian_bound = max(stats.lagrangian_bound, lp)
+                break
+            alpha = 0.0  # mispricing under smoothing: price the next round at the LP duals
+        elif alpha < smoothing and not exact_lp_pricing:
+            alpha = smoothing
+        elif exact_lp_pricing and found:
+            alpha = smoothing
+    stats.cg_seconds = time.perf_counter() - t0
+    stats.columns = len(master.columns)
+
+    chosen = None
+    # an LP-guided rounding heuristic, if the formulation has one
+    if problem.round_lp is not None and stats.iterations:
+        lam = np.asarray(master.h.getSolution().col_value)
+        picked = problem.round_lp(master.columns, lam)
+        if picked is not None and _feasible(picked, problem):
+            cost = sum(c.cost for c in picked)
+            if cost < incumbent - 1e-9:
+                first = len(master.columns)
+                for col in picked:
+                    master.add(col)
+                incumbent = cost
+                chosen = np.zeros(len(master.columns))
+                chosen[first:] = 1.0
+    # the integer master over the generated columns
+    t_ip = time.perf_counter()
+    left = deadline - t_ip
+    if left > 0.05:
+        got = master.solve_ip(left)
+        if got is not None and got[0] < incumbent - 1e-9:
+            incumbent, chosen = got
+    stats.ip_seconds = time.perf_counter() - t_ip
+    if chosen is None:  # the initial columns: a feasible solution by contract
+        chosen = np.zeros(len(master.columns))
+        chosen[:len(problem.initial)] = 1.0
+    problem.columns = master.columns
+    problem.data["colgen_stats"] = stats
+
+    bound = _round_up(stats.lagrangian_bound, problem.objective_step)
+    bound = min(bound, incumbent)
+    proven = bound >= incumbent - 1e-9 * max(1.0, abs(incumbent))
+    limited = limited or time.perf_counter() >= deadline
+    if proven and problem.exact and gap == 0:
+        status = Status.OPTIMAL
+    elif limited:
+        status = Status.TIME_LIMIT
+    else:
+        status = Status.FEASIBLE
+    if proven and (not problem.exact or gap > 0) and not limited:
+        status = Status.FEASIBLE
+    d = problem.objective_divisor
+    x = chosen
+    log = (f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
+           f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
+           f"integer master {stats.ip_seconds:.1f}s")
+    return RawResult(status, incumbent / d, bound / d, time.perf_counter() - t0,
+                     value=lambda i: float(x[i]), log=log)
+
+
+def _feasible(columns: list[Column], problem: DantzigWolfeProblem) -> bool:
+    """One column per block, within every capacity row."""
+    if sorted(c.block for c in columns) != list(range(problem.n_blocks)):
+        return False
+    used = np.zeros(len(problem.capacity))
+    for c in columns:
+        np.add.at(used, np.asarray(c.rows, dtype=np.int64), 1.0 if c.amounts is None else np.asarray(c.amounts))
+    return bool(np.all(used <= np.asarray(problem.capacity) + 1e-9))
+
+
+def _fmt(v: float | None, d: float) -> str:
+    return "-" if v is None or not math.isfinite(v) else f"{v / d:.6g}"
+
+
+def _usage_price(col: Column, pi: np.ndarray) -> float:
+    rows = np.asarray(col.rows, dtype=np.int64)
+    return float(pi[rows].sum() if col.amounts is None else pi[rows] @ np.asarray(col.amounts, dtype=float))
