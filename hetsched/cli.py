@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hetsched.errors import HetschedError, InputError
+from hetsched.cli_args import positive_int_list
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -415,7 +416,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return run_hare_bench(out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick)
     if args.suite == "exact":
         return run_exact_bench(time_limit=args.time_limit, out=args.out or "bench-results/exact.jsonl", as_json=args.json,
-                               threads=args.threads, solvers=args.solvers.split(","), quick=args.quick)
+                               threads=args.threads, solvers=args.solvers.split(","), quick=args.quick,
+                               gpus=tuple(args.gpus), all_sizes=args.all_sizes)
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
 
@@ -582,7 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")
     b.add_argument("--threads", type=_positive(int), default=2, metavar="N")
-    b.add_argument("--solvers", default="highs,cpsat")
+    b.add_argument("--solvers", default="highs,cpsat,colgen")
+    b.add_argument("--gpus", default="2,4,8", type=positive_int_list, metavar="M,M",
+                   help="exact: the GPU counts of the ladder instances")
+    b.add_argument("--all-sizes", action="store_true",
+                   help="exact: run every size, also past the first one a method does not prove (its gap at the limit)")
     b.add_argument("--out", default=None, help="exact: JSON lines (default bench-results/exact.jsonl), appended as "
                    "each run ends, rerunning resumes; hare: one JSON file (default bench-results/hare.json)")
     b.add_argument("--quick", action="store_true", help="the two smallest sizes only (a smoke test)")

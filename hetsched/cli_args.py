@@ -15,3 +15,14 @@ def name_list(known: Sequence[str], what: str = "name") -> Callable[[str], list[
             raise argparse.ArgumentTypeError(f"unknown {what} '{bad[0] if bad else text}' (known: {', '.join(known)})")
         return names
     return parse
+
+
+def positive_int_list(text: str) -> list[int]:
+    """An argparse type: comma-separated positive integers, e.g. ``2,4,8``."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got '{text}'") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got '{text}'")
+    return values

@@ -44,7 +44,7 @@ from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_ti
 from hetsched.schedule import TaskSchedule
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
-SEARCH_EVALUATIONS = 20_000  # list schedules tried for the upper bound that sets the windows
+SEARCH_EVALUATIONS = 500  # list schedules tried per round of a job for the upper bound that sets the windows
 ROUNDING_EVALUATIONS = 5_000  # and again from the LP's round order after column generation
 
 
@@ -57,7 +57,7 @@ def build(instance: Instance, seed: int = 0) -> DantzigWolfeProblem:
         raise HetschedError("hare-sched (colgen) needs job weights with at most 6 decimal digits; use --solver highs")
     ticked = instance_in_ticks(instance, s)
     v = hare_view(ticked)
-    ub, hint = local_search_upper_bound(ticked, SEARCH_EVALUATIONS, seed)
+    ub, hint = local_search_upper_bound(ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), seed)
     earliest, latest = v.start_windows(ub)
     c_hi = np.floor(v.completion_upper_bounds(ub) + 1e-6).astype(np.int64)
     weight = np.rint(v.weight * ws)

@@ -238,7 +238,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     log = (f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
            f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
            f"integer master {stats.ip_seconds:.1f}s")
-    return RawResult(status, incumbent / d, bound / d, time.perf_counter() - t0,
+    return RawResult(status, incumbent / d, bound / d if math.isfinite(bound) else None, time.perf_counter() - t0,
                      value=lambda i: float(x[i]), log=log)
 
 
