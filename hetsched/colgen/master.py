@@ -34,6 +34,7 @@ from typing import Any, Callable
 import highspy
 import numpy as np
 
+from hetsched.errors import SolverError
 from hetsched.solvers.result import RawResult, Status
 
 
@@ -47,6 +48,7 @@ class Column:
     rows: np.ndarray
     payload: Any = None
     amounts: np.ndarray | None = None  # None: 1 per listed row
+    artificial: bool = False  # the engine's own high-cost column that keeps an LP feasible; never a solution
 
 
 @dataclass
@@ -66,6 +68,8 @@ class DantzigWolfeProblem:
     # (columns, LP lambda) -> one column per block forming a feasible solution, or None: a
     # rounding heuristic guided by the LP (the engine checks the capacity rows itself)
     round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
+    dive: bool = True  # after column generation, a diving heuristic for the incumbent
+    branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
 
 
 @dataclass
@@ -77,6 +81,9 @@ class ColgenStats:
     cg_seconds: float = 0.0
     ip_seconds: float = 0.0
     converged: bool = False
+    dive: float | None = None  # the diving heuristic's cost (None: dead end or out of time)
+    nodes: int = 0  # branch-and-price nodes solved (the root counts once more)
+    open_nodes: int = 0  # left open when the clock stopped the search
 
 
 def _round_up(bound: float, step: float | None) -> float:
@@ -93,8 +100,8 @@ class _Master:
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("random_seed", int(seed))
-        if threads:
-            self.h.setOptionValue("threads", int(threads))
+        # no "threads": HiGHS fixes its thread pool once per process, and a later Highs object
+        # asking for another size fails every run (the master LP is a serial simplex anyway)
         inf = highspy.kHighsInf
         nb, nr = problem.n_blocks, len(problem.capacity)
         lower = np.concatenate([np.ones(nb), np.full(nr, -inf)])
@@ -112,10 +119,20 @@ class _Master:
 
     def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
         """LP value, the row prices pi >= 0 of the coupling rows and the convexity duals mu."""
-        self.h.run()
+        status = self.h.run()
+        if status == highspy.HighsStatus.kError or not self.lp_optimal():
+            raise SolverError(f"colgen: HiGHS did not solve the master LP ({self.h.modelStatusToString(self.h.getModelStatus())})")
         dual = np.asarray(self.h.getSolution().row_dual)
         pi = np.maximum(-dual[self.p.n_blocks:], 0.0)
         return float(self.h.getInfo().objective_function_value), pi, dual[:self.p.n_blocks]
+
+    def lp_optimal(self) -> bool:
+        return self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+    def set_bounds(self, indices: list[int], lower: float, upper: float) -> None:
+        if indices:
+            k = len(indices)
+            self.h.changeColsBounds(k, np.asarray(indices, dtype=np.int32), np.full(k, lower), np.full(k, upper))
 
     def solve_ip(self, time_limit: float) -> tuple[float, np.ndarray] | None:
         """Best integer solution over the columns so far (HiGHS MIP, binary lambda)."""
@@ -207,17 +224,36 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
                 incumbent = cost
                 chosen = np.zeros(len(master.columns))
                 chosen[first:] = 1.0
+    # dive: fix the block whose column has the largest lambda, re-price the rest, repeat
+    if problem.dive and stats.iterations and time.perf_counter() < deadline:
+        got = _dive(master, problem, deadline)
+        stats.dive = None if got is None else got[0]
+        if got is not None and got[0] < incumbent - 1e-9:
+            incumbent, chosen = got
     # the integer master over the generated columns
     t_ip = time.perf_counter()
     left = deadline - t_ip
     if left > 0.05:
-        got = master.solve_ip(left)
+        # with branching to follow, the integer master gets a quarter of what is left
+        got = master.solve_ip(left / 4 if problem.branch and math.isfinite(left) else min(left, 3600.0))
         if got is not None and got[0] < incumbent - 1e-9:
             incumbent, chosen = got
     stats.ip_seconds = time.perf_counter() - t_ip
+    # branch-and-price while the rounded bound is below the incumbent and time is left
+    root = _round_up(stats.lagrangian_bound, problem.objective_step)
+    if problem.branch and stats.converged and root < incumbent - 1e-9 * max(1.0, abs(incumbent)) \
+            and time.perf_counter() < deadline and gap == 0:
+        from hetsched.colgen.branching import branch_and_price
+        incumbent, chosen, bstats = branch_and_price(
+            master, problem, incumbent, chosen, stats.lagrangian_bound, deadline,
+            lambda v: _round_up(v, problem.objective_step))
+        stats.nodes, stats.open_nodes = bstats.nodes, bstats.open_nodes
+        stats.lagrangian_bound = max(stats.lagrangian_bound, min(bstats.bound, incumbent))
     if chosen is None:  # the initial columns: a feasible solution by contract
         chosen = np.zeros(len(master.columns))
         chosen[:len(problem.initial)] = 1.0
+    if len(chosen) < len(master.columns):  # columns added after this solution was found are unused
+        chosen = np.concatenate([chosen, np.zeros(len(master.columns) - len(chosen))])
     problem.columns = master.columns
     problem.data["colgen_stats"] = stats
 
@@ -237,9 +273,78 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     x = chosen
     log = (f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
            f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
-           f"integer master {stats.ip_seconds:.1f}s")
+           f"dive {_fmt(stats.dive, d)}, integer master {stats.ip_seconds:.1f}s, "
+           f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open)")
     return RawResult(status, incumbent / d, bound / d if math.isfinite(bound) else None, time.perf_counter() - t0,
                      value=lambda i: float(x[i]), log=log)
+
+
+def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
+          iterations_per_step: int = 25) -> tuple[float, np.ndarray] | None:
+    """Diving heuristic: repeatedly solve the master LP (pricing the free blocks, with rows the
+    fixed columns exhaust priced out), then fix the free block whose column has the largest
+    lambda. Returns (cost, lambda vector) of the integer solution reached, or None (dead end or
+    out of time). Every column's bounds are restored afterwards."""
+    cap = np.asarray(problem.capacity, dtype=float)
+    residual = cap.copy()
+    big = 1e3 * (1.0 + sum(abs(c.cost) for c in problem.initial))
+    fixed: dict[int, int] = {}
+    # an artificial column per block (cost big, no rows) keeps every LP of the dive feasible;
+    # it is never fixed, and is switched off when the dive ends
+    artificial = list(range(len(master.columns), len(master.columns) + problem.n_blocks))
+    for b in range(problem.n_blocks):
+        master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
+    touched: list[int] = list(artificial)
+    skip = set(artificial)
+    result = None
+    try:
+        while len(fixed) < problem.n_blocks:
+            for _ in range(iterations_per_step):
+                if time.perf_counter() >= deadline:
+                    return None
+                try:
+                    lp, pi_lp, mu = master.solve_lp()
+                except SolverError:
+                    return None  # e.g. the fixings left the LP infeasible
+                priced_pi = pi_lp + np.where(residual <= 1e-9, big, 0.0)
+                priced = priced_pi if problem.prepare is None else problem.prepare(priced_pi)
+                found = []
+                for b in range(problem.n_blocks):
+                    if b in fixed:
+                        continue
+                    value, col = problem.price(b, priced)
+                    if value >= big / 2:
+                        return None  # no column of block b avoids the exhausted rows
+                    if col.cost + _usage_price(col, pi_lp) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
+                        found.append(col)
+                for col in found:
+                    master.add(col)
+                if not found:
+                    break
+            lam = np.asarray(master.h.getSolution().col_value)
+            best_i, best_lam = -1, -1.0
+            for i, col in enumerate(master.columns):
+                if col.block not in fixed and i not in skip and lam[i] > best_lam:
+                    best_i, best_lam = i, lam[i]
+            if best_i < 0:
+                return None
+            col = master.columns[best_i]
+            others = [i for i, c in enumerate(master.columns) if c.block == col.block and i != best_i]
+            master.set_bounds(others, 0.0, 0.0)
+            master.set_bounds([best_i], 1.0, 1.0)
+            touched += others + [best_i]
+            fixed[col.block] = best_i
+            np.subtract.at(residual, np.asarray(col.rows, dtype=np.int64),
+                           1.0 if col.amounts is None else np.asarray(col.amounts, dtype=float))
+        picked = [master.columns[i] for i in fixed.values()]
+        if _feasible(picked, problem):
+            x = np.zeros(len(master.columns))
+            x[list(fixed.values())] = 1.0
+            result = (sum(c.cost for c in picked), x)
+        return result
+    finally:
+        master.set_bounds(sorted(set(touched) - skip), 0.0, highspy.kHighsInf)
+        master.set_bounds(artificial, 0.0, 0.0)
 
 
 def _feasible(columns: list[Column], problem: DantzigWolfeProblem) -> bool:

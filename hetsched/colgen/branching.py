@@ -1,0 +1,186 @@
+"""Branch-and-price on top of the root column generation (:mod:`hetsched.colgen.master`).
+
+Branching is on the coupling rows, per block: with x_{b,row} = sum_{c in b} usage_{c,row}
+lambda_c, pick a row that two blocks use and where some block b has x_{b,row} fractional. The
+two children partition the solutions:
+
+    left:  block b does not use the row;     right: no other block uses the row.
+
+Both are row bans per block, which pricing obeys by a prohibitive price on the banned rows, so
+no formulation needs to know about branching. Both children cut off the parent's LP solution
+(the left one x_{b,row} > 0, the right one the other block's use). A node whose LP solution
+has no such row is solved by rounding: every row then has at most one user, so giving each
+block its cheapest column with lambda > 0 is feasible and costs no more than the LP.
+
+Nodes are explored best bound first. Each node's bound is its own Lagrangian bound; the
+global bound is the least bound of the open nodes, so a run cut by the clock still reports a
+valid bound, and optimality is claimed only when no open node is left.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from hetsched.errors import SolverError
+
+
+@dataclass
+class BranchStats:
+    nodes: int = 0
+    open_nodes: int = 0
+    proven: bool = False
+    bound: float = -math.inf
+
+
+def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | None, root_bound: float,
+                     deadline: float, round_up) -> tuple[float, np.ndarray | None, BranchStats]:
+    """Best-first branch-and-price from the root. Returns (incumbent, its lambda, stats)."""
+    from hetsched.colgen.master import Column, _feasible, _usage_price
+
+    stats = BranchStats(bound=root_bound)
+    cap = np.asarray(problem.capacity, dtype=float)
+    big = 1e3 * (1.0 + sum(abs(c.cost) for c in problem.initial))
+    first_artificial = len(master.columns)
+    for b in range(problem.n_blocks):  # keep every node LP feasible; priced at `big`
+        master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
+    del first_artificial
+    row_sets: list[frozenset] = []
+
+    def rows_of(i: int) -> frozenset:
+        while len(row_sets) <= i:
+            row_sets.append(frozenset(np.asarray(master.columns[len(row_sets)].rows).tolist()))
+        return row_sets[i]
+
+    def set_node(bans: dict[int, frozenset]) -> None:
+        n = len(master.columns)
+        upper = np.full(n, np.inf)
+        for i, col in enumerate(master.columns):
+            banned = bans.get(col.block)
+            if banned and not col.artificial and rows_of(i) & banned:
+                upper[i] = 0.0
+        master.h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), upper)
+
+    def prepared_for(pi: np.ndarray, bans: dict[int, frozenset]):
+        shared = pi if problem.prepare is None else problem.prepare(pi)
+        out = {}
+        for b in range(problem.n_blocks):
+            if bans.get(b):
+                p = pi.copy()
+                p[np.fromiter(bans[b], dtype=np.int64)] += big
+                out[b] = p if problem.prepare is None else problem.prepare(p)
+            else:
+                out[b] = shared
+        return out
+
+    def solve_node(bans, bound):
+        """Column generation at a node: (status, bound, lambda) with status pruned|done|time."""
+        set_node(bans)
+        best = bound
+        while True:
+            if time.perf_counter() >= deadline:
+                return "time", best, None
+            try:
+                lp, pi, mu = master.solve_lp()
+            except SolverError:
+                return "pruned", math.inf, None
+            prepared = prepared_for(pi, bans)
+            lagr = -float(pi @ cap)
+            found = []
+            for b in range(problem.n_blocks):
+                value, col = problem.price(b, prepared[b])
+                lagr += min(value, big)
+                if value < big / 2 and col.cost + _usage_price(col, pi) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
+                    found.append(col)
+            best = max(best, lagr)
+            if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
+                return "pruned", best, None
+            for col in found:
+                master.add(col)
+            if not found or round_up(lp) <= round_up(best) + 1e-9 * max(1.0, abs(lp)):
+                if not found:
+                    best = max(best, lp)
+                if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
+                    return "pruned", best, None
+                if found:  # tail-off: the new columns are not in this LP yet; solve it once more
+                    lp, pi, mu = master.solve_lp()
+                return "done", best, np.asarray(master.h.getSolution().col_value)
+
+    def branch_row(lam: np.ndarray):
+        """(block, row) to branch on, or None when no row has two users and a fractional one."""
+        use: dict[int, dict[int, float]] = {}
+        for i in np.flatnonzero(lam > 1e-9):
+            col = master.columns[i]
+            if col.artificial:
+                continue
+            for row in rows_of(i):
+                per = use.setdefault(row, {})
+                per[col.block] = per.get(col.block, 0.0) + float(lam[i])
+        best, pick = 0.0, None
+        for row, per in use.items():
+            if len(per) < 2:
+                continue
+            for b, x in per.items():
+                f = min(x, 1.0 - x)
+                if f > 1e-6 and f > best:
+                    best, pick = f, (b, row)
+        return pick
+
+    counter = 0
+    heap: list = [(root_bound, counter, {})]
+    incomplete = False
+    try:
+        while heap:
+            bound, _, bans = heapq.heappop(heap)
+            if round_up(bound) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
+                continue
+            stats.nodes += 1
+            status, node_bound, lam = solve_node(bans, bound)
+            if status == "time":
+                counter += 1
+                heapq.heappush(heap, (node_bound, counter, bans))
+                break
+            if status == "pruned":
+                continue
+            pick = branch_row(lam)
+            if pick is None:
+                picked = []
+                for b in range(problem.n_blocks):
+                    cands = [i for i in np.flatnonzero(lam > 1e-9) if master.columns[i].block == b
+                             and not master.columns[i].artificial]
+                    if not cands:
+                        break
+                    picked.append(min(cands, key=lambda i: master.columns[i].cost))
+                if len(picked) == problem.n_blocks and _feasible([master.columns[i] for i in picked], problem):
+                    cost = sum(master.columns[i].cost for i in picked)
+                    if cost < incumbent - 1e-9:
+                        incumbent = cost
+                        chosen = np.zeros(len(master.columns))
+                        chosen[picked] = 1.0
+                elif len(picked) == problem.n_blocks:
+                    incomplete = True  # cannot branch and cannot round: never claim optimality
+                continue
+            b, row = pick
+            counter += 1
+            left = dict(bans)
+            left[b] = left.get(b, frozenset()) | {row}
+            heapq.heappush(heap, (node_bound, counter, left))
+            counter += 1
+            right = {k: v for k, v in bans.items()}
+            for other in range(problem.n_blocks):
+                if other != b:
+                    right[other] = right.get(other, frozenset()) | {row}
+            heapq.heappush(heap, (node_bound, counter, right))
+    finally:
+        n = len(master.columns)
+        master.h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), np.full(n, np.inf))
+        master.set_bounds([i for i, c in enumerate(master.columns) if c.artificial], 0.0, 0.0)
+    open_bounds = [nb for nb, _, _ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))]
+    stats.open_nodes = len(open_bounds)
+    stats.proven = not open_bounds and not incomplete
+    stats.bound = incumbent if stats.proven else min(open_bounds + [incumbent]) if open_bounds else root_bound
+    return incumbent, chosen, stats
