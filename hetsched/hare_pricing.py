@@ -144,10 +144,13 @@ class JobPricer:
     completion_hi: int  # C_n <= this
     horizon: int  # ticks 0..horizon-1 carry prices
 
-    def price(self, P: np.ndarray) -> tuple[float, list[tuple[int, int, int]], int]:
+    def price(self, P: np.ndarray, completion_lo: int = 0,
+              completion_hi: int | None = None) -> tuple[float, list[tuple[int, int, int]], int]:
         """(least price of a schedule, its tasks as (round, GPU, start tick), its C_n) for
-        prefix sums ``P[g, t]`` of the tick prices (shape G x horizon+1)."""
-        lo, hi = int(self.ready_lo[0]), int(self.completion_hi)
+        prefix sums ``P[g, t]`` of the tick prices (shape G x horizon+1), among the schedules
+        with ``completion_lo <= C_n <= completion_hi`` (a branching decision)."""
+        lo = int(self.ready_lo[0])
+        hi = int(self.completion_hi) if completion_hi is None else min(int(self.completion_hi), int(completion_hi))
         if hi < lo:
             return INF, [], hi
         W = hi - lo + 1
@@ -158,7 +161,7 @@ class JobPricer:
                 ready[a - lo:b - lo + 1] = True
         f = round_table(P, self.train, self.cycle, self.tasks_per_round, lo, hi, self.horizon, ready)
         ticks = np.arange(lo, hi + 1)
-        V = self.weight * ticks.astype(float)  # V_R(e) = w e
+        V = np.where(ticks >= completion_lo, self.weight * ticks.astype(float), INF)  # V_R(e) = w e
         arg = np.zeros((self.rounds, W), dtype=np.int64)
         for r in range(self.rounds - 1, -1, -1):
             if r + 1 < self.rounds:  # the next round's barrier must lie in its window

@@ -46,9 +46,10 @@ from hetsched.schedule import TaskSchedule
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
 SEARCH_EVALUATIONS = 500  # list schedules tried per round of a job for the upper bound that sets the windows
 ROUNDING_EVALUATIONS = 5_000  # and again from the LP's round order after column generation
+SEARCH_SEED = 0  # the local search is seeded: the same instance gives the same windows and result
 
 
-def build(instance: Instance, seed: int = 0) -> DantzigWolfeProblem:
+def build(instance: Instance) -> DantzigWolfeProblem:
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
         raise HetschedError("hare-sched (colgen) needs times with at most 4 decimal digits; use --solver cpsat")
@@ -57,7 +58,7 @@ def build(instance: Instance, seed: int = 0) -> DantzigWolfeProblem:
         raise HetschedError("hare-sched (colgen) needs job weights with at most 6 decimal digits; use --solver highs")
     ticked = instance_in_ticks(instance, s)
     v = hare_view(ticked)
-    ub, hint = local_search_upper_bound(ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), seed)
+    ub, hint = local_search_upper_bound(ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), SEARCH_SEED)
     earliest, latest = v.start_windows(ub)
     c_hi = np.floor(v.completion_upper_bounds(ub) + 1e-6).astype(np.int64)
     weight = np.rint(v.weight * ws)
@@ -86,10 +87,13 @@ def build(instance: Instance, seed: int = 0) -> DantzigWolfeProblem:
         P[:, 1:] = np.cumsum(pi.reshape(G, horizon), axis=1)
         return P
 
-    def price(n: int, P: np.ndarray) -> tuple[float, Column]:
-        value, tasks, completion = pricers[n].price(P)
-        if value >= INF / 2:  # pragma: no cover - the hint's own schedule lies in the windows
-            raise HetschedError(f"hare-sched (colgen): no schedule of job {v.job_ids[n]} fits its window")
+    def price(n: int, P: np.ndarray, cost_lo: float = -np.inf, cost_hi: float = np.inf) -> tuple[float, Column | None]:
+        """Job n's least priced schedule whose cost w_n C_n lies in (cost_lo, cost_hi]."""
+        c_lo = 0 if cost_lo == -np.inf else int(np.floor(cost_lo / weight[n] + 1e-9)) + 1
+        c_hi = None if cost_hi == np.inf else int(np.floor(cost_hi / weight[n] + 1e-9))
+        value, tasks, completion = pricers[n].price(P, c_lo, c_hi)
+        if value >= INF / 2:  # no schedule of job n in this branch
+            return INF, None
         return value, column(n, tasks, completion)
 
     gpu_index = {gid: g for g, gid in enumerate(v.gpu_ids)}
@@ -121,7 +125,7 @@ def build(instance: Instance, seed: int = 0) -> DantzigWolfeProblem:
                     starts[r] = min(start, starts.get(r, start))
                 for r, start in starts.items():
                     prio[first_round[col.block] + r] += x * start
-        _, schedule = local_search_upper_bound(ticked, ROUNDING_EVALUATIONS, seed, round_priorities=prio)
+        _, schedule = local_search_upper_bound(ticked, ROUNDING_EVALUATIONS, SEARCH_SEED, round_priorities=prio)
         return columns_of(schedule)
 
     initial = columns_of(hint)  # the local search's schedule, one column per job: a feasible start
@@ -150,5 +154,4 @@ SPEC = FormulationSpec(
     name="hare-sched", kind="colgen", build=build, extract=extract,
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
             "Lagrangian bound, integer master over the columns",
-    options=("seed",),
 )

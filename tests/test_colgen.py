@@ -36,8 +36,10 @@ def close(a, b):
 def _gap_problem(cost, size, cap):
     n_items, n_bins = cost.shape
 
-    def price(i, pi):
-        values = cost[i] + pi * size[i]
+    def price(i, pi, lo=-np.inf, hi=np.inf):
+        values = np.where((cost[i] > lo) & (cost[i] <= hi), cost[i] + pi * size[i], np.inf)
+        if not np.isfinite(values).any():
+            return np.inf, None
         b = int(np.argmin(values))
         return float(values[b]), Column(i, float(cost[i, b]), np.array([b]), b, np.array([float(size[i, b])]))
 

@@ -1,6 +1,9 @@
 """Branch-and-price on top of the root column generation (:mod:`hetsched.colgen.master`).
 
-Branching is on the coupling rows, per block: with x_{b,row} = sum_{c in b} usage_{c,row}
+Branching is first on a block's cost: if block b's columns with lambda > 0 differ in cost, the
+children keep its columns of cost <= theta and > theta, theta their lambda-weighted mean (for
+Hare, a job's completion time: C_n <= t or C_n > t). Pricing takes the cost range. When every
+block's fractional columns cost the same, branching is on the coupling rows, per block: with x_{b,row} = sum_{c in b} usage_{c,row}
 lambda_c, pick a row that two blocks use and where some block b has x_{b,row} fractional. The
 two children partition the solutions:
 
@@ -50,20 +53,32 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
         master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
     del first_artificial
     row_sets: list[frozenset] = []
+    current_upper: list[float] = []  # the upper bound HiGHS holds for each column
 
     def rows_of(i: int) -> frozenset:
         while len(row_sets) <= i:
             row_sets.append(frozenset(np.asarray(master.columns[len(row_sets)].rows).tolist()))
         return row_sets[i]
 
-    def set_node(bans: dict[int, frozenset]) -> None:
+    def set_node(bans: dict[int, frozenset], ranges: dict[int, tuple[float, float]]) -> None:
         n = len(master.columns)
         upper = np.full(n, np.inf)
         for i, col in enumerate(master.columns):
+            if col.artificial:
+                continue
             banned = bans.get(col.block)
-            if banned and not col.artificial and rows_of(i) & banned:
+            lo, hi = ranges.get(col.block, (-math.inf, math.inf))
+            if not (lo < col.cost <= hi) or (banned and rows_of(i) & banned):
                 upper[i] = 0.0
-        master.h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), upper)
+        # change only the bounds that differ: HiGHS then re-solves from its basis in few pivots
+        known = len(current_upper)
+        current_upper.extend([np.inf] * (n - known))
+        changed = np.flatnonzero(upper != np.asarray(current_upper))
+        if changed.size:
+            master.h.changeColsBounds(int(changed.size), changed.astype(np.int32), np.zeros(changed.size),
+                                      upper[changed])
+            for i in changed:
+                current_upper[i] = upper[i]
 
     def prepared_for(pi: np.ndarray, bans: dict[int, frozenset]):
         shared = pi if problem.prepare is None else problem.prepare(pi)
@@ -77,9 +92,9 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
                 out[b] = shared
         return out
 
-    def solve_node(bans, bound):
+    def solve_node(bans, ranges, bound):
         """Column generation at a node: (status, bound, lambda) with status pruned|done|time."""
-        set_node(bans)
+        set_node(bans, ranges)
         best = bound
         while True:
             if time.perf_counter() >= deadline:
@@ -92,9 +107,9 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
             lagr = -float(pi @ cap)
             found = []
             for b in range(problem.n_blocks):
-                value, col = problem.price(b, prepared[b])
+                value, col = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
                 lagr += min(value, big)
-                if value < big / 2 and col.cost + _usage_price(col, pi) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
+                if col is not None and value < big / 2 and col.cost + _usage_price(col, pi) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
                     found.append(col)
             best = max(best, lagr)
             if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
@@ -109,6 +124,27 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
                 if found:  # tail-off: the new columns are not in this LP yet; solve it once more
                     lp, pi, mu = master.solve_lp()
                 return "done", best, np.asarray(master.h.getSolution().col_value)
+
+    def branch_cost(lam: np.ndarray):
+        """(block, theta) splitting a block whose fractional columns differ in cost at their
+        lambda-weighted mean cost theta, the most balanced such block; None if there is none."""
+        per: dict[int, list[tuple[float, float]]] = {}
+        for i in np.flatnonzero(lam > 1e-9):
+            col = master.columns[i]
+            if not col.artificial:
+                per.setdefault(col.block, []).append((col.cost, float(lam[i])))
+        best, pick = 0.0, None
+        for b, items in per.items():
+            costs = [c for c, _ in items]
+            if max(costs) - min(costs) <= 1e-9 * max(1.0, abs(max(costs))):
+                continue
+            mass = sum(x for _, x in items)
+            theta = sum(c * x for c, x in items) / mass
+            left = sum(x for c, x in items if c <= theta) / mass
+            balance = min(left, 1.0 - left)
+            if balance > best:
+                best, pick = balance, (b, theta)
+        return pick
 
     def branch_row(lam: np.ndarray):
         """(block, row) to branch on, or None when no row has two users and a fractional one."""
@@ -131,20 +167,28 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
         return pick
 
     counter = 0
-    heap: list = [(root_bound, counter, {})]
+    heap: list = [(root_bound, counter, {}, {})]
     incomplete = False
     try:
         while heap:
-            bound, _, bans = heapq.heappop(heap)
+            bound, _, bans, ranges = heapq.heappop(heap)
             if round_up(bound) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
                 continue
             stats.nodes += 1
-            status, node_bound, lam = solve_node(bans, bound)
+            status, node_bound, lam = solve_node(bans, ranges, bound)
             if status == "time":
                 counter += 1
-                heapq.heappush(heap, (node_bound, counter, bans))
+                heapq.heappush(heap, (node_bound, counter, bans, ranges))
                 break
             if status == "pruned":
+                continue
+            split = branch_cost(lam)
+            if split is not None:  # first on a block's cost (its completion time, for Hare)
+                b, theta = split
+                lo, hi = ranges.get(b, (-math.inf, math.inf))
+                for child in ((lo, min(hi, theta)), (max(lo, theta), hi)):
+                    counter += 1
+                    heapq.heappush(heap, (node_bound, counter, bans, {**ranges, b: child}))
                 continue
             pick = branch_row(lam)
             if pick is None:
@@ -168,18 +212,18 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
             counter += 1
             left = dict(bans)
             left[b] = left.get(b, frozenset()) | {row}
-            heapq.heappush(heap, (node_bound, counter, left))
+            heapq.heappush(heap, (node_bound, counter, left, ranges))
             counter += 1
             right = {k: v for k, v in bans.items()}
             for other in range(problem.n_blocks):
                 if other != b:
                     right[other] = right.get(other, frozenset()) | {row}
-            heapq.heappush(heap, (node_bound, counter, right))
+            heapq.heappush(heap, (node_bound, counter, right, ranges))
     finally:
         n = len(master.columns)
         master.h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), np.full(n, np.inf))
         master.set_bounds([i for i, c in enumerate(master.columns) if c.artificial], 0.0, 0.0)
-    open_bounds = [nb for nb, _, _ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))]
+    open_bounds = [nb for nb, *_ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))]
     stats.open_nodes = len(open_bounds)
     stats.proven = not open_bounds and not incomplete
     stats.bound = incumbent if stats.proven else min(open_bounds + [incumbent]) if open_bounds else root_bound

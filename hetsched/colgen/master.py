@@ -55,8 +55,10 @@ class Column:
 class DantzigWolfeProblem:
     n_blocks: int
     capacity: np.ndarray  # upper bound of each coupling row
-    # (block, prepare(pi)) -> (least priced cost min_c cost_c + pi . usage_c, a column attaining it)
-    price: Callable[[int, Any], tuple[float, Column]]
+    # (block, prepare(pi), cost_lo, cost_hi) -> (least priced cost min_c cost_c + pi . usage_c over
+    # the block's columns with cost_lo < cost_c <= cost_hi, a column attaining it); (inf, None)
+    # when no column lies in the range. The range is a branching decision; it defaults to all.
+    price: Callable[..., tuple[float, Column | None]]
     initial: list[Column]  # together a feasible integer solution: one column per block
     objective_divisor: float = 1.0  # the problem's objective is raw / divisor
     objective_step: float | None = None  # raw objectives are integer multiples of it (bound rounding)
@@ -180,6 +182,8 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         priced = pi if problem.prepare is None else problem.prepare(pi)
         for b in range(problem.n_blocks):
             value, col = problem.price(b, priced)
+            if col is None:
+                raise SolverError(f"colgen: block {b} has no column at all")
             lagr += value
             # a column prices out against the LP duals if its reduced cost there is negative
             reduced = col.cost + _usage_price(col, pi_lp) - mu[b]
@@ -313,7 +317,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
                     if b in fixed:
                         continue
                     value, col = problem.price(b, priced)
-                    if value >= big / 2:
+                    if col is None or value >= big / 2:
                         return None  # no column of block b avoids the exhausted rows
                     if col.cost + _usage_price(col, pi_lp) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
                         found.append(col)
