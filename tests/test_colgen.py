@@ -231,3 +231,12 @@ def test_local_search_is_seeded_valid_and_no_worse_than_one_list_schedule():
     report = validate(inst, sa)
     assert report.valid and close(report.objective, a)
     assert a <= quick + 1e-9
+
+
+def test_branch_and_price_proves_what_the_root_cannot_and_agrees_with_cpsat():
+    inst = ladder(8, 2, seed=0)  # root bound 36.15 < 36.6: only branching closes the gap
+    b = solve(inst, "hare-sched", "colgen", time_limit=60)
+    a = solve(inst, "hare-sched", "cpsat", time_limit=60)
+    assert a.status == b.status == Status.OPTIMAL
+    assert close(a.objective, b.objective) and b.validation.valid
+    assert "branch-and-price" in b.log and " 0 nodes" not in b.log
