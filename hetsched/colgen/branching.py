@@ -41,7 +41,7 @@ class BranchStats:
 
 
 def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | None, root_bound: float,
-                     deadline: float, round_up) -> tuple[float, np.ndarray | None, BranchStats]:
+                     deadline: float, round_up, smoothing: float = 0.8) -> tuple[float, np.ndarray | None, BranchStats]:
     """Best-first branch-and-price from the root. Returns (incumbent, its lambda, stats)."""
     from hetsched.colgen.master import Column, _feasible, _usage_price
 
@@ -96,28 +96,39 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
         """Column generation at a node: (status, bound, lambda) with status pruned|done|time."""
         set_node(bans, ranges)
         best = bound
+        center, alpha = None, smoothing
         while True:
             if time.perf_counter() >= deadline:
                 return "time", best, None
             try:
-                lp, pi, mu = master.solve_lp()
+                lp, pi_lp, mu = master.solve_lp()
             except SolverError:
                 return "pruned", math.inf, None
+            # Wentges smoothing towards the prices of the node's best bound, as at the root
+            pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
             prepared = prepared_for(pi, bans)
             lagr = -float(pi @ cap)
             found = []
             for b in range(problem.n_blocks):
                 value, col = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
                 lagr += min(value, big)
-                if col is not None and value < big / 2 and col.cost + _usage_price(col, pi) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
+                if col is not None and value < big / 2 and \
+                        col.cost + _usage_price(col, pi_lp) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
                     found.append(col)
+            if lagr > best or center is None:
+                center = pi.copy()
             best = max(best, lagr)
+            if not found and pi is not pi_lp:
+                alpha = 0.0  # mispricing: price once at the LP duals before concluding
+                continue
+            alpha = smoothing
+            lp_exact = pi is pi_lp
             if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
                 return "pruned", best, None
             for col in found:
                 master.add(col)
             if not found or round_up(lp) <= round_up(best) + 1e-9 * max(1.0, abs(lp)):
-                if not found:
+                if not found and lp_exact:
                     best = max(best, lp)
                 if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
                     return "pruned", best, None
