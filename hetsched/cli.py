@@ -417,7 +417,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "exact":
         return run_exact_bench(time_limit=args.time_limit, out=args.out or "bench-results/exact.jsonl", as_json=args.json,
                                threads=args.threads, solvers=args.solvers.split(","), quick=args.quick,
-                               gpus=tuple(args.gpus), all_sizes=args.all_sizes)
+                               gpu_counts=tuple(args.gpus), all_sizes=args.all_sizes)
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
 

@@ -24,7 +24,7 @@ METHODS = (("hare-sched", "cpsat"), ("hare-sched-ti", "highs"), ("hare-sched", "
 
 def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/exact.jsonl", as_json: bool = False,
                     threads: int = 2, solvers: list[str] | None = None, quick: bool = False,
-                   gpus: tuple[int, ...] = GPUS, all_sizes: bool = False) -> int:
+                   gpu_counts: tuple[int, ...] = GPUS, all_sizes: bool = False) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done: dict[tuple, dict] = {}
@@ -36,7 +36,6 @@ def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/e
     methods = [m for m in METHODS if solvers is None or m[1] in solvers]
     tasks = TASKS[:2] if quick else TASKS
     rows = []
-    gpu_counts = gpus
     for gpus in gpu_counts:
         for model, solver in methods:
             failed = False

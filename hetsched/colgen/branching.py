@@ -43,15 +43,11 @@ class BranchStats:
 def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | None, root_bound: float,
                      deadline: float, round_up, smoothing: float = 0.8) -> tuple[float, np.ndarray | None, BranchStats]:
     """Best-first branch-and-price from the root. Returns (incumbent, its lambda, stats)."""
-    from hetsched.colgen.master import Column, _feasible, _usage_price
+    from hetsched.colgen.master import _artificials, _feasible, _prices_out
 
     stats = BranchStats(bound=root_bound)
     cap = np.asarray(problem.capacity, dtype=float)
-    big = 1e3 * (1.0 + sum(abs(c.cost) for c in problem.initial))
-    first_artificial = len(master.columns)
-    for b in range(problem.n_blocks):  # keep every node LP feasible; priced at `big`
-        master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
-    del first_artificial
+    big, artificial = _artificials(master, problem)  # keep every node LP feasible; priced at `big`
     row_sets: list[frozenset] = []
     current_upper: list[float] = []  # the upper bound HiGHS holds for each column
 
@@ -112,8 +108,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
             for b in range(problem.n_blocks):
                 value, col = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
                 lagr += min(value, big)
-                if col is not None and value < big / 2 and \
-                        col.cost + _usage_price(col, pi_lp) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
+                if col is not None and value < big / 2 and _prices_out(col, pi_lp, mu[b]):
                     found.append(col)
             if lagr > best or center is None:
                 center = pi.copy()
@@ -233,7 +228,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
     finally:
         n = len(master.columns)
         master.h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), np.full(n, np.inf))
-        master.set_bounds([i for i, c in enumerate(master.columns) if c.artificial], 0.0, 0.0)
+        master.set_bounds(artificial, 0.0, 0.0)
     open_bounds = [nb for nb, *_ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))]
     stats.open_nodes = len(open_bounds)
     stats.proven = not open_bounds and not incomplete

@@ -97,7 +97,7 @@ def _round_up(bound: float, step: float | None) -> float:
 class _Master:
     """The restricted master on HiGHS, grown a column at a time."""
 
-    def __init__(self, problem: DantzigWolfeProblem, threads: int | None, seed: int):
+    def __init__(self, problem: DantzigWolfeProblem, seed: int):
         self.p = problem
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
@@ -159,7 +159,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     """
     t0 = time.perf_counter()
     deadline = t0 + (float(time_limit) if time_limit is not None else math.inf)
-    master = _Master(problem, threads, seed)
+    master = _Master(problem, seed)
     for col in problem.initial:
         master.add(col)
     cap = np.asarray(problem.capacity, dtype=float)
@@ -185,9 +185,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
             if col is None:
                 raise SolverError(f"colgen: block {b} has no column at all")
             lagr += value
-            # a column prices out against the LP duals if its reduced cost there is negative
-            reduced = col.cost + _usage_price(col, pi_lp) - mu[b]
-            if reduced < -1e-9 * max(1.0, abs(col.cost)):
+            if _prices_out(col, pi_lp, mu[b]):
                 found.append(col)
         if lagr > stats.lagrangian_bound:
             stats.lagrangian_bound = lagr
@@ -207,9 +205,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
                 stats.lagrangian_bound = max(stats.lagrangian_bound, lp)
                 break
             alpha = 0.0  # mispricing under smoothing: price the next round at the LP duals
-        elif alpha < smoothing and not exact_lp_pricing:
-            alpha = smoothing
-        elif exact_lp_pricing and found:
+        else:
             alpha = smoothing
     stats.cg_seconds = time.perf_counter() - t0
     stats.columns = len(master.columns)
@@ -271,8 +267,6 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         status = Status.TIME_LIMIT
     else:
         status = Status.FEASIBLE
-    if proven and (not problem.exact or gap > 0) and not limited:
-        status = Status.FEASIBLE
     d = problem.objective_divisor
     x = chosen
     log = (f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
@@ -289,17 +283,11 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
     fixed columns exhaust priced out), then fix the free block whose column has the largest
     lambda. Returns (cost, lambda vector) of the integer solution reached, or None (dead end or
     out of time). Every column's bounds are restored afterwards."""
-    cap = np.asarray(problem.capacity, dtype=float)
-    residual = cap.copy()
-    big = 1e3 * (1.0 + sum(abs(c.cost) for c in problem.initial))
+    residual = np.asarray(problem.capacity, dtype=float).copy()
     fixed: dict[int, int] = {}
-    # an artificial column per block (cost big, no rows) keeps every LP of the dive feasible;
-    # it is never fixed, and is switched off when the dive ends
-    artificial = list(range(len(master.columns), len(master.columns) + problem.n_blocks))
-    for b in range(problem.n_blocks):
-        master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
-    touched: list[int] = list(artificial)
-    skip = set(artificial)
+    # the artificial columns keep every LP of the dive feasible; never fixed, off when it ends
+    big, artificial = _artificials(master, problem)
+    touched: list[int] = []
     result = None
     try:
         while len(fixed) < problem.n_blocks:
@@ -319,7 +307,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
                     value, col = problem.price(b, priced)
                     if col is None or value >= big / 2:
                         return None  # no column of block b avoids the exhausted rows
-                    if col.cost + _usage_price(col, pi_lp) - mu[b] < -1e-9 * max(1.0, abs(col.cost)):
+                    if _prices_out(col, pi_lp, mu[b]):
                         found.append(col)
                 for col in found:
                     master.add(col)
@@ -328,7 +316,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
             lam = np.asarray(master.h.getSolution().col_value)
             best_i, best_lam = -1, -1.0
             for i, col in enumerate(master.columns):
-                if col.block not in fixed and i not in skip and lam[i] > best_lam:
+                if col.block not in fixed and not col.artificial and lam[i] > best_lam:
                     best_i, best_lam = i, lam[i]
             if best_i < 0:
                 return None
@@ -347,8 +335,29 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
             result = (sum(c.cost for c in picked), x)
         return result
     finally:
-        master.set_bounds(sorted(set(touched) - skip), 0.0, highspy.kHighsInf)
+        master.set_bounds(sorted(i for i in set(touched) if not master.columns[i].artificial), 0.0, highspy.kHighsInf)
         master.set_bounds(artificial, 0.0, 0.0)
+
+
+def _artificials(master: _Master, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
+    """(their cost, indices) of one artificial column per block: cost ``big``, no rows, enabled.
+
+    They keep an LP feasible while columns are fixed or banned (the dive, branch-and-price);
+    the first caller adds them and later ones switch the same columns back on.
+    """
+    big = 1e3 * (1.0 + sum(abs(c.cost) for c in problem.initial))
+    indices = [i for i, c in enumerate(master.columns) if c.artificial]
+    if not indices:
+        indices = list(range(len(master.columns), len(master.columns) + problem.n_blocks))
+        for b in range(problem.n_blocks):
+            master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
+    master.set_bounds(indices, 0.0, highspy.kHighsInf)
+    return big, indices
+
+
+def _prices_out(col: Column, pi_lp: np.ndarray, mu_b: float) -> bool:
+    """True if the column's reduced cost at the LP duals (pi, mu) is negative: it can improve the LP."""
+    return col.cost + _usage_price(col, pi_lp) - mu_b < -1e-9 * max(1.0, abs(col.cost))
 
 
 def _feasible(columns: list[Column], problem: DantzigWolfeProblem) -> bool:

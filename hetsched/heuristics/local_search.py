@@ -12,19 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.heuristics.hare_alg1 import hare_alg1
+from hetsched.heuristics.hare_alg1 import Alg1Run, hare_alg1
 from hetsched.heuristics.list_scheduling import MACHINE_RULES, quick_upper_bound
 from hetsched.instance.hare_view import hare_view
-from hetsched.schedule import TaskAssignment, TaskSchedule
-
-
-def _objective(view, start: np.ndarray, gpu: np.ndarray) -> float:
-    n, r, _ = view.task_arrays
-    last = r == view.rounds[n] - 1
-    end = start + view.cycle[n, gpu]
-    completion = np.full(view.n_jobs, -np.inf)
-    np.maximum.at(completion, n[last], end[last])
-    return float(np.dot(view.weight, completion))
+from hetsched.schedule import TaskSchedule
 
 
 def local_search_upper_bound(instance, evaluations: int = 2000, seed: int = 0,
@@ -51,18 +42,18 @@ def local_search_upper_bound(instance, evaluations: int = 2000, seed: int = 0,
         if prio.shape != (n_rounds,) or not np.all(np.isfinite(prio)):
             raise ValueError(f"round_priorities must be {n_rounds} finite numbers, one per round")
 
-    def run(p: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    def run(p: np.ndarray) -> tuple[float, Alg1Run]:
         out = None
         for rule in MACHINE_RULES:
             res = hare_alg1(view, p[round_of_task], rule)
-            value = _objective(view, res.start, res.gpu)
+            value = res.objective()
             if out is None or value < out[0]:
-                out = (value, res.start, res.gpu)
+                out = (value, res)
         return out
 
     current = prio.copy()
-    cur_value, start, gpu = run(current)
-    best = (cur_value, start, gpu)
+    cur_value, run_ = run(current)
+    best = (cur_value, run_)
     for _ in range(max(0, evaluations // len(MACHINE_RULES))):
         cand = current.copy()
         a, b = rng.integers(n_rounds, size=2)
@@ -70,14 +61,11 @@ def local_search_upper_bound(instance, evaluations: int = 2000, seed: int = 0,
             cand[a], cand[b] = cand[b], cand[a]
         else:
             cand[a] = cand[b] + (1e-3 if rng.random() < 0.5 else -1e-3)
-        value, start, gpu = run(cand)
+        value, res = run(cand)
         if value <= cur_value:
             current, cur_value = cand, value
             if value < best[0]:
-                best = (value, start, gpu)
+                best = (value, res)
     if best[0] < best_value:
-        n, r, k = view.task_arrays
-        out = tuple(TaskAssignment(view.job_ids[a], int(b), int(c), view.gpu_ids[g], float(s))
-                    for a, b, c, g, s in zip(n.tolist(), r.tolist(), k.tolist(), best[2].tolist(), best[1].tolist()))
-        return best[0], TaskSchedule(out, instance.name, best_schedule.instance_hash)
+        return best[0], best[1].to_schedule(instance.name, best_schedule.instance_hash)
     return best_value, best_schedule
