@@ -11,10 +11,12 @@ the ticks its tasks train on. In integer ticks, with prefix sums P_g of the pric
                 = min(b_g^k(rho, x-1), c_g(x) + b_g^{k-1}(rho, x - T^c_g))
     f(rho, e)   = min over k_1 + ... + k_G = |D_r| of sum_g b_g^{k_g}(rho, e - T^c_g - T^s_g)
                   (a round ready at rho whose every task has trained and synced by e)
-    V_R(e)      = w_n e;   V_r(rho) = min_e f(rho, e) + V_{r+1}(e)     (7): the next round is ready at e
+    F_0(e)      = f(a_n, e);   F_r(e) = min_rho F_{r-1}(rho) + f(rho, e)   (7): round r is ready at rho
 
-and the least priced column costs V_0(a_n). Tasks of a job share their times (Hare Sec. 5.1),
-so f is one table for all rounds; the rounds differ only in their windows.
+and the least priced column with C_n = e costs F_{R-1}(e) + w_n e. One pricing returns the best
+columns for several completion times e at once (column generation converges in fewer rounds).
+Tasks of a job share their times (Hare Sec. 5.1), so f is one table for all rounds; the rounds
+differ only in their windows.
 """
 
 from __future__ import annotations
@@ -149,10 +151,25 @@ class JobPricer:
         """(least price of a schedule, its tasks as (round, GPU, start tick), its C_n) for
         prefix sums ``P[g, t]`` of the tick prices (shape G x horizon+1), among the schedules
         with ``completion_lo <= C_n <= completion_hi`` (a branching decision)."""
+        best = self.price_by_completion(P, completion_lo, completion_hi, 1)
+        if not best:
+            return INF, [], completion_lo
+        return best[0]
+
+    def price_by_completion(self, P: np.ndarray, completion_lo: int = 0, completion_hi: int | None = None,
+                            count: int = 1) -> list[tuple[float, list[tuple[int, int, int]], int]]:
+        """The least priced schedules for up to ``count`` distinct completion times C_n, best
+        first, as (price, tasks, C_n); [] when no schedule has C_n in [completion_lo, completion_hi].
+
+        Forward over the rounds: F_0(e) = f(a_n, e), F_r(e) = min_rho F_{r-1}(rho) + f(rho, e)
+        over the barriers rho in round r's window; a schedule ending at e costs F_{R-1}(e) + w e.
+        The first entry is the least priced column; the others are columns with other
+        completion times that are free to get once the tables are built.
+        """
         lo = int(self.ready_lo[0])
         hi = int(self.completion_hi) if completion_hi is None else min(int(self.completion_hi), int(completion_hi))
-        if hi < lo:
-            return INF, [], hi
+        if hi < lo or self.ready_hi[0] < lo:
+            return []
         W = hi - lo + 1
         ready = np.zeros(W, dtype=np.bool_)
         for r in range(self.rounds):
@@ -161,26 +178,29 @@ class JobPricer:
                 ready[a - lo:b - lo + 1] = True
         f = round_table(P, self.train, self.cycle, self.tasks_per_round, lo, hi, self.horizon, ready)
         ticks = np.arange(lo, hi + 1)
-        V = np.where(ticks >= completion_lo, self.weight * ticks.astype(float), INF)  # V_R(e) = w e
-        arg = np.zeros((self.rounds, W), dtype=np.int64)
-        for r in range(self.rounds - 1, -1, -1):
-            if r + 1 < self.rounds:  # the next round's barrier must lie in its window
-                out = (ticks < self.ready_lo[r + 1]) | (ticks > self.ready_hi[r + 1])
-                V = np.where(out, INF, V)
-            M = f + V[None, :]
-            arg[r] = np.argmin(M, axis=1)
-            V = M[np.arange(W), arg[r]]
+        F = f[0].copy()  # round 0 is ready at lo = a_n
+        came_from = np.zeros((self.rounds, W), dtype=np.int64)
+        for r in range(1, self.rounds):  # round r is ready at the previous round's end rho
             inside = (ticks >= self.ready_lo[r]) & (ticks <= self.ready_hi[r])
-            V = np.where(inside, V, INF)
-        value = float(V[0])  # round 0 is ready at lo = a_n
-        if value >= INF / 2:
-            return INF, [], hi
-        tasks: list[tuple[int, int, int]] = []
-        ri = 0
-        for r in range(self.rounds):
-            ei = int(arg[r][ri])
-            for g, start in round_placement(P, self.train, self.cycle, self.tasks_per_round, lo, hi,
-                                            self.horizon, ri, ei):
-                tasks.append((r, int(g), int(start)))
-            ri = ei
-        return value, tasks, lo + ri
+            M = np.where(inside, F, INF)[:, None] + f
+            came_from[r] = np.argmin(M, axis=0)
+            F = M[came_from[r], np.arange(W)]
+        total = np.where((ticks >= completion_lo) & (F < INF / 2), F + self.weight * ticks.astype(float), INF)
+        out = []
+        for ei in np.argsort(total, kind="stable")[:count]:
+            value = float(total[ei])
+            if value >= INF / 2:
+                break
+            ends = [int(ei)]
+            for r in range(self.rounds - 1, 0, -1):
+                ends.append(int(came_from[r][ends[-1]]))
+            ends.reverse()  # ends[r]: the tick (- lo) by which round r has trained and synced
+            tasks: list[tuple[int, int, int]] = []
+            ri = 0
+            for r in range(self.rounds):
+                for g, start in round_placement(P, self.train, self.cycle, self.tasks_per_round, lo, hi,
+                                                self.horizon, ri, ends[r]):
+                    tasks.append((r, int(g), int(start)))
+                ri = ends[r]
+            out.append((value, tasks, lo + int(ei)))
+        return out

@@ -46,6 +46,7 @@ from hetsched.schedule import TaskSchedule
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
 SEARCH_EVALUATIONS = 500  # list schedules tried per round of a job for the upper bound that sets the windows
 ROUNDING_EVALUATIONS = 5_000  # and again from the LP's round order after column generation
+COLUMNS_PER_PRICING = 5  # a job's pricing returns its best schedules for this many completion times
 SEARCH_SEED = 0  # the local search is seeded: the same instance gives the same windows and result
 
 
@@ -87,14 +88,15 @@ def build(instance: Instance) -> DantzigWolfeProblem:
         P[:, 1:] = np.cumsum(pi.reshape(G, horizon), axis=1)
         return P
 
-    def price(n: int, P: np.ndarray, cost_lo: float = -np.inf, cost_hi: float = np.inf) -> tuple[float, Column | None]:
-        """Job n's least priced schedule whose cost w_n C_n lies in (cost_lo, cost_hi]."""
+    def price(n: int, P: np.ndarray, cost_lo: float = -np.inf, cost_hi: float = np.inf) -> tuple[float, list[Column]]:
+        """Job n's least priced schedule whose cost w_n C_n lies in (cost_lo, cost_hi], then the
+        least priced ones with the next COLUMNS_PER_PRICING - 1 best completion times."""
         c_lo = 0 if cost_lo == -np.inf else int(np.floor(cost_lo / weight[n] + 1e-9)) + 1
         c_hi = None if cost_hi == np.inf else int(np.floor(cost_hi / weight[n] + 1e-9))
-        value, tasks, completion = pricers[n].price(P, c_lo, c_hi)
-        if value >= INF / 2:  # no schedule of job n in this branch
-            return INF, None
-        return value, column(n, tasks, completion)
+        priced = pricers[n].price_by_completion(P, c_lo, c_hi, COLUMNS_PER_PRICING)
+        if not priced:  # no schedule of job n in this branch
+            return INF, []
+        return priced[0][0], [column(n, tasks, completion) for _, tasks, completion in priced]
 
     gpu_index = {gid: g for g, gid in enumerate(v.gpu_ids)}
     job_index = {jid: n for n, jid in enumerate(v.job_ids)}

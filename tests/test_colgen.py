@@ -39,9 +39,10 @@ def _gap_problem(cost, size, cap):
     def price(i, pi, lo=-np.inf, hi=np.inf):
         values = np.where((cost[i] > lo) & (cost[i] <= hi), cost[i] + pi * size[i], np.inf)
         if not np.isfinite(values).any():
-            return np.inf, None
-        b = int(np.argmin(values))
-        return float(values[b]), Column(i, float(cost[i, b]), np.array([b]), b, np.array([float(size[i, b])]))
+            return np.inf, []
+        best = [int(b) for b in np.argsort(values, kind="stable")[:2] if np.isfinite(values[b])]  # two: the engine takes extras
+        return float(values[best[0]]), [Column(i, float(cost[i, b]), np.array([b]), b, np.array([float(size[i, b])]))
+                                        for b in best]
 
     # the last bin holds everything at a high cost: the initial columns are feasible
     initial = [Column(i, float(cost[i, -1]), np.array([n_bins - 1]), n_bins - 1, np.array([float(size[i, -1])]))

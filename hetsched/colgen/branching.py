@@ -71,8 +71,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
         current_upper.extend([np.inf] * (n - known))
         changed = np.flatnonzero(upper != np.asarray(current_upper))
         if changed.size:
-            master.h.changeColsBounds(int(changed.size), changed.astype(np.int32), np.zeros(changed.size),
-                                      upper[changed])
+            master.set_bounds(changed, 0.0, upper[changed])
             for i in changed:
                 current_upper[i] = upper[i]
 
@@ -106,10 +105,10 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
             lagr = -float(pi @ cap)
             found = []
             for b in range(problem.n_blocks):
-                value, col = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
+                value, cols = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
                 lagr += min(value, big)
-                if col is not None and value < big / 2 and _prices_out(col, pi_lp, mu[b]):
-                    found.append(col)
+                if value < big / 2:
+                    found += [col for col in cols if _prices_out(col, pi_lp, mu[b])]
             if lagr > best or center is None:
                 center = pi.copy()
             best = max(best, lagr)
@@ -129,7 +128,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
                     return "pruned", best, None
                 if found:  # tail-off: the new columns are not in this LP yet; solve it once more
                     lp, pi, mu = master.solve_lp()
-                return "done", best, np.asarray(master.h.getSolution().col_value)
+                return "done", best, master.lambdas()
 
     def branch_cost(lam: np.ndarray):
         """(block, theta) splitting a block whose fractional columns differ in cost at their
@@ -227,7 +226,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
             heapq.heappush(heap, (node_bound, counter, right, ranges))
     finally:
         n = len(master.columns)
-        master.h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), np.full(n, np.inf))
+        master.set_bounds(np.arange(n), 0.0, np.inf)
         master.set_bounds(artificial, 0.0, 0.0)
     open_bounds = [nb for nb, *_ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))]
     stats.open_nodes = len(open_bounds)

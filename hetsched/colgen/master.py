@@ -9,7 +9,8 @@ The problem (what a formulation of kind ``colgen`` builds, :class:`DantzigWolfeP
 
 A block's columns are all its feasible pieces (e.g. every schedule of one job); the formulation
 never lists them but prices them: ``price(b, pi)`` returns min_c (cost_c + pi . usage_c) over
-block b's columns, with a column attaining it, for row prices pi >= 0.
+block b's columns, with a column attaining it (and optionally more cheap columns of b, which
+the engine adds when their reduced cost is negative), for row prices pi >= 0.
 
 The engine solves the LP relaxation by column generation with Wentges dual smoothing, keeps
 the best Lagrangian bound
@@ -56,9 +57,10 @@ class DantzigWolfeProblem:
     n_blocks: int
     capacity: np.ndarray  # upper bound of each coupling row
     # (block, prepare(pi), cost_lo, cost_hi) -> (least priced cost min_c cost_c + pi . usage_c over
-    # the block's columns with cost_lo < cost_c <= cost_hi, a column attaining it); (inf, None)
-    # when no column lies in the range. The range is a branching decision; it defaults to all.
-    price: Callable[..., tuple[float, Column | None]]
+    # the block's columns with cost_lo < cost_c <= cost_hi, [a column attaining it, then any
+    # other columns of the block worth trying]); (inf, []) when no column lies in the range.
+    # The range is a branching decision; it defaults to all.
+    price: Callable[..., tuple[float, list[Column]]]
     initial: list[Column]  # together a feasible integer solution: one column per block
     objective_divisor: float = 1.0  # the problem's objective is raw / divisor
     objective_step: float | None = None  # raw objectives are integer multiples of it (bound rounding)
@@ -111,6 +113,7 @@ class _Master:
         self.h.addRows(nb + nr, lower, upper, 0, np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32),
                        np.zeros(0))
         self.columns: list[Column] = []
+        self._solved: tuple[float, np.ndarray, np.ndarray] | None = None  # the LP unchanged since its last solve
 
     def add(self, col: Column) -> None:
         idx = np.concatenate([[col.block], self.p.n_blocks + np.asarray(col.rows, dtype=np.int64)]).astype(np.int32)
@@ -118,27 +121,40 @@ class _Master:
         vals = np.concatenate([[1.0], amounts])
         self.h.addCol(float(col.cost), 0.0, highspy.kHighsInf, len(idx), idx, vals)
         self.columns.append(col)
+        self._solved = None
 
     def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """LP value, the row prices pi >= 0 of the coupling rows and the convexity duals mu."""
+        """LP value, the row prices pi >= 0 of the coupling rows and the convexity duals mu
+        (HiGHS runs only if a column or bound changed since the last solve)."""
+        if self._solved is not None:
+            return self._solved
         status = self.h.run()
         if status == highspy.HighsStatus.kError or not self.lp_optimal():
             raise SolverError(f"colgen: HiGHS did not solve the master LP ({self.h.modelStatusToString(self.h.getModelStatus())})")
         dual = np.asarray(self.h.getSolution().row_dual)
         pi = np.maximum(-dual[self.p.n_blocks:], 0.0)
-        return float(self.h.getInfo().objective_function_value), pi, dual[:self.p.n_blocks]
+        self._solved = float(self.h.getInfo().objective_function_value), pi, dual[:self.p.n_blocks]
+        return self._solved
+
+    def lambdas(self) -> np.ndarray:
+        """lambda of every column in the last LP solution."""
+        return np.asarray(self.h.getSolution().col_value)
 
     def lp_optimal(self) -> bool:
         return self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
 
-    def set_bounds(self, indices: list[int], lower: float, upper: float) -> None:
-        if indices:
-            k = len(indices)
-            self.h.changeColsBounds(k, np.asarray(indices, dtype=np.int32), np.full(k, lower), np.full(k, upper))
+    def set_bounds(self, indices, lower: float, upper) -> None:
+        """Bounds lower <= lambda <= upper (a number, or one per index) of the given columns."""
+        k = len(indices)
+        if k:
+            self.h.changeColsBounds(k, np.asarray(indices, dtype=np.int32), np.full(k, float(lower)),
+                                    np.broadcast_to(np.asarray(upper, dtype=float), (k,)).copy())
+            self._solved = None
 
     def solve_ip(self, time_limit: float) -> tuple[float, np.ndarray] | None:
         """Best integer solution over the columns so far (HiGHS MIP, binary lambda)."""
         n = len(self.columns)
+        self._solved = None
         self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
         self.h.setOptionValue("time_limit", max(0.1, float(time_limit)))
         self.h.run()
@@ -181,12 +197,11 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         exact_lp_pricing = pi is pi_lp
         priced = pi if problem.prepare is None else problem.prepare(pi)
         for b in range(problem.n_blocks):
-            value, col = problem.price(b, priced)
-            if col is None:
+            value, cols = problem.price(b, priced)
+            if not cols:
                 raise SolverError(f"colgen: block {b} has no column at all")
             lagr += value
-            if _prices_out(col, pi_lp, mu[b]):
-                found.append(col)
+            found += [col for col in cols if _prices_out(col, pi_lp, mu[b])]
         if lagr > stats.lagrangian_bound:
             stats.lagrangian_bound = lagr
             center = pi.copy()
@@ -213,7 +228,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     chosen = None
     # an LP-guided rounding heuristic, if the formulation has one
     if problem.round_lp is not None and stats.iterations:
-        lam = np.asarray(master.h.getSolution().col_value)
+        lam = master.lambdas()
         picked = problem.round_lp(master.columns, lam)
         if picked is not None and _feasible(picked, problem):
             cost = sum(c.cost for c in picked)
@@ -224,9 +239,11 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
                 incumbent = cost
                 chosen = np.zeros(len(master.columns))
                 chosen[first:] = 1.0
-    # dive: fix the block whose column has the largest lambda, re-price the rest, repeat
-    if problem.dive and stats.iterations and time.perf_counter() < deadline:
-        got = _dive(master, problem, deadline)
+    # dive: fix the block whose column has the largest lambda, re-price the rest, repeat; at
+    # most half of the time left, so that the integer master and branching get their turn
+    now = time.perf_counter()
+    if problem.dive and stats.iterations and now < deadline:
+        got = _dive(master, problem, now + (deadline - now) / 2)
         stats.dive = None if got is None else got[0]
         if got is not None and got[0] < incumbent - 1e-9:
             incumbent, chosen = got
@@ -304,16 +321,15 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
                 for b in range(problem.n_blocks):
                     if b in fixed:
                         continue
-                    value, col = problem.price(b, priced)
-                    if col is None or value >= big / 2:
+                    value, cols = problem.price(b, priced)
+                    if not cols or value >= big / 2:
                         return None  # no column of block b avoids the exhausted rows
-                    if _prices_out(col, pi_lp, mu[b]):
-                        found.append(col)
+                    found += [col for col in cols if _prices_out(col, pi_lp, mu[b])]
                 for col in found:
                     master.add(col)
                 if not found:
                     break
-            lam = np.asarray(master.h.getSolution().col_value)
+            lam = master.lambdas()
             best_i, best_lam = -1, -1.0
             for i, col in enumerate(master.columns):
                 if col.block not in fixed and not col.artificial and lam[i] > best_lam:
