@@ -252,7 +252,8 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     left = deadline - t_ip
     if left > 0.05:
         # with branching to follow, the integer master gets a quarter of what is left
-        got = master.solve_ip(left / 4 if problem.branch and math.isfinite(left) else min(left, 3600.0))
+        branching = problem.branch and stats.converged and gap == 0
+        got = master.solve_ip(left / 4 if branching and math.isfinite(left) else min(left, 3600.0))
         if got is not None and got[0] < incumbent - 1e-9:
             incumbent, chosen = got
     stats.ip_seconds = time.perf_counter() - t_ip
