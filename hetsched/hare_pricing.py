@@ -160,6 +160,9 @@ class JobPricer:
                             count: int = 1) -> list[tuple[float, list[tuple[int, int, int]], int]]:
         """The least priced schedules for up to ``count`` distinct completion times C_n, best
         first, as (price, tasks, C_n); [] when no schedule has C_n in [completion_lo, completion_hi].
+        An entry's C_n is its schedule's completion, except that the schedule of C_n =
+        completion_lo may end earlier (a branch's least column, charged w_n completion_lo: the
+        price is then a lower bound on the branch's schedules, as the Lagrangian bound needs).
 
         Forward over the rounds: F_0(e) = f(a_n, e), F_r(e) = min_rho F_{r-1}(rho) + f(rho, e)
         over the barriers rho in round r's window; a schedule ending at e costs F_{R-1}(e) + w e.
@@ -185,7 +188,13 @@ class JobPricer:
             M = np.where(inside, F, INF)[:, None] + f
             came_from[r] = np.argmin(M, axis=0)
             F = M[came_from[r], np.arange(W)]
-        total = np.where((ticks >= completion_lo) & (F < INF / 2), F + self.weight * ticks.astype(float), INF)
+        # F is "done by e", so the schedule behind F(e) ends exactly at e only where F drops at e;
+        # elsewhere it ends earlier and is a dearer copy of an earlier one, except at the least
+        # allowed e, whose schedule may end before completion_lo (then it is charged w e)
+        first = max(lo, int(completion_lo))
+        drops = F < np.concatenate(([INF], F[:-1])) - 1e-9 * np.maximum(1.0, np.abs(F))
+        candidate = (ticks == first) | ((ticks > first) & drops)
+        total = np.where(candidate & (F < INF / 2), F + self.weight * ticks.astype(float), INF)
         out = []
         for ei in np.argsort(total, kind="stable")[:count]:
             value = float(total[ei])

@@ -100,8 +100,9 @@ def priced_jobs(draw):
     return G, K, R, H, train, sync, arrival, weight, prices
 
 
-def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices):
-    """min over a job's schedules of w C + the price of its training ticks, by enumeration."""
+def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices, done_by=None):
+    """min over a job's schedules (those with C <= ``done_by`` if given) of w C + the price of
+    its training ticks, by enumeration."""
     cycle = train + sync
     slots = [(g, t) for g in range(G) for t in range(H) if t + train[g] <= H]
 
@@ -121,7 +122,10 @@ def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices):
             end = max(t + cycle[g] for g, t in combo)
             if end > H:
                 continue
-            rest = weight * end if r == R - 1 else best(r + 1, end)
+            if r < R - 1:
+                rest = best(r + 1, end)
+            else:
+                rest = weight * end if done_by is None or end <= done_by else np.inf
             out = min(out, sum(task_price(g, t) for g, t in combo) + rest)
         return out
 
@@ -155,6 +159,43 @@ def test_job_pricing_equals_enumeration(job):
     assert completion == ends[R - 1]
     paid = sum(prices[g, t:t + train[g]].sum() for _, g, t in tasks)
     assert close(weight * completion + paid, value)
+
+
+@given(priced_jobs(), st.integers(0, 12), st.integers(0, 12))
+def test_job_pricing_by_completion_gives_the_least_price_of_each_completion_time(job, c_lo, c_hi):
+    G, K, R, H, train, sync, arrival, weight, prices = job
+    pricer = JobPricer(train=train, cycle=train + sync, tasks_per_round=K, rounds=R, weight=weight,
+                       arrival=arrival, ready_lo=np.full(R, arrival, dtype=np.int64),
+                       ready_hi=np.full(R, H, dtype=np.int64), completion_hi=H, horizon=H)
+    P = np.zeros((G, H + 1))
+    P[:, 1:] = np.cumsum(prices, axis=1)
+    priced = pricer.price_by_completion(P, c_lo, c_hi, count=4)
+    # by enumeration: the least price of a schedule done by e, and w e on top
+    paid_by = {e: _enumerate_min(G, K, R, H, train, sync, arrival, 0.0, prices, done_by=e)
+               for e in range(max(c_lo, arrival), min(c_hi, H) + 1)}
+    by = {e: v + weight * e for e, v in paid_by.items() if np.isfinite(v)}
+    if not by:
+        assert priced == []
+        return
+    # the first entry is the least priced column of the range (what the Lagrangian bound needs)
+    assert close(priced[0][0], min(by.values()))
+    assert close(priced[0][0], pricer.price(P, c_lo, c_hi)[0])
+    assert len({e for _, _, e in priced}) == len(priced)
+    assert [v for v, _, _ in priced] == sorted(v for v, _, _ in priced)
+    first = min(by)
+    for value, tasks, e in priced:
+        assert close(value, by[e])
+        assert len(tasks) == K * R
+        ends = max(t + train[g] + sync[g] for r, g, t in tasks if r == R - 1)
+        assert ends == e or (e == first and ends < e)  # a column is charged its own completion
+        paid = sum(prices[g, t:t + train[g]].sum() for _, g, t in tasks)
+        assert close(weight * e + paid, value)
+    # every completion time a schedule ends at exactly (its price drops there) and that was
+    # left out is no cheaper than the last one returned
+    if len(priced) == 4:
+        returned = {e for _, _, e in priced}
+        exact = [e for e in by if e > first and paid_by[e] < paid_by.get(e - 1, np.inf) - 1e-9]
+        assert all(by[e] >= priced[-1][0] - 1e-6 for e in exact if e not in returned)
 
 
 # ---- hare-sched on colgen
