@@ -3,6 +3,7 @@ hare-sched on --solver colgen against the proven optima (bound below, schedule a
 only when the two meet)."""
 
 import itertools
+import math
 import json
 from functools import lru_cache
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from hetsched.colgen import Column, DantzigWolfeProblem, solve_colgen
+from hetsched.colgen.branching import fix_cost_ranges
 from hetsched.generators import ladder
 from hetsched.hare_pricing import JobPricer
 from hetsched.heuristics.list_scheduling import quick_upper_bound
@@ -72,6 +74,42 @@ def test_engine_bounds_and_solves_a_generalized_assignment(seed):
     assert raw.bound <= best + 1e-9 <= raw.objective + 2e-9
     if raw.status == Status.OPTIMAL:
         assert close(raw.objective, best)
+
+
+@given(st.integers(0, 10_000), st.integers(0, 6))
+def test_reduced_cost_fixing_keeps_every_solution_within_the_target(seed, slack):
+    """For any row prices pi >= 0 (every pi gives a Lagrangian bound) and any target, the cost
+    ranges of reduced-cost fixing contain every column of every solution costing <= target."""
+    rng = np.random.default_rng(seed)
+    n_items, n_bins = 4, 3
+    cost = rng.integers(1, 10, size=(n_items, n_bins)).astype(float)
+    size = rng.integers(1, 5, size=(n_items, n_bins)).astype(float)
+    cap = np.array([float(rng.integers(2, 8)) for _ in range(n_bins)])
+    solutions = [a for a in itertools.product(range(n_bins), repeat=n_items)
+                 if all(sum(size[i, b] for i, b in enumerate(a) if b == k) <= cap[k] for k in range(n_bins))]
+    if not solutions:
+        return
+    best = min(sum(cost[i, b] for i, b in enumerate(a)) for a in solutions)
+    target = best + slack
+    pi = rng.uniform(0, 3, size=n_bins) * rng.integers(0, 2, size=n_bins)  # some rows unpriced
+    problem = _gap_problem(cost, size, cap)
+    ranges = fix_cost_ranges(problem, pi, target, 0.5, math.inf)
+    for a in solutions:
+        if sum(cost[i, b] for i, b in enumerate(a)) <= target:
+            for i, b in enumerate(a):
+                lo, hi = ranges.get(i, (-math.inf, math.inf))
+                assert lo < cost[i, b] <= hi, (i, b, cost[i, b], ranges.get(i))
+
+
+def test_reduced_cost_fixing_cuts_what_cannot_beat_the_target():
+    # item 0: cost 1 in bin 0, 100 in bin 1; with no row priced, a solution of cost <= 5 has
+    # item 0 in bin 0, so its range must leave out 100 (and keep 1)
+    cost = np.array([[1.0, 100.0], [2.0, 3.0]])
+    size = np.ones((2, 2))
+    problem = _gap_problem(cost, size, np.array([2.0, 2.0]))
+    ranges = fix_cost_ranges(problem, np.zeros(2), 5.0, 0.5, math.inf)
+    lo, hi = ranges[0]
+    assert lo < 1.0 <= hi < 100.0
 
 
 def test_engine_stopped_by_the_clock_is_never_optimal():

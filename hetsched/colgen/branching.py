@@ -15,6 +15,14 @@ no formulation needs to know about branching. Both children cut off the parent's
 has no such row is solved by rounding: every row then has at most one user, so giving each
 block its cheapest column with lambda > 0 is feasible and costs no more than the LP.
 
+Before branching, reduced-cost fixing narrows each block's cost range. For row prices pi >= 0
+with Lagrangian bound L(pi), a solution using column c of block b costs at least L(pi) + rc(c),
+rc(c) = cost_c + pi . usage_c - min_{c' in b}(cost_c' + pi . usage_c') >= 0 (the other blocks
+contribute at least their minima, the coupling rows at most pi . capacity). So no column with
+L(pi) + rc(c) above the best cost that could still beat the incumbent is needed; the costs of
+such columns form the two ends of the block's cost range, found by bisection on pricing calls
+with cost ranges (for Hare: a job's completion times that cannot occur in a better schedule).
+
 Nodes are explored best bound first. Each node's bound is its own Lagrangian bound; the
 global bound is the least bound of the open nodes, so a run cut by the clock still reports a
 valid bound, and optimality is claimed only when no open node is left.
@@ -38,11 +46,62 @@ class BranchStats:
     open_nodes: int = 0
     proven: bool = False
     bound: float = -math.inf
+    fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed
+
+
+def fix_cost_ranges(problem, pi: np.ndarray, target: float, tolerance: float,
+                    deadline: float) -> dict[int, tuple[float, float]]:
+    """Reduced-cost fixing: per block b, a range (lo, hi] that every column of b in a solution
+    of cost <= ``target`` has its cost in, from the row prices ``pi`` (module docstring).
+    Bisection stops within ``tolerance`` of the cost; blocks left out keep every cost."""
+    prepared = pi if problem.prepare is None else problem.prepare(pi)
+    least = [problem.price(b, prepared) for b in range(problem.n_blocks)]
+    if any(not cols for _, cols in least):
+        return {}
+    lagrangian = sum(v for v, _ in least) - float(pi @ np.asarray(problem.capacity, dtype=float))
+    slack = target - lagrangian  # a column of reduced cost above this is in no such solution
+    if slack < 0:
+        return {}
+    ranges: dict[int, tuple[float, float]] = {}
+    for b, (value, cols) in enumerate(least):
+        if time.perf_counter() >= deadline:
+            break
+
+        def out(lo: float, hi: float) -> bool:  # no column of cost in (lo, hi] has rc <= slack
+            return problem.price(b, prepared, lo, hi)[0] - value > slack + 1e-9 * max(1.0, abs(value))
+
+        best_cost = cols[0].cost
+        # upper end: cost_c <= cost_c + pi . usage_c, so every column above value + slack is out
+        a, z = best_cost, max(best_cost, value + slack)
+        while z - a > tolerance and time.perf_counter() < deadline:
+            m = (a + z) / 2
+            a, z = (a, m) if out(m, math.inf) else (m, z)
+        hi = z
+        # lower end: step down from the least priced column's cost until everything below is out
+        a, step = best_cost, max(tolerance, 1e-9 * max(1.0, abs(best_cost)))
+        z = None
+        for _ in range(60):
+            if out(-math.inf, a - step):
+                z = a - step
+                break
+            a, step = a - step, 2 * step
+        lo = -math.inf
+        if z is not None:  # bisect between z (everything at or below it is out) and a (not)
+            while a - z > tolerance and time.perf_counter() < deadline:
+                m = (a + z) / 2
+                z, a = (m, a) if out(-math.inf, m) else (z, m)
+            lo = z
+        if lo > -math.inf or hi < math.inf:
+            ranges[b] = (lo, hi)
+    return ranges
 
 
 def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | None, root_bound: float,
-                     deadline: float, round_up, smoothing: float = 0.8) -> tuple[float, np.ndarray | None, BranchStats]:
-    """Best-first branch-and-price from the root. Returns (incumbent, its lambda, stats)."""
+                     deadline: float, round_up, root_prices: np.ndarray | None = None,
+                     smoothing: float = 0.8) -> tuple[float, np.ndarray | None, BranchStats]:
+    """Best-first branch-and-price from the root, its cost ranges first narrowed by reduced-cost
+    fixing at ``root_prices`` (the row prices of the root's best Lagrangian bound). Returns
+    (incumbent, its lambda, stats)."""
     from hetsched.colgen.master import _artificials, _feasible, _prices_out
 
     stats = BranchStats(bound=root_bound)
@@ -171,8 +230,16 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
                     best, pick = f, (b, row)
         return pick
 
+    fixed: dict[int, tuple[float, float]] = {}
+    if root_prices is not None:
+        step = problem.objective_step
+        # a better solution costs at most the incumbent less one step of the objective's grid
+        target = incumbent - step if step else incumbent
+        fixed = fix_cost_ranges(problem, root_prices, target, (step or 1e-6 * max(1.0, abs(incumbent))) / 2,
+                                deadline)
+        stats.fixed_blocks = len(fixed)
     counter = 0
-    heap: list = [(root_bound, counter, {}, {})]
+    heap: list = [(root_bound, counter, {}, fixed)]
     incomplete = False
     try:
         while heap:

@@ -88,6 +88,7 @@ class ColgenStats:
     dive: float | None = None  # the diving heuristic's cost (None: dead end or out of time)
     nodes: int = 0  # branch-and-price nodes solved (the root counts once more)
     open_nodes: int = 0  # left open when the clock stopped the search
+    fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed before branching
 
 
 def _round_up(bound: float, step: float | None) -> float:
@@ -227,18 +228,10 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
 
     chosen = None
     # an LP-guided rounding heuristic, if the formulation has one
-    if problem.round_lp is not None and stats.iterations:
-        lam = master.lambdas()
-        picked = problem.round_lp(master.columns, lam)
-        if picked is not None and _feasible(picked, problem):
-            cost = sum(c.cost for c in picked)
-            if cost < incumbent - 1e-9:
-                first = len(master.columns)
-                for col in picked:
-                    master.add(col)
-                incumbent = cost
-                chosen = np.zeros(len(master.columns))
-                chosen[first:] = 1.0
+    if stats.iterations:
+        got = _round_lp(master, problem, master.lambdas(), incumbent)
+        if got is not None:
+            incumbent, chosen = got
     # dive: fix the block whose column has the largest lambda, re-price the rest, repeat; at
     # most half of the time left, so that the integer master and branching get their turn
     now = time.perf_counter()
@@ -264,7 +257,8 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         from hetsched.colgen.branching import branch_and_price
         incumbent, chosen, bstats = branch_and_price(
             master, problem, incumbent, chosen, stats.lagrangian_bound, deadline,
-            lambda v: _round_up(v, problem.objective_step))
+            lambda v: _round_up(v, problem.objective_step), center)
+        stats.fixed_blocks = bstats.fixed_blocks
         stats.nodes, stats.open_nodes = bstats.nodes, bstats.open_nodes
         stats.lagrangian_bound = max(stats.lagrangian_bound, min(bstats.bound, incumbent))
     if chosen is None:  # the initial columns: a feasible solution by contract
@@ -290,9 +284,31 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     log = (f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
            f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
            f"dive {_fmt(stats.dive, d)}, integer master {stats.ip_seconds:.1f}s, "
-           f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open)")
+           f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open, cost ranges of "
+           f"{stats.fixed_blocks} blocks narrowed by reduced costs)")
     return RawResult(status, incumbent / d, bound / d if math.isfinite(bound) else None, time.perf_counter() - t0,
                      value=lambda i: float(x[i]), log=log)
+
+
+def _round_lp(master: _Master, problem: DantzigWolfeProblem, lam: np.ndarray,
+              incumbent: float) -> tuple[float, np.ndarray] | None:
+    """The formulation's LP-guided rounding (``problem.round_lp``) of the LP solution ``lam``:
+    (its cost, its lambda vector) if it is feasible and cheaper than ``incumbent``, else None.
+    Its columns join the master."""
+    if problem.round_lp is None:
+        return None
+    picked = problem.round_lp(master.columns, lam)
+    if picked is None or not _feasible(picked, problem):
+        return None
+    cost = sum(c.cost for c in picked)
+    if cost >= incumbent - 1e-9:
+        return None
+    first = len(master.columns)
+    for col in picked:
+        master.add(col)
+    chosen = np.zeros(len(master.columns))
+    chosen[first:] = 1.0
+    return cost, chosen
 
 
 def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
