@@ -88,6 +88,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if args.out and res.solution is not None:
             rows.append(("solution", str(args.out)))
         rows += [("note", n) for n in res.notes]
+        if res.log:
+            rows.append(("log", res.log))  # the method's own summary (iterations, nodes, ...)
         for k, val in rows:
             print(f"{k:<10} {val}")
     ok = res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) and res.objective is not None

@@ -17,6 +17,14 @@ def test_solve_json_has_the_documented_keys(capsys, tmp_path):
     assert {"instance", "model", "solver", "status", "objective", "bound", "gap", "seconds", "solution"} <= set(d)
     assert d["status"] == "optimal" and d["objective"] == 17.0 and d["gap"] == 0
     assert len(load_schedule(out).assignments) == 6
+    assert d["log"].startswith("cpsat: OPTIMAL")  # the method's own summary
+
+
+def test_solve_colgen_shows_its_log(capsys):
+    assert main(["solve", FIG5, "--solver", "colgen"]) == 0
+    text = capsys.readouterr().out
+    assert "status     optimal" in text and "objective  17" in text
+    assert "log        colgen:" in text and "iterations" in text
 
 
 def test_solution_written_by_solve_validates(capsys, tmp_path):

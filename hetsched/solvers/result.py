@@ -64,6 +64,7 @@ class SolveResult:
             "objective_is_bound": self.objective_is_bound,
             "validation": None if self.validation is None else self.validation.to_dict(),
             "notes": self.notes,
+            "log": self.log,
             "sense": self.sense,
         }
 
