@@ -170,14 +170,21 @@ def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices, done_by=Non
     return best(0, arrival)
 
 
-@given(priced_jobs())
-def test_job_pricing_equals_enumeration(job):
+def _pricer_and_prefix_sums(job):
+    """The job's pricer with windows as wide as the horizon, and the prefix sums of its prices."""
     G, K, R, H, train, sync, arrival, weight, prices = job
     pricer = JobPricer(train=train, cycle=train + sync, tasks_per_round=K, rounds=R, weight=weight,
                        arrival=arrival, ready_lo=np.full(R, arrival, dtype=np.int64),
                        ready_hi=np.full(R, H, dtype=np.int64), completion_hi=H, horizon=H)
     P = np.zeros((G, H + 1))
     P[:, 1:] = np.cumsum(prices, axis=1)
+    return pricer, P
+
+
+@given(priced_jobs())
+def test_job_pricing_equals_enumeration(job):
+    G, K, R, H, train, sync, arrival, weight, prices = job
+    pricer, P = _pricer_and_prefix_sums(job)
     value, tasks, completion = pricer.price(P)
     expected = _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices)
     if not np.isfinite(expected):
@@ -202,11 +209,7 @@ def test_job_pricing_equals_enumeration(job):
 @given(priced_jobs(), st.integers(0, 12), st.integers(0, 12))
 def test_job_pricing_by_completion_gives_the_least_price_of_each_completion_time(job, c_lo, c_hi):
     G, K, R, H, train, sync, arrival, weight, prices = job
-    pricer = JobPricer(train=train, cycle=train + sync, tasks_per_round=K, rounds=R, weight=weight,
-                       arrival=arrival, ready_lo=np.full(R, arrival, dtype=np.int64),
-                       ready_hi=np.full(R, H, dtype=np.int64), completion_hi=H, horizon=H)
-    P = np.zeros((G, H + 1))
-    P[:, 1:] = np.cumsum(prices, axis=1)
+    pricer, P = _pricer_and_prefix_sums(job)
     priced = pricer.price_by_completion(P, c_lo, c_hi, count=4)
     # by enumeration: the least price of a schedule done by e, and w e on top
     paid_by = {e: _enumerate_min(G, K, R, H, train, sync, arrival, 0.0, prices, done_by=e)
