@@ -15,7 +15,7 @@ from hetsched.solve import solve
 from hetsched.solvers import SolveResult, Status
 from hetsched.validate import ValidationReport, Violation, validate
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Instance", "SolveResult", "Status", "TaskAssignment", "TaskSchedule", "ValidationReport", "Violation",

@@ -4,7 +4,8 @@ and (in :mod:`hetsched.cli_research`) ``show | export | sweep | solvers``, (in
 ``similarity-sim``.
 
 Exit codes: 0 success; 1 no valid result (infeasible, solver error, invalid solution);
-2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error.
+2 bad input (one line on stderr naming the file, JSON path and reason); 3 internal error;
+4 broken installation (a shipped file or module is missing).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from hetsched.errors import HetschedError, InputError
+from hetsched.errors import HetschedError, InputError, InstallationError
 from hetsched.cli_args import positive_int_list
 
-EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL, EXIT_INSTALL = 0, 1, 2, 3, 4
 
 
 def _positive(kind):
@@ -223,9 +224,8 @@ def cmd_import_gavel(args: argparse.Namespace) -> int:
     from hetsched.allocation.gavel_data import load_throughputs, load_trace, parse_cluster
     from hetsched.instance.io import dump_instance
 
-    from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS
 
-    inst = load_trace(args.trace, load_throughputs(args.throughputs or DEFAULT_THROUGHPUTS),
+    inst = load_trace(args.trace, load_throughputs(args.throughputs),
                       parse_cluster(args.cluster), name=args.name)
     dump_instance(inst, args.out)
     print(f"{len(inst.jobs)} jobs on {len(inst.gpus)} GPUs -> {args.out}")
@@ -402,10 +402,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "gavel":
         from hetsched.bench.gavel import run_gavel_bench
 
-        from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS
-
         return run_gavel_bench(out=args.out or "bench-results/gavel.json", as_json=args.json, quick=args.quick,
-                               throughputs=args.throughputs or DEFAULT_THROUGHPUTS)
+                               throughputs=args.throughputs)
     if args.suite == "sim":
         from hetsched.bench.sim import run_sim_bench
 
@@ -423,11 +421,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hetsched")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from hetsched import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     from hetsched.generators import FAMILIES
     from hetsched.solvers import SOLVERS
 
     p = argparse.ArgumentParser(prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters.")
+    p.add_argument("--version", action="version", version=f"hetsched {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("solve", help="solve an instance exactly (or a relaxation of it)")
@@ -611,6 +621,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except InstallationError as exc:  # hetsched itself is incomplete: not the user's input
+        print(f"hetsched: installation error: {exc}", file=sys.stderr)
+        return EXIT_INSTALL
     except HetschedError as exc:  # InputError included: file, JSON path, reason
         print(f"hetsched: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

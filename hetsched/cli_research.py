@@ -84,7 +84,13 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
 def cmd_docs(args: argparse.Namespace) -> int:
     from hetsched.docs_gen import write_docs
 
-    stale = write_docs(Path(args.out), check=args.check)
+    if args.out is None:
+        from hetsched.resources import shipped_dir
+
+        out = shipped_dir("docs")
+    else:
+        out = Path(args.out)
+    stale = write_docs(out, check=args.check)
     if args.check:
         for path in stale:
             print(f"stale: {path} (run `hetsched docs`)")
@@ -128,6 +134,6 @@ def register(sub, positive_int) -> None:
     sw.set_defaults(func=cmd_sweep)
 
     dc = sub.add_parser("docs", help="regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)")
-    dc.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs"), help="docs directory")
+    dc.add_argument("--out", default=None, help="docs directory (default: the docs shipped with hetsched)")
     dc.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated file is stale")
     dc.set_defaults(func=cmd_docs)

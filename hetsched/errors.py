@@ -24,3 +24,7 @@ class InputError(HetschedError):
 
 class SolverError(HetschedError):
     """A solver failed or is unavailable (not a property of the instance)."""
+
+
+class InstallationError(HetschedError):
+    """hetsched itself is incomplete (a shipped file or module is missing): not the user's input."""

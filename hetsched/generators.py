@@ -163,9 +163,9 @@ def hadar_cluster(seed: int, n_jobs: int = 2000, n_machines: int = 15, gpus_per_
     duration drawn log-uniformly between 30 minutes and 20 hours, in epochs of 1,000 iterations.
     Slots of 360 s (Hadar's rounds), per-worker progress (1a).
     """
-    from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
+    from hetsched.allocation.gavel_data import load_throughputs
 
-    table = load_throughputs(throughputs or DEFAULT_THROUGHPUTS)
+    table = load_throughputs(throughputs)
     types = ("k80", "p100", "v100")
     keys = sorted(k for k in table.isolated["v100"] if all(k in table.isolated[t] for t in types)
                   and all(table.isolated[t][k] > 0 for t in types) and k[1] <= gpus_per_machine * n_machines)

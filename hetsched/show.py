@@ -12,17 +12,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from hetsched.errors import InputError
+from hetsched.resources import shipped_dir
 from hetsched.instance.io import instance_hash, load_instance, read_json
 from hetsched.instance.model import Instance
 from hetsched.schedule import TaskSchedule, schedule_from_dict
 
-SHIPPED = Path(__file__).resolve().parents[1] / "instances"
 
 
-def find_instance(schedule: TaskSchedule, source: str, search: tuple[Path, ...] = (SHIPPED, Path("instances"))) -> Instance:
+def find_instance(schedule: TaskSchedule, source: str, search: tuple[Path, ...] | None = None) -> Instance:
     """The shipped instance whose hash the schedule names."""
     if not schedule.instance_hash:
         raise InputError(source, "$.instance_hash", "the schedule names no instance hash: pass --instance")
+    if search is None:
+        search = (shipped_dir("instances"), Path("instances"))
     seen: set[Path] = set()
     for root in search:
         if not root.is_dir() or root.resolve() in seen:

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.errors import InputError
+from hetsched.resources import shipped, shipped_dir
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 
-GAVEL_DATA = Path(__file__).resolve().parents[2] / "data" / "gavel"
-DEFAULT_THROUGHPUTS = GAVEL_DATA / "simulation_throughputs.json"
 
 KEY = re.compile(r"\('(.*)', (\d+)\)")
 BATCH = re.compile(r"\(batch size (\d+)\)")
@@ -60,7 +59,10 @@ def _key(text: str, source: str, path: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
-def load_throughputs(path: str | Path) -> ThroughputTable:
+def load_throughputs(path: str | Path | None = None) -> ThroughputTable:
+    """Gavel's throughput table from ``path``; None: the copy shipped with hetsched."""
+    if path is None:
+        path = shipped("data", "gavel", "simulation_throughputs.json")
     source = Path(path).name
     try:
         data = json.loads(Path(path).read_text())
@@ -91,8 +93,20 @@ def parse_cluster(spec: str) -> dict[str, int]:
     return out
 
 
+def shipped_trace(path: str | Path) -> Path:
+    """``path`` itself, or the shipped Gavel trace of that bare name if ``path`` is no file here."""
+    p = Path(path)
+    if p.exists() or len(p.parts) > 1:
+        return p
+    named = shipped_dir("data") / "gavel" / "traces" / (p.name if p.suffix == ".trace" else f"{p.name}.trace")
+    return named if named.exists() else p
+
+
 def load_trace(path: str | Path, table: ThroughputTable, cluster: dict[str, int], name: str | None = None,
                gpus_per_server: int = 4) -> Instance:
+    """A Gavel trace file as an instance; a bare name (``physical_cluster_max_min_fairness``) that is
+    not a file here is one of the traces shipped in ``data/gavel/traces/``."""
+    path = shipped_trace(path)
     source = Path(path).name
     types = sorted(cluster)
     for t in types:
@@ -102,7 +116,11 @@ def load_trace(path: str | Path, table: ThroughputTable, cluster: dict[str, int]
     servers = tuple(Server(f"s{k}", tuple(Gpu(g.id, g.type, f"s{k}") for g in gpus[i:i + gpus_per_server]))
                     for k, i in enumerate(range(0, len(gpus), gpus_per_server)))
     jobs = []
-    for lineno, line in enumerate(Path(path).read_text().splitlines(), start=1):
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(source, "$", f"cannot read the trace: {exc.__class__.__name__}: {exc}") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         f = line.split("\t")

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsched.allocation.fast import fast_solve
-from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
+from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import allocation_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
@@ -71,7 +71,7 @@ def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
 
 def run_gavel_bench(out: str | Path = "bench-results/gavel.json", as_json: bool = False, quick: bool = False,
                     throughputs: str | Path | None = None, repeats: int = 3) -> int:
-    table = load_throughputs(throughputs or DEFAULT_THROUGHPUTS)
+    table = load_throughputs(throughputs)
     rows = []
     for n in (SIZES[:1] if quick else SIZES):
         for inst in (workload(n, table), workload(n, None)):

@@ -184,8 +184,13 @@ def _build(data: dict[str, Any], source: str, name: str | None) -> Instance:
 
 
 def load_instance(path: str | Path) -> Instance:
-    """Load and check an instance file (see ``instances/schema.json``)."""
+    """Load and check an instance file (see ``instances/schema.json``); a path that does not exist
+    is looked up among the shipped instances by name (``hare_fig9``, ``paper/hare_fig9.json``)."""
     p = Path(path)
+    if not p.exists():
+        from hetsched.resources import shipped_instance
+
+        p = shipped_instance(str(path)) or p
     return parse_instance(read_json(p), source=p.name, name=p.stem)
 
 

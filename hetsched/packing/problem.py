@@ -31,9 +31,9 @@ FORMAT = "hetsched.packing/1"
 
 @lru_cache(maxsize=4)
 def _table(path: str | None):
-    from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
+    from hetsched.allocation.gavel_data import load_throughputs
 
-    return load_throughputs(path or DEFAULT_THROUGHPUTS)
+    return load_throughputs(path)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ T^c, T^s). A workload spec is one of:
 * ``philly:VC`` / ``philly-static:VC``: the busiest window of another virtual cluster. The default
   VC 6214e9 is the trace's largest, and its busiest window has only 1-GPU jobs; 0e4a51 has 24%
   multi-GPU jobs, 103959 19%, 6c71a0 9%;
-* ``gavel-trace:PATH``: one of Gavel's trace files (``data/gavel/traces/``).
+* ``gavel-trace:PATH``: one of Gavel's trace files; a bare name such as
+  ``gavel-trace:physical_cluster_max_min_fairness`` is one shipped in ``data/gavel/traces/``.
 
 Every job-level trace becomes Hare's model the same way (:func:`gavel_job`):
 * the job's (model, scale factor) row of Gavel's table gives its throughput X^r (iterations/s of
@@ -32,11 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, GAVEL_COST, NEVER, ThroughputTable, load_throughputs
+from hetsched.allocation.gavel_data import GAVEL_COST, NEVER, ThroughputTable, load_throughputs
 from hetsched.errors import InputError
+from hetsched.resources import shipped
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 
-PHILLY = Path(__file__).resolve().parents[2] / "data" / "traces" / "philly_pollux_jobs.csv"
+PHILLY_FILE = ("data", "traces", "philly_pollux_jobs.csv")  # shipped (hetsched.resources)
 TYPES = ("k80", "p100", "v100")
 MAX_ROUNDS = 50
 
@@ -69,9 +71,10 @@ def _keys(table: ThroughputTable, types=TYPES) -> dict[int, list[str]]:
     return out
 
 
-def philly_rows(path: Path = PHILLY) -> list[tuple[float, float, int, str]]:
+def philly_rows(path: Path | None = None) -> list[tuple[float, float, int, str]]:
     """(submit time s, duration s, GPUs, VC) with Pollux's filter: duration >= 60 s, < 1000 GPU-hours."""
     rows = []
+    path = path or shipped(*PHILLY_FILE)
     with path.open() as f:
         for i, r in enumerate(csv.DictReader(f)):
             try:
@@ -104,10 +107,10 @@ def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str 
     factor (1, 2, 4, 8; more -> 8); its model is drawn (seeded) among the models Gavel measured at
     that scale on all three types; its trace duration is its runtime on P100s (Philly's GPUs were
     mostly P100/P40-class), so iterations = duration x X^p100."""
-    table = table or load_throughputs(DEFAULT_THROUGHPUTS)
+    table = table or load_throughputs()
     rows = [r for r in philly_rows() if r[3] == vc]
     if len(rows) < n_jobs:
-        raise InputError(PHILLY.name, "$", f"VC {vc} has {len(rows)} jobs < {n_jobs}")
+        raise InputError(PHILLY_FILE[-1], "$", f"VC {vc} has {len(rows)} jobs < {n_jobs}")
     spans = [rows[i + n_jobs - 1][0] - rows[i][0] for i in range(len(rows) - n_jobs + 1)]
     first = int(np.argmin(spans))
     window = rows[first:first + n_jobs]
@@ -131,7 +134,7 @@ def gavel_poisson(seed: int = 0, n_jobs: int = 480, rate_per_hour: float = 20.0,
     with Philly's split (:func:`philly_split` of the whole filtered trace), the model uniform among
     those measured at that scale on all types, the duration on a V100 log-uniform between 30 min and
     20 h (our assumption; Gavel's own generator is not shipped here)."""
-    table = table or load_throughputs(DEFAULT_THROUGHPUTS)
+    table = table or load_throughputs()
     split = philly_split(philly_rows())
     keys = _keys(table)
     scales = [s for s in split if s in keys]
@@ -186,7 +189,7 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         from hetsched.allocation.gavel_data import load_trace
 
         path = spec.split(":", 1)[1]
-        table = load_throughputs(DEFAULT_THROUGHPUTS)
+        table = load_throughputs()
         return coarsen(load_trace(path, table, {t: 20 for t in TYPES}))
     if Path(spec).suffix == ".json":
         return load_instance(spec)

@@ -25,7 +25,7 @@ from itertools import combinations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.gavel_data import DEFAULT_THROUGHPUTS, load_throughputs
+from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.errors import InputError
 from hetsched.formulation import FormulationSpec
@@ -47,7 +47,7 @@ class Packing:
 
 def packing(instance: Instance, throughputs: str | None = None) -> Packing:
     view = allocation_view(instance)
-    table = load_throughputs(throughputs or DEFAULT_THROUGHPUTS)
+    table = load_throughputs(throughputs)
     keys = []
     for j, job in enumerate(instance.jobs):
         if job.model is None or not job.model.name:
