@@ -376,9 +376,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from hetsched.generators import generate
     from hetsched.instance.io import dump_instance, instance_to_dict
 
-    inst = generate(args.family, seed=args.seed, name=args.name)
+    inst = generate(args.family, seed=args.seed, name=args.name, n_jobs=args.jobs, n_gpus=args.gpus)
     if args.out:
         dump_instance(inst, args.out)
+        print(f"wrote {args.out}: {inst.name}, {len(inst.jobs)} jobs, {len(inst.gpus)} GPUs, {inst.n_tasks} tasks")
     else:
         print(json.dumps(instance_to_dict(inst), indent=2))
     return EXIT_OK
@@ -443,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="solve an instance exactly (or a relaxation of it)")
     s.add_argument("instance", help="instance JSON file")
     s.add_argument("--model", default="hare-sched", help="formulation (see `hetsched models`)")
-    s.add_argument("--solver", default="highs", choices=sorted(SOLVERS))
+    s.add_argument("--solver", default="auto", choices=["auto", *sorted(SOLVERS)],
+                   help="auto (default): the strongest method that takes the instance and model, named in the output")
     s.add_argument("--time-limit", type=_positive(float), default=None, metavar="S", help="solver time limit (s)")
     s.add_argument("--gap", type=_non_negative_float, default=0.0, help="relative gap to stop at (default 0)")
     s.add_argument("--threads", type=_positive(int), default=None, metavar="N")
@@ -577,7 +579,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("family", choices=sorted(FAMILIES))
     g.add_argument("--seed", type=int, required=True)
     g.add_argument("--name", default=None)
-    g.add_argument("--out", default=None)
+    g.add_argument("--jobs", type=_positive(int), default=None, metavar="N", help="jobs (pm-wct, rm-wct, hare-table2, hadar-cluster)")
+    g.add_argument("--gpus", type=_positive(int), default=None, metavar="M", help="GPUs (pm-wct, rm-wct, hare-table2)")
+    g.add_argument("--out", default=None, help="file to write (default: print the JSON)")
     g.set_defaults(func=cmd_generate)
 
     c = sub.add_parser("certify", help="prove optima with two exact methods and record them in a manifest")

@@ -41,6 +41,9 @@ class FormulationSpec:
     # (None: the default task schedule, or a solution that is not read back)
     solution_format: str = ""
     load_solution: Callable[[Any, str], Any] | None = None
+    # instance -> None if the formulation takes it, else the reason it does not (what
+    # ``--solver auto`` reads before building); None: it takes every instance of its model
+    supports: Callable[[Instance], str | None] | None = None
 
 
 def _discover() -> dict[tuple[str, str], FormulationSpec]:
@@ -75,6 +78,29 @@ def solution_reader(fmt: str) -> tuple[Callable[[Any, str], Any], Callable[[Inst
 
 def model_names() -> list[str]:
     return sorted({name for name, _ in formulations()})
+
+
+#: ``--solver auto`` tries the kinds in this order and takes the first formulation of the model
+#: that supports the instance: the strongest exact method first.
+AUTO_ORDER = ("machine-schedules", "cpsat", "pyomo", "colgen")
+
+
+def auto_formulation(name: str, instance: Instance) -> tuple[FormulationSpec, str]:
+    """(the formulation ``--solver auto`` picks for model ``name`` on ``instance``, why)."""
+    specs = formulations()
+    skipped = []
+    for kind in AUTO_ORDER:
+        spec = specs.get((name, kind))
+        if spec is None:
+            continue
+        reason = None if spec.supports is None else spec.supports(instance)
+        if reason is None:
+            return spec, f"the strongest {name} method that takes this instance" + (
+                f" (passed over: {'; '.join(skipped)})" if skipped else "")
+        skipped.append(f"{kind}: {reason}")
+    if skipped:
+        raise HetschedError(f"no formulation of model '{name}' takes this instance: {'; '.join(skipped)}")
+    raise HetschedError(f"unknown model '{name}' (known: {', '.join(model_names())})")
 
 
 def find_formulation(name: str, kind: str) -> FormulationSpec:

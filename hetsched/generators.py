@@ -190,8 +190,52 @@ def hadar_cluster(seed: int, n_jobs: int = 2000, n_machines: int = 15, gpus_per_
                               "hadar": {"slot_seconds": 360.0, "progress": "per-worker"}})
 
 
-FAMILIES: dict[str, Callable[..., Instance]] = {"small": small, "hare-table2": hare_table2, "hadar-cluster": hadar_cluster}
+def _wct_instance(family: str, seed: int, n_jobs: int, n_gpus: int, times: np.ndarray, weights: np.ndarray,
+                  gpu_types: list[str], name: str | None) -> Instance:
+    types = sorted(set(gpu_types))
+    servers = tuple(Server(f"s{m}", (Gpu(f"g{m}", gpu_types[m], f"s{m}"),)) for m in range(n_gpus))
+    by_type = {t: gpu_types.index(t) for t in types}  # a type's times are those of its first GPU
+    jobs = tuple(Job(id=f"J{j + 1}", arrival=0.0, weight=float(weights[j]), rounds=1, tasks_per_round=1,
+                     train_time={t: float(times[j, m]) for t, m in by_type.items()}, sync_time={t: 0.0 for t in types})
+                 for j in range(n_jobs))
+    return Instance(name=name or f"{family}-n{n_jobs}-m{n_gpus}-s{seed}", cluster=Cluster({t: GpuType(t) for t in types}, servers),
+                    jobs=jobs, description=f"{family}: {n_jobs} jobs on {n_gpus} GPUs, p and w uniform on 1..100, seed {seed}",
+                    metadata={"generator": "hetsched.generators", "family": family, "seed": seed})
 
 
-def generate(family: str, seed: int, name: str | None = None) -> Instance:
-    return FAMILIES[family](seed, name=name)
+def pm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None) -> Instance:
+    """P||sum w_j C_j, the instance family of van den Akker, Hoogeveen & van de Velde (Oper. Res.
+    1999) and Kowalczyk & Leus (INFORMS J. Comput. 2018): identical GPUs, one round of one task per
+    job, no synchronization, all arrivals 0, p_j and w_j uniform on the integers 1..100."""
+    rng = np.random.default_rng([seed, 2])
+    p = rng.integers(1, 101, size=n_jobs).astype(float)
+    w = rng.integers(1, 101, size=n_jobs).astype(float)
+    return _wct_instance("pm-wct", seed, n_jobs, n_gpus, np.repeat(p[:, None], n_gpus, axis=1), w,
+                         ["gpu"] * n_gpus, name)
+
+
+def rm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None) -> Instance:
+    """R||sum w_j C_j: as :func:`pm_wct` but unrelated GPUs (each its own type), p_{j,m} drawn
+    independently uniform on 1..100 per job and GPU, w_j uniform on 1..100."""
+    rng = np.random.default_rng([seed, 3])
+    p = rng.integers(1, 101, size=(n_jobs, n_gpus)).astype(float)
+    w = rng.integers(1, 101, size=n_jobs).astype(float)
+    return _wct_instance("rm-wct", seed, n_jobs, n_gpus, p, w, [f"u{m}" for m in range(n_gpus)], name)
+
+
+FAMILIES: dict[str, Callable[..., Instance]] = {"small": small, "hare-table2": hare_table2, "hadar-cluster": hadar_cluster,
+                                                "pm-wct": pm_wct, "rm-wct": rm_wct}
+
+
+def generate(family: str, seed: int, name: str | None = None, **sizes: int) -> Instance:
+    """An instance of ``family``; ``sizes`` (``n_jobs``, ``n_gpus``) where the family takes them."""
+    import inspect
+
+    params = inspect.signature(FAMILIES[family]).parameters
+    unknown = sorted(k for k, v in sizes.items() if v is not None and k not in params)
+    if unknown:
+        from hetsched.errors import InputError
+
+        flags = ", ".join("--" + k.removeprefix("n_") for k in unknown)
+        raise InputError(family, None, f"family '{family}' takes no {flags}")
+    return FAMILIES[family](seed, name=name, **{k: v for k, v in sizes.items() if v is not None})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec, find_formulation
+from hetsched.formulation import FormulationSpec, auto_formulation, find_formulation
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status, relative_gap
 from hetsched.solvers.result import SolveResult
@@ -25,10 +25,18 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     ``seconds``); ``gap`` is the relative MIP gap at which the solver may stop; ``options`` go to
     the formulation's ``build`` (only the names in its ``options``).
     """
+    picked = None
+    if solver == "auto":
+        if isinstance(model, FormulationSpec):
+            raise HetschedError("--solver auto picks among registered formulations; pass a solver with a spec")
+        spec, why = auto_formulation(model, instance)
+        solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
+        picked = f"--solver auto picked {solver}: {why}"
     if solver not in SOLVERS:
-        raise HetschedError(f"unknown solver '{solver}' (known: {', '.join(SOLVERS)})")
+        raise HetschedError(f"unknown solver '{solver}' (known: auto, {', '.join(SOLVERS)})")
     backend = SOLVERS[solver]
-    spec = model if isinstance(model, FormulationSpec) else find_formulation(model, backend.model_kind)
+    if picked is None:
+        spec = model if isinstance(model, FormulationSpec) else find_formulation(model, backend.model_kind)
     if spec.kind != backend.model_kind:
         raise HetschedError(f"solver '{solver}' takes {backend.model_kind} models; '{spec.name}' is {spec.kind}")
 
@@ -44,14 +52,14 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
         raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective, built)
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
     better = (lambda a, b: a < b) if spec.sense == "min" else (lambda a, b: a > b)  # a strictly better than b
-    notes = list(getattr(built, "notes", []))
+    notes = ([picked] if picked else []) + list(getattr(built, "notes", []))
     result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,
                          objective=None, bound=raw.bound, gap=None, seconds=0.0,
                          solver_objective=raw.objective, objective_is_bound=spec.objective_is_bound,
                          notes=notes, log=raw.log, sense=spec.sense,
                          bound_side=spec.bound_side or ("lower" if spec.sense == "min" else "upper"))
-    if raw.value is not None:
-        solution = spec.extract(built, instance, raw.value)
+    if raw.value is not None or raw.solution is not None:
+        solution = spec.extract(built, instance, raw.value if raw.solution is None else raw.solution)
         report = spec.validator(instance, solution)
         result.solution, result.validation = solution, report
         if spec.objective_is_bound:

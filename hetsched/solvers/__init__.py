@@ -9,6 +9,7 @@ import hetsched.solvers._compat  # noqa: F401  (must come first)
 from hetsched.colgen import solve_colgen
 from hetsched.solvers.cpsat import CpsatProblem, solve_cpsat
 from hetsched.solvers.highs import solve_pyomo_highs
+from hetsched.solvers.machine_bp import solve_machine_bp
 from hetsched.solvers.optional import OPTIONAL, is_available, optional_solve
 from hetsched.solvers.result import RawResult, SolveResult, Status, relative_gap
 
@@ -25,6 +26,8 @@ SOLVERS: dict[str, Backend] = {
     "cpsat": Backend("cpsat", "cpsat", solve_cpsat),
     # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
     "colgen": Backend("colgen", "colgen", solve_colgen),
+    # branch-and-price over machine schedules (P|Q|R||sum w_j C_j cases of Hare_Sched)
+    "bp": Backend("bp", "machine-schedules", solve_machine_bp),
     # optional, found at run time (hetsched.solvers.optional): usable where installed
     **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }

@@ -25,6 +25,7 @@ class RawResult:
     seconds: float
     value: Callable[[Any], float] | None = None  # reads a variable's value, when there is a solution
     log: str = ""
+    solution: Any = None  # a backend that decodes its own solution (no variables) returns it here
 
 
 @dataclass
