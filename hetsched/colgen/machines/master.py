@@ -53,7 +53,8 @@ class RestrictedMaster:
         self._keys: set[tuple] = set()
 
     def _add(self, cost: float, rows: np.ndarray, col: MachineColumn | None, upper: float = highspy.kHighsInf) -> None:
-        self.h.addCol(float(cost), 0.0, upper, len(rows), rows.astype(np.int32), np.ones(len(rows)))
+        in_lp = 0.0 if self.phase_one and col is not None else cost  # phase one: a real column costs 0
+        self.h.addCol(float(in_lp), 0.0, upper, len(rows), rows.astype(np.int32), np.ones(len(rows)))
         self.columns.append(col)
         self.costs.append(float(cost))
 

@@ -186,8 +186,7 @@ class _Search:
                 best, center = lagr, pi.copy()
             added = 0
             for col in cand:
-                if self._reduced(col, pi_lp, sigma, 1.0) < -1e-7 * max(1.0, col.cost):
-                    self.add(col)
+                if self._reduced(col, pi_lp, sigma, 1.0) < -1e-7 * max(1.0, col.cost) and self.add(col):
                     added += 1
             bound = round_up(best)
             if bound >= cutoff:
@@ -211,8 +210,7 @@ class _Search:
                 _, cand, _ = self.price(node, pi, 0.0)
                 added = 0
                 for col in cand:
-                    if self._reduced(col, pi, sigma, 0.0) < -1e-9:
-                        self.add(col)
+                    if self._reduced(col, pi, sigma, 0.0) < -1e-9 and self.add(col):
                         added += 1
                 if value <= 1e-9:
                     return True
