@@ -33,6 +33,7 @@ from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.retime import retime
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
 
@@ -97,12 +98,14 @@ def build(instance: Instance) -> pe.ConcreteModel:
 
 
 def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
+    """The solver's GPUs and orders, re-timed semi-actively (:func:`hetsched.retime.retime`): feasible
+    with no tolerance, never below the true optimum."""
     v = hare_view(instance)
     out = []
     for i in m.D:
         g = max(m.M, key=lambda g: value(m.y[i, g]))
         out.append(TaskAssignment(v.job_ids[i[0]], i[1], i[2], v.gpu_ids[g], float(value(m.x[i]))))
-    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+    return retime(instance, TaskSchedule(tuple(out), instance.name, instance_hash(instance)))
 
 
 SPEC = FormulationSpec(
