@@ -386,9 +386,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    from hetsched.certify import certify
+    from hetsched.certify import DEFAULT_METHODS, certify
 
-    manifest = certify(args.instances, args.manifest, time_limit=args.time_limit,
+    methods = DEFAULT_METHODS
+    if args.methods:
+        methods = tuple(tuple(m.split("/", 1)) for m in args.methods.split(","))
+        bad = [m for m in methods if len(m) != 2 or not all(m)]
+        if bad:
+            raise InputError("--methods", None, f"expected MODEL/SOLVER,... (got {args.methods!r})")
+    manifest = certify(args.instances, args.manifest, time_limit=args.time_limit, methods=methods,
                        progress=lambda line: print(line, flush=True))
     missing = [k for k, e in manifest["instances"].items() if e.get("optimum") is None]
     if missing:
@@ -415,9 +421,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return run_hadar_bench(out=args.out or "bench-results/hadar.json", as_json=args.json, quick=args.quick)
     if args.suite == "hare":
         return run_hare_bench(out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick)
+    if args.suite == "exact" and args.family != "ladder":
+        from hetsched.bench.wct import run_wct_bench
+
+        solvers = args.solvers.split(",") if args.solvers else ["bp"]
+        return run_wct_bench(args.family.split(","), solvers, time_limit=args.time_limit,
+                             out=args.out or "bench-results/exact-wct.jsonl", as_json=args.json, quick=args.quick)
     if args.suite == "exact":
         return run_exact_bench(time_limit=args.time_limit, out=args.out or "bench-results/exact.jsonl", as_json=args.json,
-                               threads=args.threads, solvers=args.solvers.split(","), quick=args.quick,
+                               threads=args.threads, solvers=(args.solvers or "highs,cpsat,colgen").split(","), quick=args.quick,
                                gpu_counts=tuple(args.gpus), all_sizes=args.all_sizes)
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
@@ -588,6 +600,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("instances", nargs="+")
     c.add_argument("--manifest", required=True, help="JSON manifest (updated as each instance is done; resumable)")
     c.add_argument("--time-limit", type=_positive(float), default=300.0, metavar="S")
+    c.add_argument("--methods", default=None, metavar="MODEL/SOLVER,...",
+                   help="exact methods that must all prove the same optimum (default hare-sched-ti/highs,hare-sched/cpsat)")
     c.set_defaults(func=cmd_certify)
 
     b = sub.add_parser("bench", help="measure speed; results as JSON")
@@ -600,7 +614,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=_positive(float), default=60.0, metavar="S")
     b.add_argument("--threads", type=_positive(int), default=2, metavar="N")
-    b.add_argument("--solvers", default="highs,cpsat,colgen")
+    b.add_argument("--solvers", default=None,
+                   help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on pm-wct/rm-wct)")
+    b.add_argument("--family", default="ladder", choices=["ladder", "pm-wct", "rm-wct", "pm-wct,rm-wct"],
+                   help="exact: the ladder (Hare's rounds; default) or the literature's P||sum wC / R||sum wC families")
     b.add_argument("--gpus", default="2,4,8", type=positive_int_list, metavar="M,M",
                    help="exact: the GPU counts of the ladder instances")
     b.add_argument("--all-sizes", action="store_true",

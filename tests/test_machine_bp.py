@@ -5,6 +5,7 @@ enumeration, its bounds, phase one, the time limit, and ``--solver auto``."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from dataclasses import replace
 
@@ -22,6 +23,8 @@ from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.validate import validate
+
+from conftest import INSTANCES
 
 
 def wct_instance(p, w, sync=None, arrival: float = 0.0, types=None) -> Instance:
@@ -199,3 +202,16 @@ def test_auto_picks_bp_where_it_applies_and_cpsat_elsewhere():
     assert res.solver == "bp" and res.status == Status.OPTIMAL and "auto picked bp" in res.notes[0]
     fig9 = solve(load_instance("hare_fig9"), "hare-sched", "auto", time_limit=30)
     assert fig9.solver == "cpsat" and "machine-schedules: job" in fig9.notes[0]
+
+
+WCT = INSTANCES / "wct"
+WCT_MANIFEST = json.loads((WCT / "manifest.json").read_text())["instances"]
+
+
+@pytest.mark.parametrize("name", sorted(WCT_MANIFEST))
+def test_shipped_literature_instances_reach_their_certified_optima(name):
+    """instances/wct/: optima certified by bp and CP-SAT together (``hetsched certify``)."""
+    inst = load_instance(WCT / name)
+    res = bp(inst)
+    assert res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(WCT_MANIFEST[name]["optimum"], rel=1e-12)
