@@ -195,6 +195,9 @@ def test_what_it_takes():
     assert "rounds" in unsupported_reason(fig9)
     spread = replace(pm_wct(0, 3, 2), jobs=tuple(replace(j, arrival=float(i)) for i, j in enumerate(pm_wct(0, 3, 2).jobs)))
     assert "arrive" in unsupported_reason(spread)
+    base = pm_wct(0, 3, 2)
+    huge = replace(base, jobs=(replace(base.jobs[0], train_time={"gpu": 1e300}),) + base.jobs[1:])
+    assert "2^53" in unsupported_reason(huge)  # refused with a reason, never an overflow
 
 
 def test_auto_picks_bp_where_it_applies_and_cpsat_elsewhere():

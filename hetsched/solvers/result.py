@@ -14,6 +14,9 @@ class Status(str, Enum):
     INFEASIBLE = "infeasible"  # proven to have no solution
     ERROR = "error"  # solver failure, or a returned solution failed validation
 
+    def __str__(self) -> str:  # print(result.status) shows "optimal", not "Status.OPTIMAL"
+        return self.value
+
 
 @dataclass
 class RawResult:

@@ -72,12 +72,17 @@ def unsupported_reason(instance: Instance) -> str | None:
                 "one round of one task per job")
     if len({j.arrival for j in jobs}) > 1:
         return "the jobs arrive at different times; machine schedules take a common arrival"
-    if exact_decimal_scale([t for j in jobs for t in (*j.train_time.values(), *j.sync_time.values(),
-                                                       *j.train_time_per_gpu.values(), *j.sync_time_per_gpu.values(),
-                                                       j.arrival)], max_digits=4) is None:
+    times = [t for j in jobs for t in (*j.train_time.values(), *j.sync_time.values(), *j.train_time_per_gpu.values(),
+                                       *j.sync_time_per_gpu.values(), j.arrival)]
+    ts = exact_decimal_scale(times, max_digits=4)
+    if ts is None:
         return "times need at most 4 decimal digits"
-    if exact_decimal_scale([j.weight for j in jobs], max_digits=6) is None:
+    ws = exact_decimal_scale([j.weight for j in jobs], max_digits=6)
+    if ws is None:
         return "weights need at most 6 decimal digits"
+    # objectives are sums of w x ticks in float64: keep them exact integers (< 2^53)
+    if len(jobs) * max(j.weight for j in jobs) * ws * sum(times) * ts >= 2.0**53:
+        return "the objective in integer units would exceed 2^53 (times or weights too large to stay exact)"
     prob = _build(instance)
     cells = int(prob.n_jobs * (prob.horizon.max() + 1))
     if cells > MAX_TABLE_CELLS:
