@@ -82,7 +82,7 @@ def model_names() -> list[str]:
 
 #: ``--solver auto`` tries the kinds in this order and takes the first formulation of the model
 #: that supports the instance: the strongest exact method first.
-AUTO_ORDER = ("machine-schedules", "cpsat", "pyomo", "colgen")
+AUTO_ORDER = ("machine-schedules", "cpsat", "colgen", "pyomo")
 
 
 def auto_formulation(name: str, instance: Instance) -> tuple[FormulationSpec, str]:

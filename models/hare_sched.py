@@ -97,15 +97,20 @@ def build(instance: Instance) -> pe.ConcreteModel:
     return m
 
 
-def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
-    """The solver's GPUs and orders, re-timed semi-actively (:func:`hetsched.retime.retime`): feasible
-    with no tolerance, never below the true optimum."""
+def solver_starts(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
+    """Each task on its GPU of largest y at the solver's x (relaxations read their solution this way)."""
     v = hare_view(instance)
     out = []
     for i in m.D:
         g = max(m.M, key=lambda g: value(m.y[i, g]))
         out.append(TaskAssignment(v.job_ids[i[0]], i[1], i[2], v.gpu_ids[g], float(value(m.x[i]))))
-    return retime(instance, TaskSchedule(tuple(out), instance.name, instance_hash(instance)))
+    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+
+
+def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
+    """The solver's GPUs and orders, re-timed semi-actively (:func:`hetsched.retime.retime`): feasible
+    with no tolerance, never below the true optimum."""
+    return retime(instance, solver_starts(m, instance, value))
 
 
 SPEC = FormulationSpec(

@@ -48,7 +48,7 @@ from hetsched.formulation import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance
-from hetsched.models.hare_sched import extract as hare_sched_extract
+from hetsched.models.hare_sched import solver_starts as hare_sched_extract
 
 
 def base_model(instance: Instance) -> pe.ConcreteModel:

@@ -43,9 +43,14 @@ class PricedSchedule:
     plan: dict[int, Gang]  # slot -> gang
 
 
-def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | None = None) -> list[tuple[Gang, float, float]]:
+def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | None = None,
+                   exact_levels: bool = False) -> list[tuple[Gang, float, float]]:
     """For one slot with prices ``k_t[h, r]``: per throughput level of job j, the cheapest gang of
-    W_j GPUs over the types at least that fast, as (gang, rate per slot, cost); dominated ones dropped."""
+    W_j GPUs over the types at least that fast, as (gang, rate per slot, cost); dominated ones dropped.
+
+    ``exact_levels``: per level, the cheapest gang whose slowest type is exactly that level (so
+    its rate is exactly that level's), none dropped -- what a slot needs where running faster
+    can hurt (a finish not allowed before some slot)."""
     need = int(view.workers[j])
     cap = view.capacity if free is None else free
     x = view.throughput[j]
@@ -53,19 +58,22 @@ def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | 
     for level in sorted({float(v) for v in x if v > 0}, reverse=True):
         cells = sorted(((float(k_t[h, r]), h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1])
                         if x[r] >= level and cap[h, r] > 0))
-        left, gang, cost = need, [], 0.0
-        for price, h, r in cells:
-            n = min(left, int(cap[h, r]))
-            gang.append((h, r, n))
-            cost += price * n
-            left -= n
-            if left == 0:
-                break
-        if left:
+        units = [(price, h, r) for price, h, r in cells for _ in range(min(need, int(cap[h, r])))][:need]
+        if len(units) < need:
             continue
+        if exact_levels and not any(x[r] == level for _, _, r in units):
+            at_level = [(price, h, r) for price, h, r in cells if x[r] == level]
+            if not at_level:
+                continue
+            units = units[:-1] + [at_level[0]]  # the W-1 cheapest and the cheapest unit at the level
+        counts: dict[tuple[int, int], int] = {}
+        for _, h, r in units:
+            counts[h, r] = counts.get((h, r), 0) + 1
+        gang = tuple((h, r, n) for (h, r), n in counts.items())
+        cost = float(sum(price for price, _, _ in units))
         rate = view.rate(j, sorted({r for _, r, _ in gang}), need)
-        if not any(c <= cost and rt >= rate for _, rt, c in out):
-            out.append((tuple(gang), rate, cost))
+        if exact_levels or not any(c <= cost and rt >= rate for _, rt, c in out):
+            out.append((gang, rate, cost))
     return out
 
 
@@ -74,17 +82,25 @@ def fastest_rate(view: HadarView, j: int) -> float:
     return max(rate for _, rate, _ in cheapest_gangs(view, j, np.zeros(view.capacity.shape)))
 
 
-def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str | None = None) -> PricedSchedule | None:
+def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str | None = None,
+                  utilities: tuple[float, float] = (-np.inf, np.inf)) -> PricedSchedule | None:
     """max_s phi_j(s) over every schedule of job j finishing by T, at ``prices[h, r, t]`` (t = 1..T,
-    index 0 unused); None if the job cannot finish by T."""
+    index 0 unused), among schedules whose utility u has ``utilities[0] <= u < utilities[1]`` (a
+    branching decision of branch-and-price); None if no such schedule exists."""
     work = float(view.work[j])
     a = int(view.arrival[j])
     # a label: (progress, cost, parent label, slot, gang) -- parents give the plan back
     labels: list[tuple[float, float, object]] = [(0.0, 0.0, None)]
     best: PricedSchedule | None = None
     best_done_cost = np.inf
+    # A utility below utilities[1] is a finish no earlier than slot t_min (U is non-increasing in
+    # the JCT). Before it, more progress for less cost does not dominate: it may force a finish
+    # too early; then only labels of equal progress compare.
+    t_min = a
+    while t_min <= view.horizon and utility(view, utility_name, j, (t_min - a + 1) * view.slot_seconds) >= utilities[1]:
+        t_min += 1
     for t in range(a, view.horizon + 1):
-        options = cheapest_gangs(view, j, prices[:, :, t])
+        options = cheapest_gangs(view, j, prices[:, :, t], exact_levels=t < t_min)
         grown = list(labels)  # idle in slot t
         done: list[tuple[float, object]] = []
         for prog, cost, node in labels:
@@ -97,11 +113,12 @@ def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str
         if done:
             total, node = min(done, key=lambda d: d[0])
             if total < best_done_cost - 1e-12:  # g(t) falls: a later finish can pay off only if cheaper
-                best_done_cost = total
                 u = utility(view, utility_name, j, (t - a + 1) * view.slot_seconds)
-                if best is None or u - total > best.payoff:
-                    best = PricedSchedule(j, u - total, u, total, t, _plan(node))
-        labels = _pareto(grown, best_done_cost)
+                if utilities[0] <= u < utilities[1]:  # a finish not allowed here prunes nothing either
+                    best_done_cost = total
+                    if best is None or u - total > best.payoff:
+                        best = PricedSchedule(j, u - total, u, total, t, _plan(node))
+        labels = _pareto(grown, best_done_cost) if t + 1 >= t_min else _same_progress(grown, best_done_cost)
         if len(labels) > MAX_LABELS:
             raise HetschedError(f"pricing job {view.job_ids[j]}: more than {MAX_LABELS} Pareto labels")
     return best
@@ -115,6 +132,16 @@ def _pareto(labels: list[tuple[float, float, object]], ceiling: float) -> list[t
         if lab[1] < cheapest - 1e-12 and lab[1] < ceiling:
             out.append(lab)
             cheapest = lab[1]
+    return out
+
+
+def _same_progress(labels: list[tuple[float, float, object]], ceiling: float) -> list[tuple[float, float, object]]:
+    """The cheapest label of each progress, cheaper than a finished schedule."""
+    labels.sort(key=lambda lab: (lab[0], lab[1]))
+    out: list[tuple[float, float, object]] = []
+    for lab in labels:
+        if lab[1] < ceiling and (not out or lab[0] > out[-1][0] + 1e-12):
+            out.append(lab)
     return out
 
 
