@@ -29,3 +29,19 @@ def instance_path(name: str) -> Path:
         if p.exists():
             return p
     raise FileNotFoundError(name)
+
+
+def hadar_tiny_variant(seed: int):
+    """instances/hadar/hadar_tiny.json with random epochs and throughputs (small enough to enumerate)."""
+    import dataclasses
+
+    import numpy as np
+
+    from hetsched.instance.io import load_instance
+
+    rng = np.random.default_rng(seed)
+    base = load_instance(INSTANCES / "hadar" / "hadar_tiny.json")
+    jobs = tuple(dataclasses.replace(j, epochs=float(rng.integers(4, 21)),
+                                     throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")})
+                 for j in base.jobs)
+    return dataclasses.replace(base, jobs=jobs)

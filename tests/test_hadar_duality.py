@@ -13,20 +13,13 @@ from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
 from hetsched.models.hadar_p2 import schedules
 
-from conftest import INSTANCES
+from conftest import INSTANCES, hadar_tiny_variant
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"
 FIG1 = INSTANCES / "paper" / "hadar_fig1.json"
 
 
-def _variant(seed: int):
-    """hadar_tiny with random epochs and throughputs (still small enough to enumerate)."""
-    rng = np.random.default_rng(seed)
-    base = load_instance(TINY)
-    jobs = tuple(dataclasses.replace(j, epochs=float(rng.integers(4, 21)),
-                                     throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")})
-                 for j in base.jobs)
-    return dataclasses.replace(base, jobs=jobs)
+_variant = hadar_tiny_variant
 
 
 @pytest.mark.parametrize("seed", range(5))

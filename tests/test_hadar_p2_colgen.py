@@ -16,19 +16,13 @@ from hetsched.models.hadar_p2 import schedules
 from hetsched.solve import solve
 from hetsched.solvers import Status
 
-from conftest import INSTANCES
+from conftest import INSTANCES, hadar_tiny_variant
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"
 FIG1 = INSTANCES / "paper" / "hadar_fig1.json"
 
 
-def _variant(seed: int):
-    rng = np.random.default_rng(seed)
-    base = load_instance(TINY)
-    jobs = tuple(dataclasses.replace(j, epochs=float(rng.integers(4, 21)),
-                                     throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")})
-                 for j in base.jobs)
-    return dataclasses.replace(base, jobs=jobs)
+_variant = hadar_tiny_variant
 
 
 def test_fig1_is_proven_optimal_and_equals_p1():

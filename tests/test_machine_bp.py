@@ -218,3 +218,15 @@ def test_shipped_literature_instances_reach_their_certified_optima(name):
     res = bp(inst)
     assert res.status == Status.OPTIMAL
     assert res.objective == pytest.approx(WCT_MANIFEST[name]["optimum"], rel=1e-12)
+
+
+def test_bench_family_runs_resume_from_their_log(tmp_path, capsys):
+    from hetsched.bench.wct import run_wct_bench
+
+    out = tmp_path / "wct.jsonl"
+    assert run_wct_bench(["rm-wct"], ["bp"], time_limit=30, out=out, quick=True) == 0
+    first = out.read_text()
+    rows = [json.loads(line) for line in first.splitlines()]
+    assert len(rows) == 2 and all(r["status"] == "optimal" and r["cpu_seconds"] >= 0 for r in rows)
+    assert run_wct_bench(["rm-wct"], ["bp"], time_limit=30, out=out, quick=True) == 0
+    assert out.read_text() == first  # nothing solved twice

@@ -10,11 +10,10 @@ GPU count, the larger sizes on that count are recorded as skipped rather than ru
 from __future__ import annotations
 
 import json
-import platform
 from pathlib import Path
 
+from hetsched.bench.runlog import append_run, read_runs, solve_row
 from hetsched.generators import ladder
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 TASKS = (8, 16, 24, 32, 48, 64)
@@ -27,12 +26,7 @@ def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/e
                    gpu_counts: tuple[int, ...] = GPUS, all_sizes: bool = False) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done: dict[tuple, dict] = {}
-    if out.exists():
-        for line in out.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                done[row["model"], row["solver"], row["tasks"], row["gpus"], row["time_limit"]] = row
+    done = read_runs(out, ("model", "solver", "tasks", "gpus", "time_limit"))
     methods = [m for m in METHODS if solvers is None or m[1] in solvers]
     tasks = TASKS[:2] if quick else TASKS
     rows = []
@@ -48,15 +42,8 @@ def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/e
                     row = {**base, "status": "skipped", "note": "not proven at a smaller size on this GPU count"}
                 else:
                     inst = ladder(n, gpus, seed=0)
-                    try:
-                        r = solve(inst, model, solver, time_limit=time_limit, threads=threads)
-                        row = {**base, "instance": inst.name, "status": r.status.value, "objective": r.objective,
-                               "bound": r.bound, "gap": r.gap, "seconds": round(r.seconds, 3), "threads": threads,
-                               "python": platform.python_version()}
-                    except Exception as exc:  # a method that cannot build the model at this size
-                        row = {**base, "status": "error", "note": f"{exc.__class__.__name__}: {exc}"}
-                    with out.open("a") as f:
-                        f.write(json.dumps(row) + "\n")
+                    row = {**base, **solve_row(inst, model, solver, time_limit, threads=threads), "threads": threads}
+                    append_run(out, row)
                 if row["status"] != Status.OPTIMAL.value:
                     failed = True
                 rows.append(row)

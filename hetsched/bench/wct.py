@@ -10,13 +10,11 @@ reports wall and CPU seconds; progress goes to stderr.
 from __future__ import annotations
 
 import json
-import platform
 import sys
-import time
 from pathlib import Path
 
+from hetsched.bench.runlog import append_run, read_runs, solve_row
 from hetsched.generators import FAMILIES
-from hetsched.solve import solve
 
 #: (family, jobs, GPUs): the issue's 60 s goals (P2 100, P4 60, R4 40) and the steps below them
 SIZES = {
@@ -30,12 +28,7 @@ def run_wct_bench(families: list[str], solvers: list[str], time_limit: float = 6
                   out: str | Path = "bench-results/exact-wct.jsonl", as_json: bool = False, quick: bool = False) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = {}
-    if out.exists():
-        for line in out.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                done[row["family"], row["jobs"], row["gpus"], row["seed"], row["solver"], row["time_limit"]] = row
+    done = read_runs(out, ("family", "jobs", "gpus", "seed", "solver", "time_limit"))
     rows = []
     for family in families:
         for n, m in SIZES[family][:2] if quick else SIZES[family]:
@@ -47,18 +40,9 @@ def run_wct_bench(families: list[str], solvers: list[str], time_limit: float = 6
                         continue
                     inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
                     print(f"bench: {family} n={n} m={m} seed={seed} {solver} ...", file=sys.stderr, flush=True)
-                    cpu = time.process_time()
-                    try:
-                        r = solve(inst, "hare-sched", solver, time_limit=time_limit)
-                        row = {"status": r.status.value, "objective": r.objective, "bound": r.bound, "gap": r.gap,
-                               "seconds": round(r.seconds, 3), "log": r.log}
-                    except Exception as exc:  # a method that cannot take the instance
-                        row = {"status": "error", "note": f"{exc.__class__.__name__}: {exc}"}
                     row = {"family": family, "jobs": n, "gpus": m, "seed": seed, "solver": solver,
-                           "time_limit": time_limit, "instance": inst.name, **row,
-                           "cpu_seconds": round(time.process_time() - cpu, 3), "python": platform.python_version()}
-                    with out.open("a") as f:
-                        f.write(json.dumps(row) + "\n")
+                           "time_limit": time_limit, **solve_row(inst, "hare-sched", solver, time_limit)}
+                    append_run(out, row)
                     rows.append(row)
                     if not as_json:
                         gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.3f}%"
