@@ -1,0 +1,71 @@
+"""Hostile instance files: random mutations of valid instances (types, signs, magnitudes up to
+1e308, NaN, missing and duplicate fields, huge counts) are either loaded or refused with one
+InputError naming the JSON path -- never another exception (issue 12, item 6; the loader half)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+from hypothesis import given, settings, strategies as st
+
+from hetsched.errors import InputError
+from hetsched.instance.io import instance_to_dict, parse_instance
+from hetsched.instance.io import parse_json_text
+from hetsched.resources import shipped
+
+BASES = [json.loads(shipped("instances", "paper", name).read_text()) for name in ("hare_fig9.json", "hadar_fig1.json")]
+HOSTILE = st.one_of(
+    st.sampled_from([0, -1, -1e-300, 1e15, 1e16, 1e308, -1e308, 2**63, 10**9, 10**7 + 1, 0.5, "", "x", None, True,
+                     [], {}, [1, 2], {"a": 1}]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
+    st.text(max_size=5),
+)
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, prefix + (i,))
+
+
+@st.composite
+def mutated(draw):
+    doc = copy.deepcopy(draw(st.sampled_from(BASES)))
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(doc) if p]
+        path = draw(st.sampled_from(paths))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        action = draw(st.sampled_from(["replace", "delete", "duplicate"]))
+        if action == "replace":
+            parent[path[-1]] = draw(HOSTILE)
+        elif action == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[path[-1]]))
+        else:
+            parent[f"{path[-1]}_copy"] = copy.deepcopy(parent[path[-1]])
+    return doc
+
+
+@settings(max_examples=300)
+@given(mutated())
+def test_a_mutated_instance_loads_or_is_refused_with_a_path(doc):
+    text = json.dumps(doc)  # NaN and Infinity become the non-standard tokens a hostile file may hold
+    try:
+        inst = parse_instance(parse_json_text(text, "fuzz.json"), source="fuzz.json")
+    except InputError as exc:
+        assert str(exc).startswith("fuzz.json") and "\n" not in str(exc)
+        return
+    # what loads is sane: finite times within the limits, and it round-trips
+    for j in inst.jobs:
+        assert all(math.isfinite(t) and 0 <= t <= 1e15 for t in (*j.train_time.values(), *j.sync_time.values(), j.arrival))
+    assert parse_instance(instance_to_dict(inst), source="again").jobs == inst.jobs
