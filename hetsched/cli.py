@@ -20,6 +20,7 @@ from typing import Sequence
 
 from hetsched.errors import HetschedError, InputError, InstallationError
 from hetsched.cli_args import positive_int_list
+from hetsched.jsonout import json_text
 
 EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INTERNAL, EXIT_INSTALL = 0, 1, 2, 3, 4
 
@@ -76,7 +77,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.out and res.solution is not None:
         dump_schedule(res.solution, args.out)
     if args.json:
-        print(json.dumps(res.to_dict()))
+        print(json_text(res.to_dict()))
     else:
         kind, status = "", res.status.value
         if res.objective_is_bound:
@@ -110,7 +111,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
     if args.out and res.solution is not None and res.status != Status.ERROR:
         dump_schedule(res.solution, args.out)
     if args.json:
-        print(json.dumps(res.to_dict()))
+        print(json_text(res.to_dict()))
     else:
         rows = [("instance", f"{res.instance} ({args.instance})"), ("algorithm", res.model), ("order", args.order),
                 ("rule", args.rule), ("status", res.status.value), ("objective", _fmt(res.objective)),
@@ -146,7 +147,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             dump_instance(small, path)
             check["smallest"] = {"instance": str(path), "lhs_over_rhs": ev.checks[name], "details": ev.details}
     if args.json:
-        print(json.dumps(report))
+        print(json_text(report))
     else:
         print(f"claim      {report['claim']}: {report['statement']}")
         print(f"trials     {report['trials']} ({report['evaluated']} evaluated, {report['skipped']} skipped: "
@@ -200,7 +201,7 @@ def cmd_allocate(args: argparse.Namespace) -> int:
            "effective_throughput": None if alloc is None else alloc.to_dict()["effective_throughput"],
            "notes": res.notes}
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
     else:
         print(f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {_fmt(res.objective)}\n"
               f"seconds    {res.seconds:.3f}")
@@ -250,7 +251,7 @@ def cmd_online(args: argparse.Namespace) -> int:
            "unfinished": [j for j in run.decisions if j not in report.finish],
            "violations": [v.message for v in report.violations], "rounds": run.rounds}
     if args.json:
-        print(json.dumps(out, default=float))
+        print(json_text(out, default=float))
     else:
         print(f"policy     {args.policy} (select {args.select}, rounds by {args.round_solver})\nvalid      {report.valid}\n"
               f"utility    {_fmt(report.utility)} (primal: sum over finished jobs, recomputed by the validator)")
@@ -285,7 +286,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                    round_seconds=args.round_seconds, restore_seconds=args.restore_seconds)
     s.pop("_jct")
     if args.json:
-        print(json.dumps(s))
+        print(json_text(s))
     else:
         size = (f"{s['tasks']} tasks" if s["level"] == "task"
                 else f"{s['rounds']} rounds of {s['round_seconds']:g} s, {s['preemptions']} preemptions")
@@ -343,7 +344,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     load, check = reader
     report = check(inst, load(data, path.name))
     if args.json:
-        print(json.dumps(report.to_dict()))
+        print(json_text(report.to_dict()))
     elif report.valid:
         print(f"valid: objective {_fmt(report.objective)}")
     else:
@@ -382,7 +383,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         dump_instance(inst, args.out)
         print(f"wrote {args.out}: {inst.name}, {len(inst.jobs)} jobs, {len(inst.gpus)} GPUs, {inst.n_tasks} tasks")
     else:
-        print(json.dumps(instance_to_dict(inst), indent=2))
+        print(json_text(instance_to_dict(inst), indent=2))
     return EXIT_OK
 
 

@@ -5,10 +5,10 @@ exact optimum) and ``place-sim`` (the interval-driven simulation with metrics). 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from hetsched.cli_args import name_list
+from hetsched.jsonout import json_text
 
 EXIT_OK, EXIT_FAIL = 0, 1
 METHODS = ("load-balancing", "bin-packing", "tetris", "standalone", "greedy", "greedy-learned")
@@ -47,7 +47,7 @@ def cmd_place(args: argparse.Namespace) -> int:
                                                 "placement": exact.solution.to_dict()["placement"] if exact.solution else None},
                "methods": rows}
     if args.json:
-        print(json.dumps(summary))
+        print(json_text(summary))
         return EXIT_OK
     print(f"instance {inst.name}: {int(view.new.sum())} new job(s), {int((~view.new).sum())} earlier, {view.n_servers} server(s)")
     status = exact.status.value + (" (every new job placed)" if args.place_all else "")
@@ -76,7 +76,7 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
             print(f"{policy:<16} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  makespan {m['makespan']:8.2f}  "
                   f"waiting {m['waiting_time']:8.2f}  utilization {m['utilization']:.3f}  (intervals)", flush=True)
     if args.json:
-        print(json.dumps({"workload": wl.name, "order": args.order,
+        print(json_text({"workload": wl.name, "order": args.order,
                           "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results]}))
     return EXIT_OK
 

@@ -5,9 +5,10 @@ Registered by :func:`hetsched.cli.build_parser`; errors are :class:`HetschedErro
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
+
+from hetsched.jsonout import json_text
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -51,7 +52,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         rows = [r for r in store.rows() if r["key"] in keys]
     summary = summarize(rows)
     if args.json:
-        print(json.dumps({**report.to_dict(), "methods": summary}))
+        print(json_text({**report.to_dict(), "methods": summary}))
     else:
         print(f"{report.name}: {report.total} runs ({report.already} already in the store, {report.ran} run now) "
               f"-> {report.store}")

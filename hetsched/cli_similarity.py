@@ -5,10 +5,10 @@ simulated on Gavel's measured throughputs (:mod:`hetsched.similarity.simulate`).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from hetsched.cli_args import name_list
+from hetsched.jsonout import json_text
 
 EXIT_OK = 0
 
@@ -33,7 +33,7 @@ def cmd_similarity_sim(args: argparse.Namespace) -> int:
             print(f"{res['policy']:<40} makespan {m['makespan']:9.0f}  avg JCT {m['avg_jct']:9.0f}  "
                   f"waiting {m['waiting_time']:8.0f}  utilization {m['utilization']:.3f}  (s)", flush=True)
     if args.json:
-        print(json.dumps({"workload": wl.name, "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results]}))
+        print(json_text({"workload": wl.name, "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results]}))
     return EXIT_OK
 
 

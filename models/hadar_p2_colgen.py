@@ -20,13 +20,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hetsched.models.hadar_p1 import HadarDecisions, check
 
 from hetsched.colgen import Column, DantzigWolfeProblem
 from hetsched.formulation import FormulationSpec
 from hetsched.hadar.pricing import best_schedule
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
-from hetsched.models.hadar_p1 import HadarDecisions, check
 
 
 def build(instance: Instance) -> DantzigWolfeProblem:

@@ -4,19 +4,16 @@ utility ranges branching imposes."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
+from conftest import INSTANCES, hadar_tiny_variant
+from hetsched.models.hadar_p2 import schedules
 
 from hetsched.hadar.pricing import best_schedule
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
-from hetsched.models.hadar_p2 import schedules
 from hetsched.solve import solve
 from hetsched.solvers import Status
-
-from conftest import INSTANCES, hadar_tiny_variant
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"
 FIG1 = INSTANCES / "paper" / "hadar_fig1.json"

@@ -8,11 +8,11 @@ import copy
 import json
 import math
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetsched.errors import InputError
-from hetsched.instance.io import instance_to_dict, parse_instance
-from hetsched.instance.io import parse_json_text
+from hetsched.instance.io import instance_to_dict, parse_instance, parse_json_text
 from hetsched.resources import shipped
 
 BASES = [json.loads(shipped("instances", "paper", name).read_text()) for name in ("hare_fig9.json", "hadar_fig1.json")]

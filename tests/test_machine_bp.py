@@ -11,7 +11,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import INSTANCES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetsched.colgen.machines import machine_problem, solve_machine_schedules, unsupported_reason
 from hetsched.colgen.machines.pricing import ClassPricer
@@ -23,8 +25,6 @@ from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.validate import validate
-
-from conftest import INSTANCES
 
 
 def wct_instance(p, w, sync=None, arrival: float = 0.0, types=None) -> Instance:

@@ -7,7 +7,9 @@ import json
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, strategies as st
+from conftest import INSTANCES, instance_path
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.io import load_instance
@@ -16,8 +18,6 @@ from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
 from hetsched.validate import validate
-
-from conftest import INSTANCES, instance_path
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 SMALL = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None and e["tasks"] <= 10)[:4]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hetsched.bench.runlog import append_run, read_runs, solve_row
 from hetsched.generators import ladder
+from hetsched.jsonout import json_text
 from hetsched.solvers import Status
 
 TASKS = (8, 16, 24, 32, 48, 64)
@@ -58,7 +59,7 @@ def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/e
             largest[k] = max(largest.get(k, 0), r["tasks"])
     summary = {"time_limit": time_limit, "largest_proven_tasks": largest, "runs": rows}
     if as_json:
-        print(json.dumps(summary))
+        print(json_text(summary))
     else:
         print("largest size proven optimal within the limit:", json.dumps(largest, indent=1))
     return 0

@@ -27,6 +27,7 @@ from hetsched.allocation.fast import fast_solve
 from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import allocation_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+from hetsched.jsonout import json_text
 from hetsched.solve import solve
 
 SIZES = (256, 1024, 2048)
@@ -94,12 +95,12 @@ def run_gavel_bench(out: str | Path = "bench-results/gavel.json", as_json: bool 
                 row["fast_over_cvxpy"] = round(row["fast"]["seconds"] / row["cvxpy-ecos"]["seconds"], 3)
             rows.append(row)
             if not as_json:
-                print(json.dumps(row), flush=True)
+                print(json_text(row), flush=True)
     result = {"python": platform.python_version(), "policy": "max-min-fairness-perf", "runs": rows}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(result, indent=1) + "\n")
     if as_json:
-        print(json.dumps(result))
+        print(json_text(result))
     else:
         print(f"written to {out}")
     return 0

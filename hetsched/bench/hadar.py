@@ -28,6 +28,7 @@ from hetsched.hadar.online import dp_allocation, find_alloc, hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
+from hetsched.jsonout import json_text
 
 
 def _round_inputs(inst: Instance, n: int):
@@ -112,7 +113,7 @@ def run_hadar_bench(out: str | Path = "bench-results/hadar.json", as_json: bool 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1) + "\n")
     if as_json:
-        print(json.dumps(result))
+        print(json_text(result))
     else:
         for row in result["cross_check"]:
             print(f"{row['queued_jobs']:>5} jobs  DP {row['dp_seconds']:.3f} s ({row['dp_states']} states)  "

@@ -22,6 +22,7 @@ from hetsched.heuristic import run_heuristic
 from hetsched.heuristics import list_scheduling as ls
 from hetsched.heuristics.hare_alg1 import hare_alg1, precedence_order
 from hetsched.instance.hare_view import hare_view
+from hetsched.jsonout import json_text
 
 SIZES = (10**3, 10**4, 10**5, 10**6)
 
@@ -89,10 +90,10 @@ def run_hare_bench(out: str | Path = "bench-results/hare.json", as_json: bool = 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     if as_json:
-        print(json.dumps(result))
+        print(json_text(result))
     else:
         for row in result["throughput"]:
-            print(json.dumps(row))
+            print(json_text(row))
         for row in result["paper_scale"]:
             print({k: v for k, v in row.items() if k != "notes"})
         print(f"written to {out}")

@@ -17,6 +17,7 @@ import platform
 import time
 from pathlib import Path
 
+from hetsched.jsonout import json_text
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.policies import POLICIES, make_policy
@@ -58,7 +59,7 @@ def run_sim_bench(out: str | Path = "bench-results/sim.json", as_json: bool = Fa
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1) + "\n")
     if as_json:
-        print(json.dumps(result))
+        print(json_text(result))
     else:
         for part in parts:
             unit = "rounds" if part.endswith("gang") else "tasks"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hetsched.bench.runlog import append_run, read_runs, solve_row
 from hetsched.generators import FAMILIES
+from hetsched.jsonout import json_text
 
 #: (family, jobs, GPUs): the issue's 60 s goals (P2 100, P4 60, R4 40) and the steps below them
 SIZES = {
@@ -55,7 +56,7 @@ def run_wct_bench(families: list[str], solvers: list[str], time_limit: float = 6
         proven.setdefault(k, {}).setdefault(r["jobs"], []).append(ok)
     largest = {k: max((n for n, oks in v.items() if all(oks)), default=0) for k, v in proven.items()}
     if as_json:
-        print(json.dumps({"time_limit": time_limit, "largest_all_seeds_proven": largest, "runs": rows}))
+        print(json_text({"time_limit": time_limit, "largest_all_seeds_proven": largest, "runs": rows}))
     else:
         print("largest size proven optimal on every seed within the limit:", json.dumps(largest, indent=1))
     return 0
