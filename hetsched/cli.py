@@ -640,8 +640,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum, frame) -> None:
+    """SIGTERM takes the path of Ctrl-C: every child (pool workers, solver threads) is stopped and
+    what is stored stays stored."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
     except InstallationError as exc:  # hetsched itself is incomplete: not the user's input
@@ -652,7 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("hetsched: interrupted", file=sys.stderr)
-        return 130
+        return 130  # 128 + SIGINT, also for SIGTERM: stopped on request
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK

@@ -173,3 +173,58 @@ def test_sweep_cli_json(tmp_path, capsys):
 def test_the_shipped_example_spec_is_valid():
     spec = load_spec(Path(__file__).resolve().parents[1] / "examples" / "sweep-small.toml")
     assert len(spec.instances) == 5 and len(spec.methods) == 6 and len(spec.tasks()) == 60
+
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (from /proc/*/stat)."""
+    out: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see the workers")
+def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
+    path = tmp_path / "spec.toml"
+    path.write_text('[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0, 1, 2, 3, 4, 5, 6, 7]\n'
+                    '[[method]]\nsimulate = "fifo"\n')
+    db = tmp_path / "runs.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", "2", "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline, workers = time.time() + 120, set()
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        workers |= _children(proc.pid)
+        if db.exists():
+            with sqlite3.connect(db) as c:
+                try:
+                    if c.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= 1:
+                        break
+                except sqlite3.OperationalError:
+                    pass
+    assert proc.poll() is None, "the sweep ended before it could be stopped"
+    workers |= _children(proc.pid)
+    assert workers
+    proc.send_signal(signal.SIGTERM)  # the main process only, as `kill PID` does
+    assert proc.wait(timeout=60) == 130
+    assert "interrupted" in proc.stderr.read()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers), "a worker outlived the sweep"
+    kept = len(stored(path))
+    report = run_sweep(load_spec(path), workers=2, progress=False)
+    assert report.already == kept and report.already + report.ran == 8

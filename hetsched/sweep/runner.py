@@ -11,7 +11,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +73,15 @@ def _run_local(todo: list[Task], workers: int | None, scheduler: str | None):
         return
     n = workers or max(1, min(len(todo), os.cpu_count() or 1))
     ctx = multiprocessing.get_context("spawn")  # solver libraries hold threads: never fork them
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        futures = [pool.submit(run_task, t) for t in todo]
-        for f in as_completed(futures):
-            yield f.result()
+    pool = ctx.Pool(processes=n)
+    try:
+        yield from pool.imap_unordered(run_task, todo)
+        pool.close()
+    except BaseException:  # SIGINT, SIGTERM (see hetsched.cli.main), an error, or the caller stopped
+        pool.terminate()  # stop every worker now; what is stored stays stored
+        raise
+    finally:
+        pool.join()
 
 
 def _run_dask(todo: list[Task], workers: int | None, scheduler: str | None):
