@@ -37,6 +37,9 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     backend = SOLVERS[solver]
     if picked is None:
         spec = model if isinstance(model, FormulationSpec) else find_formulation(model, backend.model_kind)
+        reason = None if spec.supports is None else spec.supports(instance)
+        if reason is not None:  # refused before anything is built: never a hang past the time limit
+            raise HetschedError(f"model '{spec.name}' with --solver {solver} does not take this instance: {reason}")
     if spec.kind != backend.model_kind:
         raise HetschedError(f"solver '{solver}' takes {backend.model_kind} models; '{spec.name}' is {spec.kind}")
 

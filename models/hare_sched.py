@@ -37,6 +37,20 @@ from hetsched.retime import retime
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
 
+MAX_DISJUNCTIONS = 2_000_000  # (8) rows: pairs of tasks of different jobs x GPUs
+
+
+def too_large(instance: Instance) -> str | None:
+    """Why the big-M model would be too large to build (None: it is not), estimated before building."""
+    per_job = [j.n_tasks for j in instance.jobs]
+    total = sum(per_job)
+    pairs = (total * total - sum(k * k for k in per_job)) // 2
+    if pairs * len(instance.gpus) > MAX_DISJUNCTIONS:
+        return (f"it would need {pairs * len(instance.gpus)} no_overlap rows (pairs of tasks x GPUs; limit "
+                f"{MAX_DISJUNCTIONS}): use --solver cpsat or a heuristic")
+    return None
+
+
 def build(instance: Instance) -> pe.ConcreteModel:
     v = hare_view(instance)
     ub, _ = quick_upper_bound(instance)
@@ -116,4 +130,5 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSche
 SPEC = FormulationSpec(
     name="hare-sched", kind="pyomo", build=build, extract=extract,
     summary="Hare_Sched (4)-(8): min total weighted completion, big-M disjunctive MILP",
+    supports=too_large,
 )

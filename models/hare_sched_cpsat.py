@@ -39,6 +39,17 @@ from hetsched.schedule import TaskSchedule
 from hetsched.solvers.cpsat import CpsatProblem
 
 
+MAX_INTERVALS = 2_000_000  # optional intervals (tasks x GPUs) CP-SAT is given at most
+
+
+def too_large(instance: Instance) -> str | None:
+    """Why the instance is too large for this model (None: it is not), estimated before building."""
+    n = instance.n_tasks * len(instance.gpus)
+    if n > MAX_INTERVALS:
+        return f"it would need {n} optional intervals (tasks x GPUs; limit {MAX_INTERVALS})"
+    return None
+
+
 def build(instance: Instance) -> CpsatProblem:
     scale = exact_decimal_scale(instance_times(instance), max_digits=4)
     exact = scale is not None
@@ -114,4 +125,5 @@ def extract(problem: CpsatProblem, instance: Instance, value) -> TaskSchedule:
 SPEC = FormulationSpec(
     name="hare-sched", kind="cpsat", build=build, extract=extract,
     summary="Hare_Sched (4)-(8) in CP-SAT: per-GPU slots of each round, no-overlap per GPU, barrier precedences",
+    supports=too_large,
 )

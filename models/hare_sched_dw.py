@@ -50,6 +50,16 @@ COLUMNS_PER_PRICING = 5  # a job's pricing returns its best schedules for this m
 SEARCH_SEED = 0  # the local search is seeded: the same instance gives the same windows and result
 
 
+MAX_TASKS = 5_000  # the windows' list-scheduling search and the per-job pricing DP grow past this
+
+
+def too_large(instance: Instance) -> str | None:
+    """Why column generation over job schedules would not get going (None: it would)."""
+    if instance.n_tasks > MAX_TASKS:
+        return f"it has {instance.n_tasks} tasks (limit {MAX_TASKS} for column generation over job schedules)"
+    return None
+
+
 def build(instance: Instance) -> DantzigWolfeProblem:
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
@@ -156,4 +166,5 @@ SPEC = FormulationSpec(
     name="hare-sched", kind="colgen", build=build, extract=extract,
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
             "Lagrangian bound, integer master over the columns",
+    supports=too_large,
 )

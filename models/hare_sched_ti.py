@@ -60,10 +60,11 @@ def build(instance: Instance) -> pe.ConcreteModel:
     # later rounds (L_n each) <= the bound on C_n, which every schedule within the UB meets
     stop_on = {(n, r, g): min(stop[n, r], math.floor(c_ub[n] - Cy[n][g] - (int(v.rounds[n]) - 1 - r) * L[n] + 1e-6))
                for n, r in rounds for g in range(v.n_gpus)}
-    Z = [(n, r, g, t) for n, r in rounds for g in range(v.n_gpus) for t in range(start[n, r], stop_on[n, r, g] + 1)]
-    if len(Z) > MAX_START_VARIABLES:
-        raise HetschedError(f"hare-sched-ti would need {len(Z)} start variables (horizon too long in ticks of "
+    size = sum(max(0, stop_on[n, r, g] - start[n, r] + 1) for n, r in rounds for g in range(v.n_gpus))
+    if size > MAX_START_VARIABLES:  # counted before anything is built
+        raise HetschedError(f"hare-sched-ti would need {size} start variables (horizon too long in ticks of "
                             f"1/{s} s); use --model hare-sched or --solver cpsat")
+    Z = [(n, r, g, t) for n, r in rounds for g in range(v.n_gpus) for t in range(start[n, r], stop_on[n, r, g] + 1)]
     # F_{n,r,t} lives where it can change: from the earliest end of the round to the latest start of the next
     f_lo = {(n, r): start[n, r] + min(Cy[n]) for n, r in rounds}
     f_hi = {(n, r): (stop[n, r + 1] if r + 1 < int(v.rounds[n]) else math.floor(c_ub[n] + 1e-6)) for n, r in rounds}

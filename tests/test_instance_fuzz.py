@@ -69,3 +69,22 @@ def test_a_mutated_instance_loads_or_is_refused_with_a_path(doc):
     for j in inst.jobs:
         assert all(math.isfinite(t) and 0 <= t <= 1e15 for t in (*j.train_time.values(), *j.sync_time.values(), j.arrival))
     assert parse_instance(instance_to_dict(inst), source="again").jobs == inst.jobs
+
+
+def test_a_huge_instance_is_refused_before_any_model_is_built(tmp_path, capsys):
+    """Within the loader's limits but far past what a model can hold: every exact method says why,
+    at once (exit 2), instead of building for minutes past the time limit."""
+    import time
+
+    from hetsched.cli import EXIT_INPUT, main
+
+    doc = copy.deepcopy(BASES[0])
+    doc["jobs"][0]["rounds"] = 1_000_000
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(doc))
+    for solver in ("auto", "cpsat", "highs", "bp", "colgen"):
+        t0 = time.process_time()
+        assert main(["solve", str(path), "--solver", solver, "--time-limit", "5"]) == EXIT_INPUT
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("limit" in err or "rounds" in err), err
+        assert time.process_time() - t0 < 30
