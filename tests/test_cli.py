@@ -85,7 +85,7 @@ def test_console_script_runs_in_a_fresh_process():
 
 def test_heuristic_json_has_the_solve_keys_and_a_bound(capsys, tmp_path):
     out = tmp_path / "alg1.json"
-    assert main(["heuristic", str(FIG5), "--json", "--out", str(out)]) == 0
+    assert main(["heuristic", str(FIG5), "--order", "hare-sched-rl", "--json", "--out", str(out)]) == 0
     res = json.loads(capsys.readouterr().out)
     assert main(["solve", str(FIG5), "--json"]) == 0
     solved = json.loads(capsys.readouterr().out)
@@ -118,3 +118,14 @@ def test_bench_hare_quick_writes_json(capsys, tmp_path):
     sizes = [row["tasks"] for row in data["throughput"] if "tasks" in row]
     assert sizes == [1000, 10000] and all(row["tasks_per_second"] > 0 for row in data["throughput"] if "tasks" in row)
     assert data["throughput"][-1]["speedup"] > 1  # compiled vs interpreted loop, same process
+
+
+def test_heuristic_default_order_scales(capsys):
+    """200 tasks: the default ordering (the interval LP) finishes in seconds; Hare_Sched_RL took minutes."""
+    import time
+
+    t0 = time.process_time()
+    assert main(["heuristic", str(INSTANCES / "allocation" / "gavel_two_jobs.json"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["solver"] == "order:hare-interval-lp" and res["validation"]["valid"]
+    assert time.process_time() - t0 < 60
