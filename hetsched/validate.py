@@ -88,6 +88,11 @@ def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = Non
             continue
         placed[key] = a
 
+    if instance.n_tasks > len(placed) + 10_000:  # say it once, not once per missing task (a job may have 10^8 rounds)
+        bad.append(Violation("missing_task", f"the schedule places {len(placed)} of the instance's {instance.n_tasks} "
+                                             "tasks"))
+        return ValidationReport(valid=False, objective=None, completion={}, violations=bad)
+
     completion: dict[str, float] = {}
     complete = True
     for job in instance.jobs:

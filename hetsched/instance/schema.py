@@ -12,12 +12,14 @@ from typing import Any
 _ID = {"type": "string", "minLength": 1}
 #: beyond this, float arithmetic on times loses whole seconds and solvers cannot represent them
 MAX_NUMBER = 1e15
-#: rounds of a job, tasks of a round: more would not fit in memory as tasks (about 200 bytes each)
-MAX_COUNT = 10**7
+#: tasks of one round (parallel workers of a job): far beyond any cluster. Rounds are not capped
+#: here: Gavel's traces become jobs of up to 3.6e8 rounds (iterations), which the allocation LPs
+#: take in their stride; each task-level method says in its ``supports()`` what it can hold.
+MAX_TASKS_PER_ROUND = 10**6
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_NUMBER}
 _NON_NEGATIVE = {"type": "number", "minimum": 0, "maximum": MAX_NUMBER}
 _POSITIVE_INT = {"type": "integer", "minimum": 1, "maximum": MAX_NUMBER}
-_COUNT = {"type": "integer", "minimum": 1, "maximum": MAX_COUNT}
+_TASKS_PER_ROUND = {"type": "integer", "minimum": 1, "maximum": MAX_TASKS_PER_ROUND}
 
 
 def _per_key(value_schema: dict[str, Any], what: str) -> dict[str, Any]:
@@ -99,8 +101,8 @@ INSTANCE_SCHEMA: dict[str, Any] = {
                     "id": _ID,
                     "arrival": {**_NON_NEGATIVE, "description": "a_n, default 0"},
                     "weight": {**_POSITIVE, "description": "w_n, default 1"},
-                    "rounds": {**_COUNT, "description": "|R_n|"},
-                    "tasks_per_round": {**_COUNT, "description": "|D_r|"},
+                    "rounds": {**_POSITIVE_INT, "description": "|R_n|"},
+                    "tasks_per_round": {**_TASKS_PER_ROUND, "description": "|D_r|"},
                     "train_time": _per_key(_POSITIVE, "T^c per GPU type"),
                     "sync_time": _per_key(_NON_NEGATIVE, "T^s per GPU type"),
                     "train_time_per_gpu": _per_key(_POSITIVE, "T^c overrides by GPU id"),
