@@ -641,6 +641,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: commands that can run for more than a few seconds: a status line on stderr while they run
+#: (sweep has its own progress bar)
+LONG_COMMANDS = frozenset({"solve", "heuristic", "audit", "allocate", "online", "simulate", "compare", "certify",
+                           "bench", "place", "place-sim", "similarity-sim", "export"})
+
+
 def _terminate(signum, frame) -> None:
     """SIGTERM takes the path of Ctrl-C: every child (pool workers, solver threads) is stopped and
     what is stored stays stored."""
@@ -655,6 +661,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:
+        if args.command in LONG_COMMANDS:
+            from hetsched.progress import Heartbeat
+
+            with Heartbeat(args.command, getattr(args, "time_limit", None)):
+                return args.func(args)
         return args.func(args)
     except InstallationError as exc:  # hetsched itself is incomplete: not the user's input
         print(f"hetsched: installation error: {exc}", file=sys.stderr)
