@@ -322,9 +322,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows = compare(inst, _policy_list(args.policies), seed=args.seed, out=args.out, workload=args.workload,
                    progress=say, round_seconds=args.round_seconds, restore_seconds=args.restore_seconds)
     keys = ("avg_jct", "median_jct", "weighted_completion", "makespan", "ftf", "utilization", "queueing_delay")
-    print(f"{'policy':<16}" + "".join(f"{k:>20}" for k in keys))
-    for r in rows:
-        print(f"{r['policy']:<16}" + "".join(f"{_fmt(r['metrics'][k]):>20}" for k in keys))
+    from hetsched.tables import aligned
+
+    print(aligned(("policy", *keys), [(r["policy"], *(_fmt(r["metrics"][k]) for k in keys)) for r in rows]))
     print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
     return EXIT_OK
 

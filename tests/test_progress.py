@@ -23,3 +23,12 @@ def test_a_quick_command_prints_nothing():
     with Heartbeat("solve", first=5.0, stream=out):
         pass
     assert out.getvalue() == ""
+
+
+def test_tables_align_whatever_the_name_lengths():
+    from hetsched.tables import aligned
+
+    text = aligned(("policy", "avg_jct"), [("hare-earliest-finish", "12.5"), ("fifo", "3")])
+    lines = text.splitlines()
+    assert len({len(line) for line in lines}) == 1  # every row as wide: the numbers line up on the right
+    assert lines[1].startswith("hare-earliest-finish") and lines[2].endswith("   3")
