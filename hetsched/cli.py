@@ -153,7 +153,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"trials     {report['trials']} ({report['evaluated']} evaluated, {report['skipped']} skipped: "
               "reference not proven)")
         print(f"worst      ratio {_fmt(report['worst_ratio'])} against bound {_fmt(report['bound_at_worst'])}")
-        print(f"violations {report['violations']}")
+        steps = sum(c["violations"] for c in report["checks"].values())
+        print(f"violations {report['violations']} of the claim" + (f"; {steps} of proof steps (checks below)" if steps else ""))
         print(f"instance   {report['worst_instance']}")
         for name, c in report["checks"].items():
             print(f"check      {name}: worst LHS/RHS {_fmt(c['worst_lhs_over_rhs'])}, "

@@ -95,6 +95,6 @@ def run_hare_bench(out: str | Path = "bench-results/hare.json", as_json: bool = 
         for row in result["throughput"]:
             print(json_text(row))
         for row in result["paper_scale"]:
-            print({k: v for k, v in row.items() if k != "notes"})
+            print(json_text({k: v for k, v in row.items() if k != "notes"}))
         print(f"written to {out}")
     return 0
