@@ -228,3 +228,11 @@ def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
     kept = len(stored(path))
     report = run_sweep(load_spec(path), workers=2, progress=False)
     assert report.already == kept and report.already + report.ran == 8
+
+
+def test_a_store_that_is_not_sqlite_is_bad_input(tmp_path, capsys):
+    (tmp_path / "runs.sqlite").write_text("not a database")
+    path = tmp_path / "spec.toml"
+    path.write_text('[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0]\n[[method]]\nsimulate = "fifo"\n')
+    assert main(["sweep", str(path), "--no-progress"]) == 2
+    assert "not a hetsched run store" in capsys.readouterr().err

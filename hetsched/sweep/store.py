@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from hetsched.errors import InputError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY,
@@ -37,10 +39,13 @@ class ResultStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")  # a reader (a notebook) may look while a sweep writes
-        self._db.execute(SCHEMA)
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")  # a reader (a notebook) may look while a sweep writes
+            self._db.execute(SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:  # a file that is not a store of ours: the user's input
+            raise InputError(self.path.name, None, f"not a hetsched run store (SQLite): {exc}") from None
 
     def __enter__(self) -> "ResultStore":
         return self
