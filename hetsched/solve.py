@@ -21,8 +21,8 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
           seed: int = 0, options: dict | None = None) -> SolveResult:
     """Build ``model`` for ``instance``, solve it with ``solver`` and validate the solution.
 
-    ``time_limit`` applies to the solver (model construction is extra and included in
-    ``seconds``); ``gap`` is the relative MIP gap at which the solver may stop; ``options`` go to
+    ``time_limit`` covers the whole solve: the solver gets what building the model left of it (at
+    least 0.05 s; each formulation refuses in ``supports()`` what it could not build quickly); ``gap`` is the relative MIP gap at which the solver may stop; ``options`` go to
     the formulation's ``build`` (only the names in its ``options``).
     """
     picked = None
@@ -50,7 +50,10 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
                             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}")
     t0 = time.perf_counter()
     built = spec.build(instance, **options)
-    raw = backend.solve(built, time_limit=time_limit, gap=gap, threads=threads, seed=seed)
+    left = None
+    if time_limit is not None:  # the limit covers the whole solve: building the model used part of it
+        left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
+    raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
     if spec.objective_transform is not None:
         raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective, built)
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
