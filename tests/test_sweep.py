@@ -86,6 +86,21 @@ def test_limit_then_resume(tmp_path):
     assert (second.already, second.ran) == (5, 13) and len(stored(path)) == 18
 
 
+def _wait_for_rows(proc, db: Path, rows: int, each=lambda: None, seconds: float = 120) -> None:
+    """Poll the sweep's store until it holds ``rows`` results, the sweep ends or time runs out."""
+    deadline = time.time() + seconds
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        each()
+        if db.exists():
+            with sqlite3.connect(db) as c:
+                try:
+                    if c.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= rows:
+                        return
+                except sqlite3.OperationalError:
+                    pass
+
+
 def test_a_killed_sweep_resumes_with_nothing_lost(tmp_path):
     # slow enough to be killed midway: 6 seeded Philly windows simulated one after another
     path = tmp_path / "spec.toml"
@@ -94,18 +109,7 @@ def test_a_killed_sweep_resumes_with_nothing_lost(tmp_path):
     db = tmp_path / "runs.sqlite"
     proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", "1", "--no-progress"],
                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    count = 0
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-        if db.exists():
-            with sqlite3.connect(db) as c:
-                try:
-                    count = c.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-                except sqlite3.OperationalError:
-                    count = 0
-            if count >= 2:
-                break
+    _wait_for_rows(proc, db, 2)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker, without warning
     proc.wait()
@@ -204,17 +208,8 @@ def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
     db = tmp_path / "runs.sqlite"
     proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", "2", "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline, workers = time.time() + 120, set()
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-        workers |= _children(proc.pid)
-        if db.exists():
-            with sqlite3.connect(db) as c:
-                try:
-                    if c.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= 1:
-                        break
-                except sqlite3.OperationalError:
-                    pass
+    workers: set[int] = set()
+    _wait_for_rows(proc, db, 1, each=lambda: workers.update(_children(proc.pid)))
     assert proc.poll() is None, "the sweep ended before it could be stopped"
     workers |= _children(proc.pid)
     assert workers
