@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.instance.model import Instance
-from hetsched.scaling import exact_decimal_scale
+from hetsched.scaling import exact_decimal_scale, instance_times
 
 MAX_TABLE_CELLS = 50_000_000  # jobs x horizon ticks of one pricing table (bytes of its decisions)
 
@@ -52,9 +52,9 @@ class MachineProblem:
         """An objective in units divided by this is in the instance's (weight x seconds)."""
         return self.time_scale * self.weight_scale
 
-    def cost(self, j: int, k: int, end: int) -> int:
-        """w_j C_j in units when job j ends training at tick ``end`` on class k."""
-        return int(self.w[j]) * (self.release + end + int(self.s[j, k]))
+    def cost(self, k: int, jobs: np.ndarray, ends: np.ndarray) -> int:
+        """sum_j w_j C_j in units of ``jobs`` ending their training at ticks ``ends`` on class k."""
+        return int(np.dot(self.w[jobs], self.release + ends + self.s[jobs, k]))
 
     def smith_order(self, k: int) -> np.ndarray:
         """Jobs in order of non-increasing w_j / p_{j,k} (ties by index): Smith's rule on class k."""
@@ -63,47 +63,47 @@ class MachineProblem:
 
 def unsupported_reason(instance: Instance) -> str | None:
     """Why the machine-schedule method does not apply to ``instance`` (None: it does)."""
-    jobs = instance.jobs
-    if not jobs:
-        return "the instance has no jobs"
-    multi = next((j for j in jobs if j.rounds != 1 or j.tasks_per_round != 1), None)
-    if multi is not None:
-        return (f"job {multi.id} has {multi.rounds} rounds of {multi.tasks_per_round} tasks; machine schedules take "
-                "one round of one task per job")
-    if len({j.arrival for j in jobs}) > 1:
-        return "the jobs arrive at different times; machine schedules take a common arrival"
-    times = [t for j in jobs for t in (*j.train_time.values(), *j.sync_time.values(), *j.train_time_per_gpu.values(),
-                                       *j.sync_time_per_gpu.values(), j.arrival)]
-    ts = exact_decimal_scale(times, max_digits=4)
-    if ts is None:
-        return "times need at most 4 decimal digits"
-    ws = exact_decimal_scale([j.weight for j in jobs], max_digits=6)
-    if ws is None:
-        return "weights need at most 6 decimal digits"
-    # objectives are sums of w x ticks in float64: keep them exact integers (< 2^53)
-    if len(jobs) * max(j.weight for j in jobs) * ws * sum(times) * ts >= 2.0**53:
-        return "the objective in integer units would exceed 2^53 (times or weights too large to stay exact)"
-    prob = _build(instance)
-    cells = int(prob.n_jobs * (prob.horizon.max() + 1))
-    if cells > MAX_TABLE_CELLS:
-        return f"a pricing table would hold {cells} cells (jobs x horizon ticks; limit {MAX_TABLE_CELLS})"
-    return None
+    return _checked(instance)[1]
 
 
 def machine_problem(instance: Instance) -> MachineProblem:
     """The instance as P|Q|R || sum w_j C_j; ValueError with the reason if it is not one."""
-    reason = unsupported_reason(instance)
-    if reason is not None:
+    prob, reason = _checked(instance)
+    if prob is None:
         raise ValueError(reason)
-    return _build(instance)
+    return prob
 
 
-def _build(instance: Instance) -> MachineProblem:
-    jobs, gpus = instance.jobs, instance.gpus
-    ts = exact_decimal_scale([t for j in jobs for t in (*j.train_time.values(), *j.sync_time.values(),
-                                                        *j.train_time_per_gpu.values(), *j.sync_time_per_gpu.values(),
-                                                        j.arrival)], max_digits=4)
+def _checked(instance: Instance) -> tuple[MachineProblem | None, str | None]:
+    """(the problem, None), or (None, why the method does not apply): checked and built once."""
+    jobs = instance.jobs
+    if not jobs:
+        return None, "the instance has no jobs"
+    multi = next((j for j in jobs if j.rounds != 1 or j.tasks_per_round != 1), None)
+    if multi is not None:
+        return None, (f"job {multi.id} has {multi.rounds} rounds of {multi.tasks_per_round} tasks; machine "
+                      "schedules take one round of one task per job")
+    if len({j.arrival for j in jobs}) > 1:
+        return None, "the jobs arrive at different times; machine schedules take a common arrival"
+    times = instance_times(instance)
+    ts = exact_decimal_scale(times, max_digits=4)
+    if ts is None:
+        return None, "times need at most 4 decimal digits"
     ws = exact_decimal_scale([j.weight for j in jobs], max_digits=6)
+    if ws is None:
+        return None, "weights need at most 6 decimal digits"
+    # objectives are sums of w x ticks in float64: keep them exact integers (< 2^53)
+    if len(jobs) * max(j.weight for j in jobs) * ws * sum(times) * ts >= 2.0**53:
+        return None, "the objective in integer units would exceed 2^53 (times or weights too large to stay exact)"
+    prob = _build(instance, ts, ws)
+    cells = int(prob.n_jobs * (prob.horizon.max() + 1))
+    if cells > MAX_TABLE_CELLS:
+        return None, f"a pricing table would hold {cells} cells (jobs x horizon ticks; limit {MAX_TABLE_CELLS})"
+    return prob, None
+
+
+def _build(instance: Instance, ts: int, ws: int) -> MachineProblem:
+    jobs, gpus = instance.jobs, instance.gpus
     classes: dict[tuple, list[str]] = {}
     for g in gpus:
         key = tuple((instance.train_time(j.id, g.id), instance.sync_time(j.id, g.id)) for j in jobs)

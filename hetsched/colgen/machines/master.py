@@ -35,6 +35,7 @@ class RestrictedMaster:
 
     def __init__(self, n_jobs: int, machines: np.ndarray, seed: int = 0):
         self.n, self.K = n_jobs, len(machines)
+        self.phase_one = False  # phase one: real columns cost 0 in the LP, artificial ones 1
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("random_seed", int(seed))
@@ -114,8 +115,6 @@ class RestrictedMaster:
         art = np.asarray(self.artificial, dtype=np.int32)
         self.h.changeColsBounds(len(art), art, np.zeros(len(art)), np.full(len(art), highspy.kHighsInf if on else 0.0))
         self.phase_one = on
-
-    phase_one = False
 
     def solve_integer(self, allowed: np.ndarray, time_limit: float) -> tuple[float, list[int]] | None:
         """The best integer solution over the allowed columns (HiGHS MIP), as (cost, column indices)."""

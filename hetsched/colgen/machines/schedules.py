@@ -16,15 +16,15 @@ from hetsched.colgen.machines.master import MachineColumn
 def column(prob: MachineProblem, k: int, jobs: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> MachineColumn:
     jobs = np.asarray(jobs, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
-    cost = int(np.dot(prob.w[jobs], prob.release + ends + prob.s[jobs, k]))  # sum_j w_j C_j, as MachineProblem.cost
-    return MachineColumn(k, jobs, ends, cost)
+    return MachineColumn(k, jobs, ends, prob.cost(k, jobs, ends))
 
 
 def smith_columns(prob: MachineProblem, assignment: list[tuple[int, list[int]]]) -> list[MachineColumn]:
     """One column per GPU: (class, its jobs) run in Smith's order without idle time."""
     out = []
     for k, jobs in assignment:
-        jobs = sorted(jobs, key=lambda j: (-prob.w[j] / prob.p[j, k], j))
+        mine = set(jobs)
+        jobs = [j for j in prob.smith_order(k).tolist() if j in mine]
         ends = np.cumsum([int(prob.p[j, k]) for j in jobs]).tolist()
         out.append(column(prob, k, jobs, ends))
     return out

@@ -159,17 +159,20 @@ class _Search:
         ok = self.compatible(node)
         real = np.flatnonzero([c is not None for c in self.master.columns])
         self.master.set_upper(real, np.where(ok[real], np.inf, 0.0))
-        status, lp, pi, sigma = self.master.solve()
-        if status == "infeasible" and not self._phase_one(node):
-            return "pruned", math.inf, None
         best, center, alpha, saved = -math.inf, None, self.alpha0, self.alpha0
         cutoff = self.cutoff()
+        phase_one_done = False
         while True:
             if time.perf_counter() >= self.deadline:
                 return "time", best, None
             status, lp, pi_lp, sigma = self.master.solve()
-            if status != "optimal":
-                raise SolverError("machine schedules: the master LP became infeasible after phase one")
+            if status == "infeasible":  # the node's branching left no feasible master: phase one, once
+                if phase_one_done:
+                    raise SolverError("machine schedules: the master LP became infeasible after phase one")
+                phase_one_done = True
+                if not self._phase_one(node):
+                    return "pruned", math.inf, None
+                continue
             self.stats.iterations += 1
             self.clean(pi_lp, sigma)
             pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
