@@ -22,6 +22,7 @@ Pareto pruning (exact; refuses more than ``MAX_LABELS`` live labels).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | 
     for level in sorted({float(v) for v in x if v > 0}, reverse=True):
         cells = sorted(((float(k_t[h, r]), h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1])
                         if x[r] >= level and cap[h, r] > 0))
-        units = [(price, h, r) for price, h, r in cells for _ in range(min(need, int(cap[h, r])))][:need]
+        units = list(islice(((price, h, r) for price, h, r in cells for _ in range(int(cap[h, r]))), need))
         if len(units) < need:
             continue
         if exact_levels and not any(x[r] == level for _, _, r in units):
