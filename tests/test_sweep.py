@@ -86,6 +86,16 @@ def test_limit_then_resume(tmp_path):
     assert (second.already, second.ran) == (5, 13) and len(stored(path)) == 18
 
 
+def _start_fifo_sweep(tmp_path: Path, seeds: int, workers: int, **popen):
+    """(spec, store, process): ``hetsched sweep`` of fifo over ``seeds`` Philly windows, started in the background."""
+    path = tmp_path / "spec.toml"
+    path.write_text(f'[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = {list(range(seeds))}\n'
+                    '[[method]]\nsimulate = "fifo"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", str(workers),
+                             "--no-progress"], stdout=subprocess.DEVNULL, **popen)
+    return path, tmp_path / "runs.sqlite", proc
+
+
 def _wait_for_rows(proc, db: Path, rows: int, each=lambda: None, seconds: float = 120) -> None:
     """Poll the sweep's store until it holds ``rows`` results, the sweep ends or time runs out."""
     deadline = time.time() + seconds
@@ -103,12 +113,8 @@ def _wait_for_rows(proc, db: Path, rows: int, each=lambda: None, seconds: float 
 
 def test_a_killed_sweep_resumes_with_nothing_lost(tmp_path):
     # slow enough to be killed midway: 6 seeded Philly windows simulated one after another
-    path = tmp_path / "spec.toml"
-    path.write_text('[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0, 1, 2, 3, 4, 5]\n'
-                    '[[method]]\nsimulate = "fifo"\n')
-    db = tmp_path / "runs.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", "1", "--no-progress"],
-                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path, db, proc = _start_fifo_sweep(tmp_path, seeds=6, workers=1, start_new_session=True,
+                                       stderr=subprocess.DEVNULL)
     _wait_for_rows(proc, db, 2)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker, without warning
@@ -202,12 +208,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see the workers")
 def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
-    path = tmp_path / "spec.toml"
-    path.write_text('[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0, 1, 2, 3, 4, 5, 6, 7]\n'
-                    '[[method]]\nsimulate = "fifo"\n')
-    db = tmp_path / "runs.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", "2", "--no-progress"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    path, db, proc = _start_fifo_sweep(tmp_path, seeds=8, workers=2, stderr=subprocess.PIPE, text=True)
     workers: set[int] = set()
     _wait_for_rows(proc, db, 1, each=lambda: workers.update(_children(proc.pid)))
     assert proc.poll() is None, "the sweep ended before it could be stopped"
