@@ -432,7 +432,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              out=args.out or "bench-results/exact-wct.jsonl", as_json=args.json, quick=args.quick)
     if args.suite == "exact":
         return run_exact_bench(time_limit=args.time_limit, out=args.out or "bench-results/exact.jsonl", as_json=args.json,
-                               threads=args.threads, solvers=(args.solvers or "highs,cpsat,colgen").split(","), quick=args.quick,
+                               threads=args.threads, solvers=args.solvers.split(",") if args.solvers else None, quick=args.quick,
                                gpu_counts=tuple(args.gpus), all_sizes=args.all_sizes)
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
