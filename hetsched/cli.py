@@ -121,7 +121,7 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
         rows += [("note", n) for n in res.notes]
         for k, val in rows:
             print(f"{k:<10} {val}")
-    return EXIT_OK if res.status != Status.ERROR else EXIT_FAIL
+    return EXIT_OK if res.status != Status.ERROR and res.objective is not None else EXIT_FAIL
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -299,6 +299,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             stem = file_stem(args.policy)
             print(f"-> {args.out}/{stem}.json, {args.out}/{stem}-jobs.csv")
     return EXIT_OK
+
+
+def _family_list(text: str) -> str:
+    """``bench exact --family``: ``ladder`` alone, or ``pm-wct`` and/or ``rm-wct`` comma-separated."""
+    names = text.split(",")
+    if text == "ladder" or (names and len(set(names)) == len(names) and set(names) <= {"pm-wct", "rm-wct"}):
+        return text
+    raise argparse.ArgumentTypeError(f"'{text}': expected ladder, or pm-wct and/or rm-wct separated by commas")
 
 
 def _policy_list(text: str) -> list[str]:
@@ -620,8 +628,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=_positive(int), default=2, metavar="N")
     b.add_argument("--solvers", default=None,
                    help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on pm-wct/rm-wct)")
-    b.add_argument("--family", default="ladder", choices=["ladder", "pm-wct", "rm-wct", "pm-wct,rm-wct"],
-                   help="exact: the ladder (Hare's rounds; default) or the literature's P||sum wC / R||sum wC families")
+    b.add_argument("--family", default="ladder", type=_family_list, metavar="F[,F]",
+                   help="exact: ladder (Hare's rounds; default), or the literature's P||sum wC and R||sum wC "
+                        "families pm-wct and rm-wct, one or both (pm-wct,rm-wct)")
     b.add_argument("--gpus", default="2,4,8", type=positive_int_list, metavar="M,M",
                    help="exact: the GPU counts of the ladder instances")
     b.add_argument("--all-sizes", action="store_true",
@@ -646,6 +655,8 @@ def build_parser() -> argparse.ArgumentParser:
 #: (sweep has its own progress bar)
 LONG_COMMANDS = frozenset({"solve", "heuristic", "audit", "allocate", "online", "simulate", "compare", "certify",
                            "bench", "place", "place-sim", "similarity-sim", "export"})
+#: commands whose --time-limit bounds the whole command (elsewhere it bounds each run or trial)
+WHOLE_COMMAND_LIMIT = frozenset({"solve", "heuristic", "allocate"})
 
 
 def _terminate(signum, frame) -> None:
@@ -665,7 +676,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in LONG_COMMANDS:
             from hetsched.progress import Heartbeat
 
-            with Heartbeat(args.command, getattr(args, "time_limit", None)):
+            limit = getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
+            with Heartbeat(args.command, limit):
                 return args.func(args)
         return args.func(args)
     except InstallationError as exc:  # hetsched itself is incomplete: not the user's input

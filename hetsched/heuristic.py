@@ -12,6 +12,7 @@ from hetsched.heuristics.orderings import ORDERINGS, ordering
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.schedule import refuse_large
 from hetsched.solvers.result import SolveResult, Status, relative_gap
 from hetsched.validate import validate
 
@@ -28,8 +29,13 @@ def run_heuristic(instance: Instance, algorithm: str = "hare-alg1", order: str =
         raise HetschedError(f"unknown order '{order}' (known: {', '.join(ORDERINGS)})")
     if rule not in MACHINE_RULES:
         raise HetschedError(f"unknown machine rule '{rule}' (known: {', '.join(MACHINE_RULES)})")
+    refuse_large(instance, f"Algorithm 1 ({algorithm})")
     t0 = time.perf_counter()
     ordered = ordering(order, instance, time_limit=time_limit, threads=threads, seed=seed)
+    if ordered.priority is None:  # no H within the time limit: say so, as a solve would
+        return SolveResult(instance=instance.name, model=algorithm, solver=f"order:{order}", status=Status.TIME_LIMIT,
+                           objective=None, bound=None, gap=None, seconds=time.perf_counter() - t0,
+                           notes=list(ordered.notes))
     view = hare_view(instance)
     t1 = time.perf_counter()
     run = hare_alg1(view, ordered.priority, rule)  # type: ignore[arg-type]

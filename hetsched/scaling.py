@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import Iterable
 
 
 def exact_decimal_scale(values: Iterable[float], max_digits: int = 6) -> int | None:
     """The least 10^d (d <= max_digits) that makes every value an integer, or None."""
-    vals = list(values)
+    vals = np.fromiter(values, dtype=float)
     for d in range(max_digits + 1):
-        s = 10**d
-        if all(abs(x * s - round(x * s)) <= 1e-9 * max(1.0, abs(x * s)) for x in vals):
-            return s
+        y = vals * 10**d
+        if np.all(np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))):
+            return 10**d
     return None
+
+
+def on_grid(total: float, times: Iterable[float], weights: Iterable[float], max_digits: int = 6) -> float:
+    """``total`` (a weighted sum of sums of ``times``) rounded to the decimals its inputs carry:
+    times with d_t decimals and weights with d_w make a multiple of 10^-(d_t + d_w), so the
+    rounding removes only float noise (36.599999999999994 -> 36.6). Unchanged when the inputs
+    have more than ``max_digits`` decimals."""
+    ts, ws = exact_decimal_scale(times, max_digits), exact_decimal_scale(weights, max_digits)
+    if ts is None or ws is None:
+        return total
+    return round(total, len(str(ts)) + len(str(ws)) - 2)
 
 
 def ceil_ticks(x: float, scale: int) -> int:

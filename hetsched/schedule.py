@@ -7,9 +7,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hetsched.errors import InputError
+from hetsched.errors import HetschedError, InputError
 
 FORMAT = "hetsched.task_schedule/1"
+# A task schedule holds one record per task (~0.5-1 KB in Python with its checks): past this many
+# tasks a method that builds one would not fit a workstation's memory, so it refuses up front.
+MAX_SCHEDULE_TASKS = 5_000_000
+
+
+def refuse_large(instance: Any, method: str) -> None:
+    """Raise before ``method`` builds a per-task schedule of more than ``MAX_SCHEDULE_TASKS`` tasks,
+    naming the job that contributes most (its ``rounds x tasks_per_round``)."""
+    if instance.n_tasks > MAX_SCHEDULE_TASKS:
+        big = max(range(len(instance.jobs)), key=lambda i: instance.jobs[i].n_tasks)
+        raise HetschedError(f"{instance.name}: $.jobs[{big}].rounds x tasks_per_round: {method} would schedule "
+                            f"{instance.n_tasks} tasks one by one (limit {MAX_SCHEDULE_TASKS})")
 
 
 @dataclass(frozen=True, order=True)

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import time
 
+from hetsched.deadline import BuildTimeout, deadline
 from hetsched.errors import HetschedError
 from hetsched.formulation import FormulationSpec, auto_formulation, find_formulation
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status, relative_gap
 from hetsched.solvers.result import SolveResult
+
+
+def _grace(time_limit: float) -> float:
+    """How long past its time limit a solver may take to stop and hand back its result before the
+    deadline interrupts (the solver itself stops at the limit; the deadline catches the Python
+    work around it: building the model, passing it to the solver)."""
+    return 1.0 + 0.05 * float(time_limit)
 
 
 def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solver: str = "highs",
@@ -49,11 +57,19 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
         raise HetschedError(f"model '{spec.name}' takes no option {', '.join(unknown)}"
                             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}")
     t0 = time.perf_counter()
-    built = spec.build(instance, **options)
-    left = None
-    if time_limit is not None:  # the limit covers the whole solve: building the model used part of it
-        left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
-    raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+    try:  # building the model and handing it to the solver have no clock of their own: a deadline stops them
+        with deadline(None if time_limit is None else float(time_limit) + _grace(time_limit)):
+            built = spec.build(instance, **options)
+            left = None
+            if time_limit is not None:  # the limit covers the whole solve: building the model used part of it
+                left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
+            raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+    except BuildTimeout:
+        return SolveResult(instance=instance.name, model=spec.name, solver=solver, status=Status.TIME_LIMIT,
+                           objective=None, bound=None, gap=None, seconds=time.perf_counter() - t0,
+                           notes=([picked] if picked else []) + [
+                               f"building the model and passing it to {solver} did not finish within the time "
+                               f"limit ({time_limit:g} s): no solution and no bound"], sense=spec.sense)
     if spec.objective_transform is not None:
         raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective, built)
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)

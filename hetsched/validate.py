@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.scaling import instance_times, on_grid
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
 #: Kinds of violation, each tied to the constraint it breaks.
@@ -135,5 +136,9 @@ def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = Non
             if end > busy_until:
                 busy_until, holder = end, a
 
-    objective = sum(j.weight * completion[j.id] for j in instance.jobs) if complete else None
+    objective = None
+    if complete:  # exact on the grid of the instance's times and the schedule's starts (no float noise)
+        objective = on_grid(sum(j.weight * completion[j.id] for j in instance.jobs),
+                            [*instance_times(instance), *(a.start for a in placed.values())],
+                            [j.weight for j in instance.jobs])
     return ValidationReport(valid=not bad, objective=objective, completion=completion, violations=bad)

@@ -21,10 +21,10 @@ TOL = 1e-6
 
 @pytest.mark.parametrize("name", CERTIFIED)
 def test_rl_bound_le_opt_le_algorithm1(name):
-    """The RL's best bound (valid even when the 5 s limit stops it) <= OPT <= Alg. 1 with H from RL."""
+    """The RL's best bound (valid even when the 2 s limit stops it) <= OPT <= Alg. 1 with H from RL."""
     inst = load_instance(instance_path(name))
     opt = MANIFEST[name]["optimum"]
-    res = run_heuristic(inst, order="hare-sched-rl", time_limit=5, threads=1)
+    res = run_heuristic(inst, order="hare-sched-rl", time_limit=2, threads=1)
     assert res.validation.valid
     assert res.bound is not None and res.bound <= opt + TOL * max(1, opt)
     assert res.objective >= opt - TOL * max(1, opt)

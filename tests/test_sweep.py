@@ -221,9 +221,8 @@ def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
     while time.time() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers), "a worker outlived the sweep"
-    kept = len(stored(path))
-    report = run_sweep(load_spec(path), workers=2, progress=False)
-    assert report.already == kept and report.already + report.ran == 8
+    kept = stored(path)  # what was stored before the signal is intact (resuming it: the killed-sweep test)
+    assert 1 <= len(kept) < 8 and all(r["valid"] and r["status"] == "done" for r in kept)
 
 
 def test_a_store_that_is_not_sqlite_is_bad_input(tmp_path, capsys):

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from hetsched.jsonout import json_text
+from hetsched.tables import aligned
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.policies import POLICIES, make_policy
@@ -47,8 +48,8 @@ def _measure(instance, policy: str) -> dict:
 
 
 def run_sim_bench(out: str | Path = "bench-results/sim.json", as_json: bool = False, quick: bool = False) -> int:
-    window = philly_window(0, n_jobs=120 if quick else 480)
-    large = gavel_poisson(0, n_jobs=500 if quick else 10_000)
+    window = philly_window(0, n_jobs=60 if quick else 480)
+    large = gavel_poisson(0, n_jobs=200 if quick else 10_000)
     result = {"suite": "sim", "machine": platform.machine(), "python": platform.python_version(),
               "philly_window": [_measure(window, p) for p in sorted(POLICIES)],
               "large": [_measure(large, p) for p in LARGE_POLICIES],
@@ -61,10 +62,8 @@ def run_sim_bench(out: str | Path = "bench-results/sim.json", as_json: bool = Fa
     if as_json:
         print(json_text(result))
     else:
-        for part in parts:
-            unit = "rounds" if part.endswith("gang") else "tasks"
-            for r in result[part]:
-                print(f"{part:<18} {r['policy']:<14} {r['jobs']:>6} jobs {r.get('tasks', r.get('rounds')):>8} {unit:<6}  {r['seconds']:>8.2f} s  "
-                      f"{r['jobs_per_second']:>8} jobs/s")
+        rows = [(part, r["policy"], r["jobs"], r.get("tasks", ""), r.get("rounds", ""), f"{r['seconds']:.2f}",
+                 r["jobs_per_second"]) for part in parts for r in result[part]]
+        print(aligned(("part", "policy", "jobs", "tasks", "rounds", "seconds", "jobs/s"), rows, left=2))
         print(f"-> {path}")
     return 0 if all(r["valid"] for part in parts for r in result[part]) else 1

@@ -21,7 +21,7 @@ from hetsched.solvers.result import SolveResult, Status
 
 @dataclass
 class Ordering:
-    priority: np.ndarray  # H_i per task, D order
+    priority: np.ndarray | None  # H_i per task, D order; None: the relaxation hit its time limit first
     bound: float | None = None  # a valid lower bound on OPT, if the ordering proved one
     relaxation: SolveResult | None = None
     seconds: float = 0.0
@@ -45,6 +45,10 @@ def _from_relaxation(model: str) -> Callable[..., Ordering]:
 
         view = hare_view(instance)
         res = solve(instance, model, "highs", time_limit=time_limit, threads=threads, seed=seed)
+        if res.solution is None and res.status == Status.TIME_LIMIT:
+            return Ordering(None, None, res, res.seconds, [f"{model} found no solution within the time limit "
+                                                            f"({res.notes[-1] if res.notes else res.status.value}); "
+                                                            "try a larger --time-limit or another --order"])
         if res.solution is None or res.status in (Status.ERROR, Status.INFEASIBLE):
             raise HetschedError(f"{model} gave no solution ({res.status.value}"
                                 f"{'; ' + res.notes[-1] if res.notes else ''}); try a larger --time-limit "

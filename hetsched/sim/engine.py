@@ -32,7 +32,7 @@ from hetsched.errors import HetschedError
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule import TaskAssignment, TaskSchedule, refuse_large
 from hetsched.validate import ValidationReport, validate
 
 ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
@@ -118,7 +118,9 @@ class SimResult:
 
 
 def simulate(instance: Instance, policy: Policy, record_events: bool = True, check: bool = True) -> SimResult:
-    """Run ``policy`` on ``instance`` until every job completes; validate the run (see module doc)."""
+    """Run ``policy`` on ``instance`` until every job completes; validate the run (see module doc).
+    Refuses, before anything is built, more tasks than a schedule can hold (``refuse_large``)."""
+    refuse_large(instance, "the task engine")
     view = hare_view(instance)
     policy.prepare(instance, view)
     state = SimState(view, getattr(policy, "clairvoyant", False))

@@ -1,0 +1,84 @@
+"""Time limits cover the Python work no solver clocks (building a model, handing it over), and the
+size guards refuse per-task work that cannot fit, before anything is built (issue 20, item 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from hetsched.deadline import BuildTimeout, deadline
+from hetsched.errors import HetschedError
+from hetsched.formulation import find_formulation
+from hetsched.heuristic import run_heuristic
+from hetsched.instance.io import load_instance
+from hetsched.schedule import MAX_SCHEDULE_TASKS
+from hetsched.sim.engine import simulate
+from hetsched.sim.policies import make_policy
+from hetsched.solve import solve
+from hetsched.solvers import Status
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_deadline_interrupts_python_work_and_restores_the_timer():
+    t0 = time.perf_counter()
+    with pytest.raises(BuildTimeout):
+        with deadline(0.2):
+            _spin(30)
+    assert time.perf_counter() - t0 < 10
+    with deadline(5):  # a block that ends in time is left alone, and no alarm is left behind
+        _spin(0.05)
+    _spin(0.3)
+
+
+def test_deadline_none_is_no_limit():
+    with deadline(None):
+        _spin(0.05)
+
+
+def test_a_build_past_the_time_limit_is_a_time_limit_result_without_solution():
+    inst = load_instance("hare_fig9")
+    spec = find_formulation("hare-sched", "pyomo")
+
+    def slow_build(instance, **options):
+        _spin(60)
+        return spec.build(instance, **options)
+
+    slow = dataclasses.replace(spec, build=slow_build, supports=None)
+    res = solve(inst, slow, "highs", time_limit=0.5)
+    assert res.status == Status.TIME_LIMIT
+    assert res.objective is None and res.solution is None and res.bound is None
+    assert res.seconds < 30  # stopped near 0.5 s + grace, not after the 60 s build
+    assert any("did not finish within the time limit" in n for n in res.notes)
+
+
+def test_heuristic_whose_ordering_runs_out_of_time_reports_time_limit():
+    inst = load_instance("gavel_two_jobs")  # 200 tasks: Hare_Sched_RL's pair rows take far longer than 1 s
+    res = run_heuristic(inst, order="hare-sched-rl", time_limit=1.0)
+    assert res.status == Status.TIME_LIMIT and res.objective is None
+    assert res.seconds < 30
+    assert "no solution within the time limit" in res.notes[0]
+
+
+def _huge():
+    inst = load_instance("hare_fig9")
+    job = dataclasses.replace(inst.jobs[1], rounds=10**9)
+    return dataclasses.replace(inst, jobs=(inst.jobs[0], job))
+
+
+def test_simulator_refuses_more_tasks_than_a_schedule_holds():
+    huge = _huge()
+    assert huge.n_tasks > MAX_SCHEDULE_TASKS
+    with pytest.raises(HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: the task engine"):
+        simulate(huge, make_policy("fifo"))
+
+
+def test_heuristic_refuses_more_tasks_than_a_schedule_holds():
+    with pytest.raises(HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: Algorithm 1"):
+        run_heuristic(_huge(), order="arrival")
