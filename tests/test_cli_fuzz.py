@@ -1,0 +1,158 @@
+"""Hostile files through the whole CLI (issue 20, item 6; the loader alone: test_instance_fuzz).
+
+Random mutations of valid instances and of a valid solution (types, signs, magnitudes up to
+1e308, NaN, missing and duplicate fields, huge counts) go through ``solve``, ``heuristic``,
+``simulate``, ``allocate`` and ``validate`` in-process. Each ends with exit 0, 1 or 2: never 3
+(an internal error), a traceback, a run far past its time limit, or exit 0 with a non-finite
+number in its JSON; exit 2 is one line on stderr."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hetsched.cli import main
+from hetsched.resources import shipped
+
+from test_instance_fuzz import BASES, HOSTILE, _paths, mutated
+
+TIME_LIMIT = 2.0
+# far past a 2 s limit on a tiny instance: model build, validation and interpreter overhead included
+SLACK_SECONDS = 60.0
+
+
+def _run(argv: list[str]) -> tuple[int, str, str, float]:
+    out, err = io.StringIO(), io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue(), time.perf_counter() - t0
+
+
+def _check(argv: list[str], json_out: bool = True) -> int:
+    code, out, err, seconds = _run(argv)
+    assert code in (0, 1, 2), (argv, code, err)
+    assert "Traceback" not in err and "Traceback" not in out, (argv, err)
+    assert seconds < SLACK_SECONDS, (argv, seconds)
+    if code == 2:
+        assert err.startswith("hetsched: error:") and err.count("\n") == 1, (argv, err)
+    if code == 0 and json_out:
+        for line in out.splitlines():
+            record = json.loads(line)  # standard JSON: no NaN or Infinity tokens
+            assert "non_finite" not in record, (argv, record["non_finite"])
+    return code
+
+
+def _write(tmp: Path, name: str, doc) -> str:
+    path = tmp / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def _hare_commands(path: str, tasks: int) -> list[list[str]]:
+    cmds = [["solve", path, "--time-limit", str(TIME_LIMIT), "--json"],
+            ["heuristic", path, "--order", "arrival", "--json"]]
+    if tasks <= 20_000:  # the simulator has no time limit: past this it is a long run, not a hang
+        cmds.append(["simulate", path, "--policy", "fifo", "--json"])
+    return cmds
+
+
+def _gang_commands(path: str) -> list[list[str]]:
+    return [["allocate", path, "--policy", "makespan", "--time-limit", str(TIME_LIMIT), "--json"],
+            ["allocate", path, "--policy", "max-min-fairness", "--time-limit", str(TIME_LIMIT), "--json"],
+            ["simulate", path, "--policy", "tiresias", "--json"]]
+
+
+# numbers the loader takes (most of the generic mutations are refused at load and never reach a
+# command): extreme but legal magnitudes, so that models, simulators and LPs see them
+LEGAL_EXTREMES = st.one_of(st.sampled_from([0, 0.0, 1e-12, 1e-6, 0.5, 1, 2, 1e6, 1e12, 1e15, 10**6, 999_999]),
+                           st.floats(0, 1e15, allow_nan=False, allow_infinity=False))
+
+
+@st.composite
+def mutated_numbers(draw):
+    doc = copy.deepcopy(draw(st.sampled_from(BASES)))
+    numeric = [p for p in _paths(doc) if p and p[0] == "jobs"]
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(numeric))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent[path[-1]], (int, float)) and not isinstance(parent[path[-1]], bool):
+            parent[path[-1]] = draw(LEGAL_EXTREMES)
+    return doc
+
+
+def _tasks(doc) -> int:
+    try:
+        return sum(int(j["rounds"]) * int(j["tasks_per_round"]) for j in doc["jobs"])
+    except Exception:  # not an instance the loader takes; the command refuses it
+        return 0
+
+
+@given(st.one_of(mutated(), mutated_numbers()))
+def test_a_mutated_instance_through_every_command(tmp_path_factory, doc):
+    tmp = tmp_path_factory.mktemp("fuzz")
+    path = _write(tmp, "fuzz.json", doc)
+    gang = any("requested_workers" in j for j in doc.get("jobs", []) if isinstance(j, dict)) \
+        if isinstance(doc.get("jobs"), list) else False
+    for argv in (_gang_commands(path) if gang else _hare_commands(path, _tasks(doc))):
+        _check(argv)
+
+
+@pytest.fixture(scope="module")
+def fig9_solution(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("sol") / "fig9.json"
+    assert main(["solve", "hare_fig9", "--solver", "cpsat", "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+@st.composite
+def mutated_solution(draw, base: dict):
+    doc = copy.deepcopy(base)
+    for _ in range(draw(st.integers(1, 3))):
+        rows = doc.get("assignments")
+        if not isinstance(rows, list) or not rows:
+            break
+        i = draw(st.integers(0, len(rows) - 1))
+        if not isinstance(rows[i], dict) or not rows[i]:
+            break
+        key = draw(st.sampled_from(sorted(rows[i])))
+        action = draw(st.sampled_from(["replace", "delete", "duplicate", "top"]))
+        if action == "replace":
+            rows[i][key] = draw(HOSTILE)
+        elif action == "delete":
+            del rows[i][key]
+        elif action == "duplicate":
+            rows.append(copy.deepcopy(rows[i]))
+        else:
+            doc[draw(st.sampled_from(["format", "instance", "instance_hash", "assignments"]))] = draw(HOSTILE)
+    return doc
+
+
+@given(st.data())
+def test_a_mutated_solution_is_validated_or_refused(tmp_path_factory, fig9_solution, data):
+    doc = data.draw(mutated_solution(fig9_solution))
+    tmp = tmp_path_factory.mktemp("fuzz")
+    path = _write(tmp, "solution.json", doc)
+    instance = str(shipped("instances", "paper", "hare_fig9.json"))
+    code = _check(["validate", instance, path, "--json"])
+    if doc == fig9_solution:
+        assert code == 0
+
+
+def test_the_bases_pass_every_command(tmp_path):
+    """The unmutated files go through the same commands with exit 0 (the fuzz starts from working input)."""
+    for i, doc in enumerate(BASES):
+        path = _write(tmp_path, f"base{i}.json", doc)
+        gang = any("requested_workers" in j for j in doc["jobs"])
+        for argv in (_gang_commands(path) if gang else _hare_commands(path, _tasks(doc))):
+            assert _check(argv) == 0, argv
