@@ -85,7 +85,7 @@ def test_dp_allocation_equals_brute_force(seed):
     import numpy as np
 
     from hetsched.audit.hadar import brute_force_payoff
-    from hetsched.hadar.online import dp_allocation
+    from hetsched.hadar.dp_allocation import dp_allocation
     from hetsched.hadar.price import price_function
     from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 
@@ -128,7 +128,7 @@ def test_dp_state_space_exceeds_the_claimed_count():
     """proofs/hadar_theorem1.md: the memoized DP's states are (index, free-GPU vector), not n(Q) H R."""
     import numpy as np
 
-    from hetsched.hadar.online import dp_allocation
+    from hetsched.hadar.dp_allocation import dp_allocation
     from hetsched.hadar.price import price_function
     from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 
@@ -219,7 +219,7 @@ def test_find_alloc_is_not_the_best_allocation():
     """instances/audit/hadar_find_alloc.json: FIND_ALLOC would give J0 the P100s J1 needs, so the DP
     skips J0; J0 on V100 + K80 and J1 on the P100s pays more."""
     from hetsched.audit.hadar import PROFILES, best_over_all_gangs, evaluate
-    from hetsched.hadar.online import dp_allocation, find_alloc
+    from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
     from hetsched.hadar.price import price_function
 
     inst = load_instance(INSTANCES / "audit" / "hadar_find_alloc.json")

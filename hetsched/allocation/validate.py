@@ -35,6 +35,10 @@ def allocation_report(objective: Callable[[AllocationView, np.ndarray], float]):
         view = allocation_view(instance)
         bad = check_allocation(view, alloc.x)
         value = None if bad else float(objective(view, np.clip(alloc.x, 0, None)))
+        if value is not None and not np.isfinite(value):  # e.g. a job left without throughput never finishes
+            bad.append(Violation("objective", f"the allocation's objective is {value} (a job gets no throughput, "
+                                              "or the numbers span more than the solver resolves)"))
+            value = None
         return ValidationReport(not bad, value, {}, bad)
 
     return report

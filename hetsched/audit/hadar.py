@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile
-from hetsched.hadar.online import dp_allocation, find_alloc
+from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import instance_to_dict, parse_instance

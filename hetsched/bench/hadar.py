@@ -24,7 +24,8 @@ import numpy as np
 
 from hetsched.generators import hadar_cluster
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
-from hetsched.hadar.online import dp_allocation, find_alloc, hadar_online
+from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
+from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance

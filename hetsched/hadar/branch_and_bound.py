@@ -36,7 +36,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from hetsched.hadar.online import Candidate, find_alloc
+from hetsched.hadar.dp_allocation import Candidate, find_alloc
 from hetsched.hadar.price import PriceFunction
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from hetsched.hadar.gangs import fastest_rate
+from hetsched.hadar.view import UTILITY_NAMES
+
 
 def isolated_jct(view: Any, j: int) -> float:
     """t_j^iso (seconds): J x the time job j needs alone on its fastest gang of the cluster."""
-    from hetsched.hadar.pricing import fastest_rate  # (pricing needs the view, which needs this module)
-
     return view.n_jobs * float(view.work[j]) / fastest_rate(view, j) * view.slot_seconds
 
 
@@ -30,6 +31,9 @@ UTILITIES: dict[str, Callable[[Any, int, float], float]] = {
     "reciprocal-jct": lambda view, j, d: 1.0 / d,
     "finish-time-fairness": lambda view, j, d: isolated_jct(view, j) / d,
 }
+
+
+assert tuple(UTILITIES) == UTILITY_NAMES  # the names the view accepts are the ones defined here
 
 
 def utility(view: Any, name: str | None, j: int, jct: float) -> float:

@@ -16,7 +16,7 @@ Where the instance comes from and what the paper leaves open (decided here, in t
   slot (J1 loses 20 epochs per round on P100s). ``"per-worker"`` (default, as (1a) is written)
   or ``"bottleneck"`` (as Fig. 1 counts).
 * JCT of a job finishing in slot f_j is (f_j - a_j + 1) L: slots are whole (1c gives the last slot).
-* ``utility``: U_j, one of :data:`hetsched.hadar.utility.UTILITIES` (default the paper's
+* ``utility``: U_j, one of :data:`UTILITY_NAMES` (defined in :mod:`hetsched.hadar.utility`) (default the paper's
   effective throughput); every model, the online algorithm and the validator use it.
 """
 
@@ -28,8 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.errors import InputError
-from hetsched.hadar.utility import UTILITIES
 from hetsched.instance.model import Instance
+
+#: the utilities U_j an instance may name (``metadata.hadar.utility``); their formulas: hetsched.hadar.utility
+UTILITY_NAMES = ("effective-throughput", "reciprocal-jct", "finish-time-fairness")
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class HadarView:
     slot_seconds: float  # L
     horizon: int  # T
     progress: str  # "per-worker" | "bottleneck"
-    utility: str = "effective-throughput"  # U_j, a name of hetsched.hadar.utility.UTILITIES
+    utility: str = "effective-throughput"  # U_j, one of UTILITY_NAMES
 
     @property
     def n_jobs(self) -> int:
@@ -64,9 +66,9 @@ def hadar_view(instance: Instance) -> HadarView:
     if progress not in ("per-worker", "bottleneck") or not L > 0:
         raise InputError(instance.name, "$.metadata.hadar", "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0")
     utility_name = opts.get("utility", "effective-throughput")
-    if utility_name not in UTILITIES:
+    if utility_name not in UTILITY_NAMES:
         raise InputError(instance.name, "$.metadata.hadar.utility",
-                         f"unknown utility {utility_name!r} (known: {', '.join(UTILITIES)})")
+                         f"unknown utility {utility_name!r} (known: {', '.join(UTILITY_NAMES)})")
     types = tuple(sorted({g.type for g in instance.gpus}))
     machines = tuple(s.id for s in instance.cluster.servers)
     cap = np.zeros((len(machines), len(types)), dtype=np.int64)

@@ -20,7 +20,7 @@ import numpy as np
 
 from hetsched.errors import InputError
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
-from hetsched.hadar.online import dp_allocation
+from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import HadarView
 from hetsched.sim.gang_engine import GangState

@@ -1,0 +1,116 @@
+"""Hadar's Algorithm 2: DP_allocation over the queued jobs of one slot, and FIND_ALLOC (one job's
+candidate gangs at the current prices).
+
+FIND_ALLOC(j, free GPUs, prices): candidate gangs of W_j GPUs; types are taken in descending
+order of X_j^r (line 23), so a candidate using the q fastest types has bottleneck X of the q-th.
+* consolidated (line 24): all W_j GPUs on one machine, for every machine and every q;
+* spread (line 25): W_j GPUs over all machines, for every q, plus a communication cost
+  ``comm_cost`` x (machines used - 1) x W_j (line 27; the paper gives no number: default 0).
+Each candidate's cost is sum_h sum_r k_h^r(gamma) w_h^r at the current prices (line 26), and its
+payoff is phi = U_j(estimated JCT) - cost, the JCT estimated as if the job kept the candidate's
+rate from slot t on (Eq. (4)'s f_js). Line 28 keeps the *cheapest* candidate (``select="min-cost"``,
+the printed rule; ``"max-payoff"`` keeps the best phi, Eq. (4) itself); line 29-33: mu_j = phi,
+and the job is allocated only if mu_j > 0.
+
+DP_allocation (lines 1-21) decides, job by job in queue order, to allocate (updating gamma, the
+prices (5) and the free GPUs) or to skip, and compares the two branches. **As printed it compares
+costs** (cost_Q vs cost_{Q/j}), which always prefers skipping every job (cost 0). We compare the
+sum of payoffs instead -- the dual quantity the primal-dual argument maximizes -- and say so in
+proofs/hadar_theorem1.md. Results are memoized on (job index, free GPUs), as the paper says.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hetsched.hadar.price import PriceFunction
+from hetsched.hadar.utility import utility
+from hetsched.hadar.view import HadarView
+
+Alloc = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    alloc: Alloc
+    rate: float  # iterations per slot
+    cost: float
+    payoff: float
+
+
+def find_alloc(view: HadarView, j: int, free: np.ndarray, allocated: np.ndarray, prices: PriceFunction,
+               remaining: float, t: int, utility_name: str | None = None, comm_cost: float = 0.0,
+               select: str = "min-cost") -> Candidate | None:
+    """FIND_ALLOC (lines 22-34); ``free`` and ``allocated`` are [h, r] GPU counts."""
+    need = int(view.workers[j])
+    order = [r for r in np.argsort(-view.throughput[j], kind="stable") if view.throughput[j, r] > 0]
+    cands: list[Candidate] = []
+
+    def take(machines: list[int], types: list[int]) -> Alloc | None:
+        left, out = need, []
+        for r in types:  # fastest type first
+            for h in machines:
+                n = min(left, int(free[h, r]))
+                if n > 0:
+                    out.append((h, r, n))
+                    left -= n
+                if left == 0:
+                    return tuple(out)
+        return None
+
+    def candidate(alloc: Alloc | None, extra: float) -> None:
+        if alloc is None:
+            return
+        kinds = sorted({r for _, r, _ in alloc})
+        rate = view.rate(j, kinds, need)
+        cost = sum(prices.price(allocated[h, r], view.capacity[h, r]) * n for h, r, n in alloc) + extra
+        slots = math.ceil(remaining / rate - 1e-12)
+        jct = (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
+        cands.append(Candidate(alloc, rate, cost, utility(view, utility_name, j, jct) - cost))
+
+    for q in range(1, len(order) + 1):
+        types = order[:q]
+        for h in range(len(view.machines)):  # consolidated
+            candidate(take([h], types), 0.0)
+        spread = take(list(range(len(view.machines))), types)
+        if spread is not None:
+            machines_used = len({h for h, _, _ in spread})
+            candidate(spread, comm_cost * (machines_used - 1) * need)
+    if not cands:
+        return None
+    best = min(cands, key=lambda c: (c.cost, -c.payoff)) if select == "min-cost" else max(cands, key=lambda c: c.payoff)
+    return best if best.payoff > 0 else None
+
+
+def dp_allocation(view: HadarView, queue: list[int], free0: np.ndarray, prices: PriceFunction,
+                  remaining: np.ndarray, t: int, stats: dict | None = None, **opts) -> tuple[float, dict[int, Candidate]]:
+    """DP_allocation (lines 1-21): the subset of ``queue`` and their gangs with the largest total
+    payoff, memoized on (index, free GPUs). Returns (total payoff, job -> candidate); ``stats``
+    receives the number of memoized states."""
+    cap = view.capacity
+
+    @lru_cache(maxsize=None)
+    def best(idx: int, free_key: tuple[int, ...]) -> tuple[float, tuple[tuple[int, Candidate], ...]]:
+        free = np.array(free_key, dtype=np.int64).reshape(cap.shape)
+        if idx >= len(queue) or not free.any():  # line 1: end of queue or a full cluster
+            return 0.0, ()
+        j = queue[idx]
+        skip = best(idx + 1, free_key)  # line 15
+        cand = find_alloc(view, j, free, cap - free, prices, float(remaining[j]), t, **opts)
+        if cand is None:  # lines 7-9
+            return skip
+        after = free.copy()
+        for h, r, n in cand.alloc:
+            after[h, r] -= n
+        rest = best(idx + 1, tuple(after.ravel().tolist()))  # line 14, prices follow gamma (lines 10-11)
+        take = (cand.payoff + rest[0], ((j, cand),) + rest[1])
+        return take if take[0] > skip[0] else skip  # lines 16-21, on payoffs (see module docstring)
+
+    value, chosen = best(0, tuple(free0.ravel().tolist()))
+    if stats is not None:
+        stats["states"] = best.cache_info().currsize
+    return value, dict(chosen)
