@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from typing import Iterator
 
 
-class BuildTimeout(Exception):
-    """The block did not finish within its deadline."""
+class BuildTimeout(BaseException):
+    """The block did not finish within its deadline. A BaseException, as KeyboardInterrupt is,
+    so that the ``except Exception`` of the code it interrupts does not swallow it."""
 
 
 def _not_the_timeout(record: logging.LogRecord) -> bool:
@@ -41,7 +42,8 @@ def deadline(seconds: float | None, quiet: tuple[str, ...] = ("pyomo",)) -> Iter
     for h in handlers:
         h.addFilter(_not_the_timeout)
     previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 1e-3))
+    # and again every 0.5 s until the block ends, in case a handler swallowed the first one
+    signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 1e-3), 0.5)
     try:
         yield
     finally:

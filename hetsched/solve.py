@@ -57,12 +57,17 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
         raise HetschedError(f"model '{spec.name}' takes no option {', '.join(unknown)}"
                             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}")
     t0 = time.perf_counter()
-    try:  # building the model and handing it to the solver have no clock of their own: a deadline stops them
-        with deadline(None if time_limit is None else float(time_limit) + _grace(time_limit)):
+    # building the model (and, for Pyomo, handing it to the solver) has no clock: a deadline stops it
+    limit = None if time_limit is None else float(time_limit) + _grace(time_limit)
+    try:
+        with deadline(limit):
             built = spec.build(instance, **options)
             left = None
             if time_limit is not None:  # the limit covers the whole solve: building the model used part of it
                 left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
+            if not backend.own_clock:
+                raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+        if backend.own_clock:  # its own clock stops it, keeping the incumbent it has
             raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
     except BuildTimeout:
         return SolveResult(instance=instance.name, model=spec.name, solver=solver, status=Status.TIME_LIMIT,

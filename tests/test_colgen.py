@@ -249,7 +249,7 @@ def test_colgen_brackets_the_manifest_optimum(name):
     inst = load_instance(instance_path(name))
     r = solve(inst, "hare-sched", "colgen", time_limit=5)
     opt = MANIFEST[name]["optimum"]
-    assert r.status in (Status.OPTIMAL, Status.FEASIBLE), r.notes
+    assert r.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT), r.notes  # the clock may stop it
     assert r.bound <= opt + 1e-6 <= r.objective + 2e-6  # the Lagrangian bound below, the schedule above
     assert validate(inst, r.solution).valid
     if r.status == Status.OPTIMAL:
@@ -288,7 +288,9 @@ def test_colgen_bound_is_far_tighter_than_cpsat_on_a_ladder_instance():
 
 
 def test_colgen_time_limited_is_never_optimal():
-    r = solve(ladder(64, 4, seed=1), "hare-sched", "colgen", time_limit=1.0)
+    # 15 s: building the model (its list-schedule incumbent: ~5 CPU s here) must fit in the limit, or
+    # the result is a time limit without solution (tests/test_deadline.py); 64 tasks are far from proven
+    r = solve(ladder(64, 4, seed=1), "hare-sched", "colgen", time_limit=15.0)
     assert r.status == Status.TIME_LIMIT
     assert r.validation.valid and r.gap > 0 and r.bound < r.objective
 

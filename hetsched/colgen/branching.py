@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.colgen.problem import artificials, feasible, prices_out
 from hetsched.errors import SolverError
 
 
@@ -102,11 +103,9 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
     """Best-first branch-and-price from the root, its cost ranges first narrowed by reduced-cost
     fixing at ``root_prices`` (the row prices of the root's best Lagrangian bound). Returns
     (incumbent, its lambda, stats)."""
-    from hetsched.colgen.master import _artificials, _feasible, _prices_out
-
     stats = BranchStats(bound=root_bound)
     cap = np.asarray(problem.capacity, dtype=float)
-    big, artificial = _artificials(master, problem)  # keep every node LP feasible; priced at `big`
+    big, artificial = artificials(master, problem)  # keep every node LP feasible; priced at `big`
     row_sets: list[frozenset] = []
     current_upper: list[float] = []  # the upper bound HiGHS holds for each column
 
@@ -167,7 +166,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
                 value, cols = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
                 lagr += min(value, big)
                 if value < big / 2:
-                    found += [col for col in cols if _prices_out(col, pi_lp, mu[b])]
+                    found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
             if lagr > best or center is None:
                 center = pi.copy()
             best = max(best, lagr)
@@ -271,7 +270,7 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
                     if not cands:
                         break
                     picked.append(min(cands, key=lambda i: master.columns[i].cost))
-                if len(picked) == problem.n_blocks and _feasible([master.columns[i] for i in picked], problem):
+                if len(picked) == problem.n_blocks and feasible([master.columns[i] for i in picked], problem):
                     cost = sum(master.columns[i].cost for i in picked)
                     if cost < incumbent - 1e-9:
                         incumbent = cost

@@ -29,51 +29,15 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
 
 import highspy
 import numpy as np
 
+from hetsched.colgen.branching import branch_and_price
+from hetsched.colgen.problem import Column, DantzigWolfeProblem, artificials, feasible, prices_out
 from hetsched.errors import SolverError
 from hetsched.solvers.result import RawResult, Status
-
-
-@dataclass(frozen=True)
-class Column:
-    """One feasible piece of a block: its cost, the coupling rows it uses (once each, or
-    ``amounts`` times), and what the formulation needs to rebuild it (``payload``)."""
-
-    block: int
-    cost: float
-    rows: np.ndarray
-    payload: Any = None
-    amounts: np.ndarray | None = None  # None: 1 per listed row
-    artificial: bool = False  # the engine's own high-cost column that keeps an LP feasible; never a solution
-
-
-@dataclass
-class DantzigWolfeProblem:
-    n_blocks: int
-    capacity: np.ndarray  # upper bound of each coupling row
-    # (block, prepare(pi), cost_lo, cost_hi) -> (least priced cost min_c cost_c + pi . usage_c over
-    # the block's columns with cost_lo < cost_c <= cost_hi, [a column attaining it, then any
-    # other columns of the block worth trying]); (inf, []) when no column lies in the range.
-    # The range is a branching decision; it defaults to all.
-    price: Callable[..., tuple[float, list[Column]]]
-    initial: list[Column]  # together a feasible integer solution: one column per block
-    objective_divisor: float = 1.0  # the problem's objective is raw / divisor
-    objective_step: float | None = None  # raw objectives are integer multiples of it (bound rounding)
-    notes: list[str] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
-    columns: list[Column] = field(default_factory=list)  # filled by the solver
-    exact: bool = True
-    prepare: Callable[[np.ndarray], Any] | None = None  # pi -> what price() reads (e.g. prefix sums), once per round
-    # (columns, LP lambda) -> one column per block forming a feasible solution, or None: a
-    # rounding heuristic guided by the LP (the engine checks the capacity rows itself)
-    round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
-    dive: bool = True  # after column generation, a diving heuristic for the incumbent
-    branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
 
 
 @dataclass
@@ -202,7 +166,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
             if not cols:
                 raise SolverError(f"colgen: block {b} has no column at all")
             lagr += value
-            found += [col for col in cols if _prices_out(col, pi_lp, mu[b])]
+            found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
         if lagr > stats.lagrangian_bound:
             stats.lagrangian_bound = lagr
             center = pi.copy()
@@ -254,7 +218,6 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     root = _round_up(stats.lagrangian_bound, problem.objective_step)
     if problem.branch and stats.converged and root < incumbent - 1e-9 * max(1.0, abs(incumbent)) \
             and time.perf_counter() < deadline and gap == 0:
-        from hetsched.colgen.branching import branch_and_price
         incumbent, chosen, bstats = branch_and_price(
             master, problem, incumbent, chosen, stats.lagrangian_bound, deadline,
             lambda v: _round_up(v, problem.objective_step), center)
@@ -298,7 +261,7 @@ def _round_lp(master: _Master, problem: DantzigWolfeProblem, lam: np.ndarray,
     if problem.round_lp is None:
         return None
     picked = problem.round_lp(master.columns, lam)
-    if picked is None or not _feasible(picked, problem):
+    if picked is None or not feasible(picked, problem):
         return None
     cost = sum(c.cost for c in picked)
     if cost >= incumbent - 1e-9:
@@ -320,7 +283,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
     residual = np.asarray(problem.capacity, dtype=float).copy()
     fixed: dict[int, int] = {}
     # the artificial columns keep every LP of the dive feasible; never fixed, off when it ends
-    big, artificial = _artificials(master, problem)
+    big, artificial = artificials(master, problem)
     touched: list[int] = []
     result = None
     try:
@@ -341,7 +304,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
                     value, cols = problem.price(b, priced)
                     if not cols or value >= big / 2:
                         return None  # no column of block b avoids the exhausted rows
-                    found += [col for col in cols if _prices_out(col, pi_lp, mu[b])]
+                    found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
                 for col in found:
                     master.add(col)
                 if not found:
@@ -362,7 +325,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
             np.subtract.at(residual, np.asarray(col.rows, dtype=np.int64),
                            1.0 if col.amounts is None else np.asarray(col.amounts, dtype=float))
         picked = [master.columns[i] for i in fixed.values()]
-        if _feasible(picked, problem):
+        if feasible(picked, problem):
             x = np.zeros(len(master.columns))
             x[list(fixed.values())] = 1.0
             result = (sum(c.cost for c in picked), x)
@@ -372,41 +335,7 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
         master.set_bounds(artificial, 0.0, 0.0)
 
 
-def _artificials(master: _Master, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
-    """(their cost, indices) of one artificial column per block: cost ``big``, no rows, enabled.
-
-    They keep an LP feasible while columns are fixed or banned (the dive, branch-and-price);
-    the first caller adds them and later ones switch the same columns back on.
-    """
-    big = 1e3 * (1.0 + sum(abs(c.cost) for c in problem.initial))
-    indices = [i for i, c in enumerate(master.columns) if c.artificial]
-    if not indices:
-        indices = list(range(len(master.columns), len(master.columns) + problem.n_blocks))
-        for b in range(problem.n_blocks):
-            master.add(Column(b, big, np.zeros(0, dtype=np.int64), None, artificial=True))
-    master.set_bounds(indices, 0.0, highspy.kHighsInf)
-    return big, indices
-
-
-def _prices_out(col: Column, pi_lp: np.ndarray, mu_b: float) -> bool:
-    """True if the column's reduced cost at the LP duals (pi, mu) is negative: it can improve the LP."""
-    return col.cost + _usage_price(col, pi_lp) - mu_b < -1e-9 * max(1.0, abs(col.cost))
-
-
-def _feasible(columns: list[Column], problem: DantzigWolfeProblem) -> bool:
-    """One column per block, within every capacity row."""
-    if sorted(c.block for c in columns) != list(range(problem.n_blocks)):
-        return False
-    used = np.zeros(len(problem.capacity))
-    for c in columns:
-        np.add.at(used, np.asarray(c.rows, dtype=np.int64), 1.0 if c.amounts is None else np.asarray(c.amounts))
-    return bool(np.all(used <= np.asarray(problem.capacity) + 1e-9))
-
-
 def _fmt(v: float | None, d: float) -> str:
     return "-" if v is None or not math.isfinite(v) else f"{v / d:.6g}"
 
 
-def _usage_price(col: Column, pi: np.ndarray) -> float:
-    rows = np.asarray(col.rows, dtype=np.int64)
-    return float(pi[rows].sum() if col.amounts is None else pi[rows] @ np.asarray(col.amounts, dtype=float))

@@ -19,15 +19,19 @@ class Backend:
     name: str  # solver name on the command line
     model_kind: str  # "pyomo", "cpsat" or "colgen": which formulations it can solve
     solve: Callable[..., RawResult]
+    # True: the backend keeps its own clock from the first step (CP-SAT, the column-generation
+    # loops); False: handing the model over (Pyomo -> the solver's API) is Python work without a
+    # clock, which ``solve`` bounds with a deadline
+    own_clock: bool = False
 
 
 SOLVERS: dict[str, Backend] = {
     "highs": Backend("highs", "pyomo", solve_pyomo_highs),
-    "cpsat": Backend("cpsat", "cpsat", solve_cpsat),
+    "cpsat": Backend("cpsat", "cpsat", solve_cpsat, own_clock=True),
     # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
-    "colgen": Backend("colgen", "colgen", solve_colgen),
+    "colgen": Backend("colgen", "colgen", solve_colgen, own_clock=True),
     # branch-and-price over machine schedules (P|Q|R||sum w_j C_j cases of Hare_Sched)
-    "bp": Backend("bp", "machine-schedules", solve_machine_bp),
+    "bp": Backend("bp", "machine-schedules", solve_machine_bp, own_clock=True),
     # optional, found at run time (hetsched.solvers.optional): usable where installed
     **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }
