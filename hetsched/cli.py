@@ -648,6 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
     register(sub, _positive(int))
     register_placement(sub, _positive(int), _positive(float))
     register_similarity(sub, _positive(int), _positive(float))
+    p.set_defaults(build_parser=build_parser)  # `docs` renders this parser's help without importing the CLI
     return p
 
 

@@ -91,7 +91,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         out = shipped_dir("docs")
     else:
         out = Path(args.out)
-    stale = write_docs(out, check=args.check)
+    stale = write_docs(out, args.build_parser, check=args.check)
     if args.check:
         for path in stale:
             print(f"stale: {path} (run `hetsched docs`)")
