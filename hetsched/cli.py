@@ -168,33 +168,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-PACKED_POLICIES = ("max-min-fairness-perf", "max-throughput")
-ALLOCATION_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "finish-time-fairness",
-                       "max-throughput", "max-throughput-cost")
-
-
 def cmd_allocate(args: argparse.Namespace) -> int:
+    from hetsched.allocate import allocate
     from hetsched.allocation.problem import effective_throughput
     from hetsched.instance.io import load_instance
-    from hetsched.solve import solve
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
-    if args.policy == "finish-time-fairness":  # quasi-convex: bisection over LP tests
-        from hetsched.allocation.ftf import finish_time_fairness
-
-        res = finish_time_fairness(inst, route="fast" if args.fast else "pyomo")
-    elif args.packed:
-        if args.policy not in PACKED_POLICIES:
-            raise HetschedError(f"--packed exists for {', '.join(PACKED_POLICIES)}, not {args.policy}")
-        res = solve(inst, f"gavel-{args.policy}-packed", "highs", time_limit=args.time_limit, threads=args.threads,
-                    options={"throughputs": args.throughputs})  # None: the copy in data/gavel
-    elif args.fast:
-        from hetsched.allocation.fast import fast_solve
-
-        res = fast_solve(inst, args.policy)
-    else:
-        res = solve(inst, f"gavel-{args.policy}", "highs", time_limit=args.time_limit, threads=args.threads)
+    res = allocate(inst, args.policy, packed=args.packed, fast=args.fast, throughputs=args.throughputs,
+                   time_limit=args.time_limit, threads=args.threads)
     alloc = res.solution
     out = {"policy": args.policy, "status": res.status.value, "objective": res.objective, "bound": res.bound,
            "gap": res.gap, "seconds": round(res.seconds, 6),
@@ -457,6 +439,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from hetsched.allocation.policies import POLICIES as ALLOCATION_POLICIES
     from hetsched.generators import FAMILIES
     from hetsched.solvers import SOLVERS
 
@@ -483,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hetsched.audit.claims import claims
     from hetsched.heuristic import ALGORITHMS
     from hetsched.heuristics.list_scheduling import MACHINE_RULES
-    from hetsched.heuristics.orderings import ORDERINGS
+    from hetsched.orderings import ORDERINGS
 
     h = sub.add_parser("heuristic", help="run a heuristic (Hare's Algorithm 1) and validate its schedule")
     h.add_argument("instance", help="instance JSON file")

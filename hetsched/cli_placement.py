@@ -60,7 +60,7 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 
 def cmd_place_sim(args: argparse.Namespace) -> int:
-    from hetsched.placement.simulate import harmony_workload, simulate_placement
+    from hetsched.sim.placement import harmony_workload, simulate_placement
     from hetsched.stored_runs import run_or_resume
 
     wl = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
@@ -82,7 +82,7 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
 
 
 def register(sub, positive_int, positive_float) -> None:
-    from hetsched.placement.simulate import ORDERS, POLICIES
+    from hetsched.sim.placement import ORDERS, POLICIES
 
     p = sub.add_parser("place", help="place one interval's jobs by every method and compare with the exact optimum (Harmony)")
     p.add_argument("instance", help="instance JSON with metadata.placement")

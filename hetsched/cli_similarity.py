@@ -1,5 +1,5 @@
 """``hetsched similarity-sim``: the AppSci'24 round-based model-similarity policy with job packing
-simulated on Gavel's measured throughputs (:mod:`hetsched.similarity.simulate`). Registered by
+simulated on Gavel's measured throughputs (:mod:`hetsched.sim.similarity`). Registered by
 :func:`hetsched.cli.build_parser`; errors are :class:`HetschedError` (exit 2)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ EXIT_OK = 0
 
 def cmd_similarity_sim(args: argparse.Namespace) -> int:
     from hetsched.allocation.gavel_data import parse_cluster
-    from hetsched.similarity.simulate import similarity_workload, simulate_similarity
+    from hetsched.sim.similarity import similarity_workload, simulate_similarity
     from hetsched.stored_runs import run_or_resume
 
     wl = similarity_workload(args.seed, args.jobs, args.arrival_span, parse_cluster(args.cluster))

@@ -8,7 +8,7 @@ import time
 from hetsched.errors import HetschedError
 from hetsched.heuristics.hare_alg1 import alpha, hare_alg1
 from hetsched.heuristics.list_scheduling import MACHINE_RULES
-from hetsched.heuristics.orderings import ORDERINGS, ordering
+from hetsched.orderings import ORDERINGS, ordering
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance

@@ -84,3 +84,18 @@ def load_schedule(path: str | Path) -> TaskSchedule:
 
 def dump_schedule(schedule: TaskSchedule, path: str | Path) -> None:
     Path(path).write_text(json.dumps(schedule.to_dict(), indent=1) + "\n", encoding="utf-8")
+
+
+def schedule_from_round_starts(view: Any, starts: dict[tuple[int, int], list[tuple[float, int]]],
+                               instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
+    """A task schedule from each round's (start in seconds, GPU index) pairs (``view``: a
+    :class:`~hetsched.instance.hare_view.HareView`, for its job and GPU ids).
+
+    Formulations that count the identical tasks of a round instead of naming them use this:
+    the tasks of round r of job n are numbered in start order (ties by GPU).
+    """
+    out = []
+    for (n, r), used in starts.items():
+        for k, (start, g) in enumerate(sorted(used)):
+            out.append(TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], float(start)))
+    return TaskSchedule(tuple(out), instance_name, instance_hash)

@@ -11,7 +11,8 @@ import time
 
 from hetsched.deadline import BuildTimeout, deadline
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec, auto_formulation, find_formulation
+from hetsched.formulation import auto_formulation, find_formulation
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status, relative_gap
 from hetsched.solvers.result import SolveResult

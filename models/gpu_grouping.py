@@ -28,7 +28,7 @@ import numpy as np
 import pyomo.environ as pe
 
 from hetsched.errors import InputError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance
 from hetsched.validate import ValidationReport, Violation

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import pyomo.environ as pe
 
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.hadar.utility import isolated_jct, utility
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view

@@ -19,7 +19,7 @@ from itertools import product
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance

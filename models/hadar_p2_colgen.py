@@ -2,7 +2,7 @@
 
 A column is one job's schedule s (a gang in each slot it runs, finishing by T) with cost
 -U_j(f_js); an empty column (the job not admitted, (2b) with "<= 1") costs 0. In the form of
-:class:`hetsched.colgen.DantzigWolfeProblem`:
+:class:`hetsched.solvers.colgen.DantzigWolfeProblem`:
 
     min  sum_{j,s} -U_js y_js
     s.t. sum_s y_js = 1                                  for every job j (the empty schedule included)  (2b)
@@ -22,8 +22,8 @@ import math
 import numpy as np
 from hetsched.models.hadar_p1 import HadarDecisions, check
 
-from hetsched.colgen import Column, DantzigWolfeProblem
-from hetsched.formulation import FormulationSpec
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem
+from hetsched.spec import FormulationSpec
 from hetsched.hadar.pricing import best_schedule
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.hadar_p1 import HadarDecisions, check
 from hetsched.models.hadar_p2 import enumerated

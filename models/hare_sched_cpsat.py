@@ -29,13 +29,13 @@ from collections import defaultdict
 from ortools.sat.python import cp_model
 
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
-from hetsched.instance.hare_view import hare_view, schedule_from_round_starts
+from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskSchedule
+from hetsched.schedule import TaskSchedule, schedule_from_round_starts
 from hetsched.solvers.cpsat import CpsatProblem
 
 

@@ -16,7 +16,7 @@ each job's schedules, so a job's completion is the max over its tasks, never the
 160.0 against 132.5 for the time-indexed LP and 124 for CP-SAT after 30 s.
 
 Pricing (:mod:`hetsched.hare_pricing`) finds a job's least priced schedule by dynamic
-programming over its rounds. Solved by column generation (:mod:`hetsched.colgen`); the integer
+programming over its rounds. Solved by column generation (:mod:`hetsched.solvers.colgen`); the integer
 master over the generated columns gives the schedule. The result is optimal only when it meets
 the Lagrangian bound rounded up to the objective's grid; otherwise the gap is reported.
 
@@ -32,16 +32,16 @@ from collections import defaultdict
 
 import numpy as np
 
-from hetsched.colgen import Column, DantzigWolfeProblem
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.hare_pricing import INF, JobPricer
 from hetsched.heuristics.local_search import local_search_upper_bound
-from hetsched.instance.hare_view import hare_view, schedule_from_round_starts
+from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskSchedule
+from hetsched.schedule import TaskSchedule, schedule_from_round_starts
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
 SEARCH_EVALUATIONS = 500  # list schedules tried per round of a job for the upper bound that sets the windows

@@ -9,15 +9,15 @@ set-partitioning form of van den Akker, Hoogeveen & van de Velde (Oper. Res. 47,
 
 A column s is one GPU's sequence in Smith's order without idle time, so (4) arrival and (8)
 no_overlap hold inside it; (6) completion is its cost and (7) has no second round to order.
-Solved by branch-and-price (:mod:`hetsched.colgen.machines`), pricing by dynamic programming
+Solved by branch-and-price (:mod:`hetsched.solvers.colgen.machines`), pricing by dynamic programming
 over the GPU's time. ``--solver auto`` picks it wherever it applies.
 """
 
 from __future__ import annotations
 
-from hetsched.colgen.machines import MachineProblem, MachineSolution, machine_problem, unsupported_reason
+from hetsched.solvers.colgen.machines import MachineProblem, MachineSolution, machine_problem, unsupported_reason
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.schedule import TaskAssignment, TaskSchedule

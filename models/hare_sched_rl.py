@@ -44,7 +44,7 @@ from __future__ import annotations
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance

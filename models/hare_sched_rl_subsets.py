@@ -18,7 +18,7 @@ from itertools import combinations
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched_rl import add_products, base_model, extract
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.placement.problem import FORMAT, Placement, check_placement, placement_from_dict, placement_view
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.packing.algorithms import check_packing
 from hetsched.packing.problem import FORMAT, Packing, packing_from_dict, packing_view

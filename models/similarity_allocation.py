@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.similarity.round import check_round, round_view
 

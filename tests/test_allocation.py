@@ -166,7 +166,7 @@ def test_allocate_cli_json_and_input_errors(capsys, tmp_path):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("policy", ["max-min-fairness", "max-min-fairness-perf", "makespan"])
 def test_fast_path_matches_the_pyomo_model(seed, policy):
-    from hetsched.allocation.fast import fast_solve
+    from hetsched.allocate.fast import fast_solve
 
     inst = random_instance(200 + seed, n_jobs=4 + 2 * seed)
     # duplicate every job once: merging identical jobs must not change the optimum
@@ -185,7 +185,7 @@ def test_makespan_is_well_scaled_on_a_real_trace():
     on Gavel's msr trace; the fast path and an unmerged solve disagreed with it."""
     from pathlib import Path
 
-    from hetsched.allocation.fast import fast_solve
+    from hetsched.allocate.fast import fast_solve
     from hetsched.allocation.gavel_data import load_throughputs, load_trace
 
     gavel = Path(__file__).resolve().parents[1] / "data" / "gavel"
@@ -228,7 +228,7 @@ def ftf_instance(now: float, arrivals=(0.0, 20.0)) -> Instance:
 def test_finish_time_fairness_hand_checked():
     """t = 0: rho_j = thr_j(X^equal) / thr_j(X). A alone on the V100 and B alone on the K80 give
     2.5/4 and 1.5/2, and B cannot do better than its 2 steps/s, so rho* = 0.75."""
-    from hetsched.allocation.ftf import finish_time_fairness
+    from hetsched.allocate.ftf import finish_time_fairness
 
     r = finish_time_fairness(ftf_instance(now=0.0))
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(0.75) and r.bound == pytest.approx(0.75)
@@ -238,8 +238,8 @@ def test_finish_time_fairness_hand_checked():
 def test_finish_time_fairness_bisection_against_a_grid(now):
     """With waiting times the policy bisects on rho; compare with a fine grid over the
     allocations that keep both GPUs busy (A: a of the V100 and 1 - b of the K80; B: the rest)."""
-    from hetsched.allocation.ftf import finish_time_fairness
-    from hetsched.models.gavel.finish_time_fairness import rho_max
+    from hetsched.allocate.ftf import finish_time_fairness
+    from hetsched.allocation.policies import rho_max
 
     inst = ftf_instance(now)
     fast, slow = finish_time_fairness(inst, route="fast"), finish_time_fairness(inst, route="pyomo")

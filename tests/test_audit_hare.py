@@ -15,7 +15,7 @@ from hetsched.audit.hare import PROFILES, evaluate, proof_checks
 from hetsched.cli import main
 from hetsched.heuristic import run_heuristic
 from hetsched.heuristics.hare_alg1 import alpha, hare_alg1, task_priorities
-from hetsched.heuristics.orderings import starts_in_d_order
+from hetsched.orderings import starts_in_d_order
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve

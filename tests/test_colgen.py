@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from hetsched.colgen import Column, DantzigWolfeProblem, solve_colgen
-from hetsched.colgen.branching import fix_cost_ranges
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem, solve_colgen
+from hetsched.solvers.colgen.branching import fix_cost_ranges
 from hetsched.generators import ladder
 from hetsched.hare_pricing import JobPricer
 from hetsched.heuristics.list_scheduling import quick_upper_bound

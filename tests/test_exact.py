@@ -103,7 +103,7 @@ def test_cpsat_rounding_is_reported_and_its_bound_stays_valid():
 def test_a_model_missing_a_constraint_is_caught_not_reported():
     """Drop the barrier (7) from the time-indexed model: the solver then claims a cost its own
     schedule does not have (or the schedule breaks the barrier); solve() must say error."""
-    from hetsched.formulation import FormulationSpec
+    from hetsched.spec import FormulationSpec
     from hetsched.models import hare_sched_ti as ti
 
     def build_without_barrier(inst):

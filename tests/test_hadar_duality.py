@@ -1,6 +1,5 @@
 """Eq. (4)'s pricing problem, the dual certificate D(k) and column generation for LP(P2) = P3."""
 
-import dataclasses
 
 import numpy as np
 import pytest

@@ -15,10 +15,10 @@ from conftest import INSTANCES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsched.colgen.machines import machine_problem, solve_machine_schedules, unsupported_reason
-from hetsched.colgen.machines.pricing import ClassPricer
-from hetsched.colgen.machines.schedules import list_schedule
-from hetsched.colgen.machines.search import _Node, _Search
+from hetsched.solvers.colgen.machines import machine_problem, solve_machine_schedules, unsupported_reason
+from hetsched.solvers.colgen.machines.pricing import ClassPricer
+from hetsched.solvers.colgen.machines.schedules import list_schedule
+from hetsched.solvers.colgen.machines.search import _Node, _Search
 from hetsched.generators import pm_wct, rm_wct
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server

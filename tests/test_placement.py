@@ -226,7 +226,7 @@ def test_solve_and_validate_from_the_command_line(tmp_path, capsys):
 def test_interval_simulation_is_deterministic_and_consistent():
     """Every job completes after it starts and starts after it arrives; the same seed gives the
     same run; a policy whose placements never co-locate runs each job at standalone speed."""
-    from hetsched.placement.simulate import harmony_workload, simulate_placement
+    from hetsched.sim.placement import harmony_workload, simulate_placement
 
     wl = harmony_workload(3, n_jobs=15, n_servers=3)
     a, b = simulate_placement(wl, "tetris"), simulate_placement(wl, "tetris")

@@ -10,7 +10,7 @@ import pytest
 from hetsched.cli import main
 from hetsched.errors import InputError
 from hetsched.similarity.reference import gavel_reference_db, parse_row
-from hetsched.similarity.simulate import SimilarityWorkload, similarity_workload, simulate_similarity
+from hetsched.sim.similarity import SimilarityWorkload, similarity_workload, simulate_similarity
 
 
 def test_one_job_alone_runs_at_its_true_rate():

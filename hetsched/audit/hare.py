@@ -19,7 +19,7 @@ import numpy as np
 from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.generators import random_instance
 from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
-from hetsched.heuristics.orderings import starts_in_d_order
+from hetsched.orderings import starts_in_d_order
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Instance

@@ -4,7 +4,7 @@ Workload (issue 5): equal V100/P100/K80 counts (n/4 each), scale factors from {1
 types drawn uniformly among the throughput table's types for that scale factor (seeded), all
 priority weights 1. Every method's time includes building its model, in the same process:
 
-* ``fast``: :func:`hetsched.allocation.fast.fast_solve` (identical jobs merged, LP as arrays);
+* ``fast``: :func:`hetsched.allocate.fast.fast_solve` (identical jobs merged, LP as arrays);
 * ``fast-unmerged``: the same LP without merging (what the structure is worth);
 * ``pyomo``: the declarative model through Pyomo and HiGHS;
 * ``cvxpy-ecos``: the same LP written in cvxpy, solved by ECOS (bench-only extra
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.allocation.fast import fast_solve
+from hetsched.allocate.fast import fast_solve
 from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import allocation_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
@@ -59,7 +59,7 @@ def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
     except ImportError:
         return None, None
     t = time.perf_counter()
-    from hetsched.models.gavel.max_min_fairness import coefficients
+    from hetsched.allocation.policies import max_min_coefficients as coefficients
 
     v = allocation_view(inst)
     a = coefficients(v, aware=True)  # the same data; only the modelling route differs

@@ -9,7 +9,7 @@ line 4 sorts D into pi by H; lines 5-17 take the tasks in that order:
 
 phi is advanced by training time only: synchronization overlaps the next task on the GPU.
 
-The ordering is pluggable: any function that gives H per task (:mod:`hetsched.heuristics.orderings`).
+The ordering is pluggable: any function that gives H per task (:mod:`hetsched.orderings`).
 The machine rule has a named variant, ``earliest_finish`` (the GPU on which the task ends its
 training + sync first); ``earliest_available`` is the paper's and the default.
 

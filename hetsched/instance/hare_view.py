@@ -155,19 +155,3 @@ def hare_view(instance: Instance) -> HareView:
         train=np.array([[instance.train_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
         sync=np.array([[instance.sync_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
     )
-
-
-def schedule_from_round_starts(view: HareView, starts: dict[tuple[int, int], list[tuple[float, int]]],
-                               instance_name: str = "", instance_hash: str = ""):
-    """A task schedule from each round's (start in seconds, GPU index) pairs.
-
-    Formulations that count the identical tasks of a round instead of naming them use this:
-    the tasks of round r of job n are numbered in start order (ties by GPU).
-    """
-    from hetsched.schedule import TaskAssignment, TaskSchedule
-
-    out = []
-    for (n, r), used in starts.items():
-        for k, (start, g) in enumerate(sorted(used)):
-            out.append(TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], float(start)))
-    return TaskSchedule(tuple(out), instance_name, instance_hash)

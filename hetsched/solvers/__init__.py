@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import hetsched.solvers._compat  # noqa: F401  (must come first)
-from hetsched.colgen import solve_colgen
+from hetsched.solvers.colgen import solve_colgen
 from hetsched.solvers.cpsat import CpsatProblem, solve_cpsat
 from hetsched.solvers.highs import solve_pyomo_highs
 from hetsched.solvers.machine_bp import solve_machine_bp

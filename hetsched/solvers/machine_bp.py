@@ -1,8 +1,8 @@
-"""The ``bp`` backend: branch-and-price over machine schedules (:mod:`hetsched.colgen.machines`)."""
+"""The ``bp`` backend: branch-and-price over machine schedules (:mod:`hetsched.solvers.colgen.machines`)."""
 
 from __future__ import annotations
 
-from hetsched.colgen.machines import MachineProblem, solve_machine_schedules
+from hetsched.solvers.colgen.machines import MachineProblem, solve_machine_schedules
 from hetsched.solvers.result import RawResult, Status
 
 

@@ -9,7 +9,7 @@ rho the question "is max_j rho_j(X) <= rho feasible?" is linear:
     thr_j(X) >= R_j / (rho D_j - t_j) =: need_j(rho)   (D_j the denominator; needs rho D_j > t_j)
 
 This model is that test for one ``rho`` (an option): max z s.t. ``finish[j]``: thr_j(X) >=
-need_j(rho) z; rho is feasible iff z* >= 1. :func:`hetsched.allocation.ftf.finish_time_fairness`
+need_j(rho) z; rho is feasible iff z* >= 1. :func:`hetsched.allocate.ftf.finish_time_fairness`
 bisects on rho between max_j t_j / D_j (infeasible even with infinite speed) and 1 (X^equal
 achieves it), so the result carries a proven lower bound and its gap. If every t_j = 0 the
 problem is one LP (rho = 1 / z* of the test at rho = 1), and the bisection is skipped.
@@ -20,31 +20,14 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
+from hetsched.allocation.policies import need, waited
+from hetsched.allocation.problem import AllocationView, allocation_view
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.validate import ValidationReport
 from hetsched.models.gavel.common import base_model, extract_x
-
-
-def waited(view: AllocationView, instance: Instance) -> np.ndarray:
-    """t_j = max(0, now - a_j), ``now`` from the instance metadata (default 0: every t_j = 0)."""
-    now = float(instance.metadata.get("now", 0.0)) if instance.metadata else 0.0
-    return np.maximum(0.0, now - np.array([j.arrival for j in instance.jobs]))
-
-
-def denominators(view: AllocationView, t: np.ndarray) -> np.ndarray:
-    """D_j = t_j + R_j / thr_j(X^equal)."""
-    if np.any(np.isnan(view.steps)):
-        raise InputError("instance", "$.jobs", "finish-time fairness needs epochs and iterations_per_epoch on every job")
-    return t + view.steps / equal_share_throughput(view)
-
-
-def need(view: AllocationView, t: np.ndarray, rho: float) -> np.ndarray:
-    slack = rho * denominators(view, t) - t
-    return np.where(slack > 0, view.steps / np.where(slack > 0, slack, 1), np.inf)
 
 
 def build(instance: Instance, rho: float = 1.0) -> pe.ConcreteModel:
@@ -67,16 +50,6 @@ def test_value(instance: Instance, alloc) -> ValidationReport:
         req = need(view, waited(view, instance), alloc.params["rho"])
         return float(np.min(np.sum(view.throughput * x, axis=1) / req))
     return allocation_report(objective)(instance, alloc)
-
-
-def rho_max(instance: Instance):
-    """max_j rho_j(X): the policy's objective, recomputed from the instance."""
-    def objective(view: AllocationView, x: np.ndarray) -> float:
-        t = waited(view, instance)
-        thr = np.sum(view.throughput * x, axis=1)
-        shared = np.where(thr > 0, t + view.steps / np.where(thr > 0, thr, 1), np.inf)
-        return float(np.max(shared / denominators(view, t)))
-    return objective
 
 
 SPEC = FormulationSpec(

@@ -18,18 +18,12 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
+from hetsched.allocation.policies import max_min_coefficients as coefficients
+from hetsched.allocation.problem import AllocationView, allocation_view
 from hetsched.allocation.validate import allocation_report
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
-
-
-def coefficients(view: AllocationView, aware: bool) -> np.ndarray:
-    """a_{j,r} such that the policy maximizes min_j sum_r a_{j,r} x_{j,r}."""
-    if not aware:
-        return np.tile((view.scale / view.weight)[:, None], (1, len(view.types)))
-    return view.throughput * (view.scale / view.weight / equal_share_throughput(view))[:, None]
 
 
 def build_for(aware: bool):

@@ -20,7 +20,7 @@ import pyomo.environ as pe
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
 

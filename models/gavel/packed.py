@@ -28,7 +28,7 @@ import pyomo.environ as pe
 from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.errors import InputError
-from hetsched.formulation import FormulationSpec
+from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.validate import ValidationReport, Violation
 

@@ -7,7 +7,7 @@ gives type r to the jobs with the highest x_{j,r} / (share of their rounds spent
 Allocation policies (``gavel:NAME``): ``max-min-fairness-perf`` (default: Gavel's
 heterogeneity-aware LAS), ``max-min-fairness`` (the heterogeneity-agnostic LAS: equal time
 shares), ``makespan`` (needs the remaining work: clairvoyant), solved by the fast LP path
-(:mod:`hetsched.allocation.fast`). Priorities count rounds since a job arrived (Gavel resets them
+(:mod:`hetsched.allocate.fast`). Priorities count rounds since a job arrived (Gavel resets them
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``)."""
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.allocation.fast import FAST_POLICIES, coefficients, solve_max_min
+from hetsched.allocate.fast import solve_max_min
+from hetsched.allocation.policies import FAST_POLICIES, coefficients
 from hetsched.allocation.problem import AllocationView
 from hetsched.allocation.rounds import priority_placement
 from hetsched.allocation.validate import check_allocation

@@ -2,7 +2,7 @@
 at time 0 from every job's arrival, rounds and times).
 
 The plan comes from :func:`hetsched.heuristics.hare_alg1.hare_alg1` with priorities H from an
-ordering of :mod:`hetsched.heuristics.orderings` (default ``hare-interval-lp``, which scales to the
+ordering of :mod:`hetsched.orderings` (default ``hare-interval-lp``, which scales to the
 paper's size; ``hare-sched-rl`` is the paper's). The simulator then runs, on each GPU, its planned
 tasks in planned order, each as soon as the GPU is idle and the task's round is ready -- so the
 simulated schedule is the plan itself when the plan was built on the same model (checked in the
@@ -18,7 +18,7 @@ from collections import deque
 import numpy as np
 
 from hetsched.heuristics.hare_alg1 import hare_alg1
-from hetsched.heuristics.orderings import ordering
+from hetsched.orderings import ordering
 from hetsched.sim.engine import SimState
 
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from hetsched.colgen.branching import branch_and_price
-from hetsched.colgen.problem import Column, DantzigWolfeProblem, artificials, feasible, prices_out
+from hetsched.solvers.colgen.branching import branch_and_price
+from hetsched.solvers.colgen.problem import Column, DantzigWolfeProblem, artificials, feasible, prices_out
 from hetsched.errors import SolverError
 from hetsched.solvers.result import RawResult, Status
 

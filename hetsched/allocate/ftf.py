@@ -7,19 +7,18 @@ import time
 
 import numpy as np
 
-from hetsched.allocation.fast import solve_max_min
+from hetsched.allocate.fast import solve_max_min
+from hetsched.allocation.policies import denominators, need, rho_max, waited
 from hetsched.allocation.problem import Allocation, allocation_view
 from hetsched.instance.model import Instance
-from hetsched.models.gavel.finish_time_fairness import denominators, need, rho_max, waited
 from hetsched.allocation.validate import allocation_report
+from hetsched.solve import solve
 from hetsched.solvers.result import SolveResult, Status, relative_gap
 
 
 def finish_time_fairness(instance: Instance, tol: float = 1e-9, route: str = "fast") -> SolveResult:
     """min_X max_j rho_j(X): objective = the validated max rho of the best allocation found,
     bound = the largest rho proven infeasible (or the LP optimum when every t_j = 0)."""
-    from hetsched.solve import solve
-
     t0 = time.perf_counter()
     view = allocation_view(instance)
     t = waited(view, instance)

@@ -1,4 +1,4 @@
-"""Branch-and-price on top of the root column generation (:mod:`hetsched.colgen.master`).
+"""Branch-and-price on top of the root column generation (:mod:`hetsched.solvers.colgen.master`).
 
 Branching is first on a block's cost: if block b's columns with lambda > 0 differ in cost, the
 children keep its columns of cost <= theta and > theta, theta their lambda-weighted mean (for
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.colgen.problem import artificials, feasible, prices_out
+from hetsched.solvers.colgen.problem import artificials, feasible, prices_out
 from hetsched.errors import SolverError
 
 

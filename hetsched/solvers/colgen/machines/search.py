@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.colgen.machines.data import MachineProblem
-from hetsched.colgen.machines.master import MachineColumn, RestrictedMaster
-from hetsched.colgen.machines.pricing import ClassPricer
-from hetsched.colgen.machines.schedules import colour_intervals, column, list_schedule
+from hetsched.solvers.colgen.machines.data import MachineProblem
+from hetsched.solvers.colgen.machines.master import MachineColumn, RestrictedMaster
+from hetsched.solvers.colgen.machines.pricing import ClassPricer
+from hetsched.solvers.colgen.machines.schedules import colour_intervals, column, list_schedule
 from hetsched.errors import SolverError
 
 EPS = 1e-9

@@ -15,7 +15,7 @@ for a coefficient matrix a (:func:`coefficients`). Two things make it fast:
 2. **The LP is passed to HiGHS as arrays** (highspy, CSC matrix), without a modelling layer.
 
 The result is checked by the same independent validator as the Pyomo models, and
-:func:`hetsched.allocation.fast_solve` returns the same :class:`SolveResult`.
+:func:`fast_solve` returns the same :class:`SolveResult`.
 """
 
 from __future__ import annotations
@@ -26,26 +26,11 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.allocation.problem import Allocation, AllocationView, allocation_view, equal_share_makespan
-from hetsched.errors import HetschedError, InputError
+from hetsched.allocation.policies import coefficients
+from hetsched.allocation.problem import Allocation, allocation_view, equal_share_makespan
+from hetsched.formulation import find_formulation
 from hetsched.instance.model import Instance
 from hetsched.solvers.result import SolveResult, Status, relative_gap
-
-FAST_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan")
-
-
-def coefficients(view: AllocationView, policy: str) -> np.ndarray:
-    """a_{j,r} of the policy (see models/gavel/max_min_fairness.py and makespan.py)."""
-    from hetsched.models.gavel.max_min_fairness import coefficients as max_min_coefficients
-
-    if policy in ("max-min-fairness", "max-min-fairness-perf"):
-        return max_min_coefficients(view, aware=policy == "max-min-fairness-perf")
-    if policy == "makespan":  # zeta = M / makespan, scaled as in models/gavel/makespan.py
-        if np.any(np.isnan(view.steps)):
-            raise InputError("instance", "$.jobs", "makespan needs epochs and iterations_per_epoch on every job")
-        return view.throughput * (equal_share_makespan(view) / view.steps)[:, None]
-    raise HetschedError(f"no fast path for policy '{policy}' (it has: {', '.join(FAST_POLICIES)})")
-
 
 def solve_max_min(a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True,
                   solver: str = "ipm") -> tuple[Status, float, np.ndarray, int]:
@@ -93,8 +78,6 @@ def solve_max_min(a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bo
 
 def fast_solve(instance: Instance, policy: str, merge: bool = True) -> SolveResult:
     """The fast path behind the same result type as :func:`hetsched.solve.solve`."""
-    from hetsched.formulation import find_formulation
-
     t0 = time.perf_counter()
     view = allocation_view(instance)
     status, z, x, classes = solve_max_min(coefficients(view, policy), view.scale, view.count, merge=merge)

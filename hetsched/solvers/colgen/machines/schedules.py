@@ -9,8 +9,8 @@ import heapq
 
 import numpy as np
 
-from hetsched.colgen.machines.data import MachineProblem
-from hetsched.colgen.machines.master import MachineColumn
+from hetsched.solvers.colgen.machines.data import MachineProblem
+from hetsched.solvers.colgen.machines.master import MachineColumn
 
 
 def column(prob: MachineProblem, k: int, jobs: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> MachineColumn:
