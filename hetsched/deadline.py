@@ -19,6 +19,13 @@ class BuildTimeout(BaseException):
     so that the ``except Exception`` of the code it interrupts does not swallow it."""
 
 
+def grace(time_limit: float) -> float:
+    """How long past its time limit a solver may take to stop and hand back its result before a
+    deadline interrupts: the solver itself stops at the limit; the deadline catches the Python
+    work around it (building the model, passing it to the solver)."""
+    return 1.0 + 0.05 * float(time_limit)
+
+
 def _not_the_timeout(record: logging.LogRecord) -> bool:
     """Pyomo logs an exception raised inside a component rule before re-raising it: not this one."""
     return "BuildTimeout" not in record.getMessage() and not (

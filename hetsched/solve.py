@@ -9,20 +9,13 @@ from __future__ import annotations
 
 import time
 
-from hetsched.deadline import BuildTimeout, deadline
+from hetsched.deadline import BuildTimeout, deadline, grace
 from hetsched.errors import HetschedError
 from hetsched.formulation import auto_formulation, find_formulation
 from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status, relative_gap
 from hetsched.solvers.result import SolveResult
-
-
-def _grace(time_limit: float) -> float:
-    """How long past its time limit a solver may take to stop and hand back its result before the
-    deadline interrupts (the solver itself stops at the limit; the deadline catches the Python
-    work around it: building the model, passing it to the solver)."""
-    return 1.0 + 0.05 * float(time_limit)
 
 
 def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solver: str = "highs",
@@ -58,8 +51,8 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
         raise HetschedError(f"model '{spec.name}' takes no option {', '.join(unknown)}"
                             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}")
     t0 = time.perf_counter()
-    # building the model (and, for Pyomo, handing it to the solver) has no clock: a deadline stops it
-    limit = None if time_limit is None else float(time_limit) + _grace(time_limit)
+    # building the model (and handing it to a solver without a clock of its own) has no clock: a deadline stops it
+    limit = None if time_limit is None else float(time_limit) + grace(time_limit)
     try:
         with deadline(limit):
             built = spec.build(instance, **options)

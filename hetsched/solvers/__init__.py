@@ -20,13 +20,13 @@ class Backend:
     model_kind: str  # "pyomo", "cpsat" or "colgen": which formulations it can solve
     solve: Callable[..., RawResult]
     # True: the backend keeps its own clock from the first step (CP-SAT, the column-generation
-    # loops); False: handing the model over (Pyomo -> the solver's API) is Python work without a
-    # clock, which ``solve`` bounds with a deadline
+    # loops, HiGHS, which bounds its own hand-over); False: handing the model over (Pyomo writing
+    # a file for an optional solver) is Python work without a clock, which ``solve`` bounds
     own_clock: bool = False
 
 
 SOLVERS: dict[str, Backend] = {
-    "highs": Backend("highs", "pyomo", solve_pyomo_highs),
+    "highs": Backend("highs", "pyomo", solve_pyomo_highs, own_clock=True),
     "cpsat": Backend("cpsat", "cpsat", solve_cpsat, own_clock=True),
     # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
     "colgen": Backend("colgen", "colgen", solve_colgen, own_clock=True),

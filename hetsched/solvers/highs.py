@@ -8,13 +8,15 @@ import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
+from hetsched.deadline import deadline, grace
 from hetsched.errors import SolverError
 from hetsched.solvers.result import RawResult, Status
 
 
 def solve_pyomo_highs(model: pe.ConcreteModel, time_limit: float | None = None, gap: float = 0.0,
                       threads: int | None = None, seed: int = 0) -> RawResult:
-    """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one."""
+    """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one. The
+    time limit covers handing the model over (else :class:`~hetsched.deadline.BuildTimeout`)."""
     opt = SolverFactory("highs")
     if not opt.available():
         raise SolverError("HiGHS is not available (pip install highspy)")
@@ -25,6 +27,13 @@ def solve_pyomo_highs(model: pe.ConcreteModel, time_limit: float | None = None, 
     if threads is not None:
         kwargs["threads"] = int(threads)
     t0 = time.perf_counter()
+    # handing the model to HiGHS is Python work without a clock: bounded by a deadline (BuildTimeout)
+    with deadline(None if time_limit is None else float(time_limit) + grace(time_limit)):
+        opt.set_instance(model)
+    for flag in opt.config.auto_updates:  # the instance is set: solve() need not scan the model again
+        setattr(opt.config.auto_updates, flag, False)
+    if time_limit is not None:  # the hand-over used part of the limit
+        kwargs["time_limit"] = max(0.05, float(time_limit) - (time.perf_counter() - t0))
     res = opt.solve(model, **kwargs)
     seconds = time.perf_counter() - t0
     tc, ss = res.termination_condition, res.solution_status
