@@ -13,7 +13,8 @@ from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.schedule import refuse_large
-from hetsched.solvers.result import SolveResult, Status, relative_gap
+from hetsched.solvers.finalize import finalize
+from hetsched.solvers.result import SolveResult, Status
 from hetsched.validate import validate
 
 ALGORITHMS = ("hare-alg1",)
@@ -48,15 +49,8 @@ def run_heuristic(instance: Instance, algorithm: str = "hare-alg1", order: str =
         f"claimed ratio alpha(2+alpha) = {a * (2 + a):.6g}"]
     result = SolveResult(instance=instance.name, model=algorithm, solver=f"order:{order}",
                          status=Status.FEASIBLE, objective=None, bound=ordered.bound, gap=None,
-                         seconds=0.0, solution=schedule, solver_objective=run.objective(),
-                         validation=report, notes=notes)
-    if not report.valid:  # a bug in the algorithm, never a result
-        result.status = Status.ERROR
-        notes.append(f"schedule failed validation: {report.violations[0].message}")
-    else:
-        result.objective = report.objective
-        if ordered.bound is not None and report.objective <= ordered.bound + 1e-9 * max(1.0, report.objective):
-            result.status = Status.OPTIMAL  # the schedule meets a proven lower bound
-    result.gap = relative_gap(result.objective, result.bound)
+                         seconds=0.0, solution=schedule, solver_objective=run.objective(), notes=notes)
+    # invalid: a bug in the algorithm, never a result; meeting the relaxation's proven bound: optimal
+    finalize(result, report, claimed=run.objective(), optimal_on_bound=True)
     result.seconds = time.perf_counter() - t0
     return result

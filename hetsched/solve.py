@@ -14,7 +14,8 @@ from hetsched.errors import HetschedError
 from hetsched.formulation import auto_formulation, find_formulation
 from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
-from hetsched.solvers import SOLVERS, Status, relative_gap
+from hetsched.solvers import SOLVERS, Status
+from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult
 
 
@@ -72,45 +73,19 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     if spec.objective_transform is not None:
         raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective, built)
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
-    better = (lambda a, b: a < b) if spec.sense == "min" else (lambda a, b: a > b)  # a strictly better than b
     notes = ([picked] if picked else []) + list(getattr(built, "notes", []))
     result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,
                          objective=None, bound=raw.bound, gap=None, seconds=0.0,
                          solver_objective=raw.objective, objective_is_bound=spec.objective_is_bound,
                          notes=notes, log=raw.log, sense=spec.sense,
                          bound_side=spec.bound_side or ("lower" if spec.sense == "min" else "upper"))
+    report = None
     if raw.value is not None or raw.solution is not None:
-        solution = spec.extract(built, instance, raw.value if raw.solution is None else raw.solution)
-        report = spec.validator(instance, solution)
-        result.solution, result.validation = solution, report
-        if spec.objective_is_bound:
-            # a relaxation's objective is its own optimum; its "solution" need not be feasible
-            result.objective = raw.objective
-        elif not report.valid:
-            result.status = Status.ERROR
-            result.notes.append(f"solution failed validation: {len(report.violations)} violation(s), first: "
-                                f"{report.violations[0].message}")
-        else:
-            result.objective = report.objective
-            tol = 1e-6 * max(1.0, abs(report.objective))
-            exact = getattr(built, "exact", True)
-            # A model bug shows as a solver claiming *better* than its solution achieves, or as any
-            # disagreement at a proven optimum. A non-optimal incumbent may claim worse: e.g. its
-            # completion variables need only be >= the real completion times.
-            if exact and raw.objective is not None and (
-                    better(raw.objective, report.objective - tol if spec.sense == "min" else report.objective + tol)
-                    or (raw.status == Status.OPTIMAL and abs(raw.objective - report.objective) > tol)):
-                result.status = Status.ERROR
-                result.notes.append(f"solver claims objective {raw.objective} but the solution's value is "
-                                    f"{report.objective}: the model and the validator disagree")
-        if result.bound is not None and result.objective is not None and not spec.objective_is_bound:
-            tol = 1e-6 * max(1.0, abs(result.objective))
-            if better(result.objective, result.bound - tol if spec.sense == "min" else result.bound + tol):
-                result.status = Status.ERROR
-                result.notes.append(f"bound {result.bound} is beyond the validated objective {result.objective}")
-    if result.status == Status.OPTIMAL and result.objective is not None and not spec.objective_is_bound:
-        pick = min if spec.sense == "min" else max
-        result.bound = result.objective if result.bound is None else pick(result.bound, result.objective)
-    result.gap = relative_gap(result.objective, result.bound, spec.sense)
+        result.solution = spec.extract(built, instance, raw.value if raw.solution is None else raw.solution)
+        report = spec.validator(instance, result.solution)
+    # a relaxation's objective is its own optimum (its "solution" need not be feasible); a model
+    # whose claim may exceed its solution's value (completion variables >= the real ones) says so
+    finalize(result, report, claimed=raw.objective if report is not None else None,
+             exact=getattr(built, "exact", True))
     result.seconds = time.perf_counter() - t0
     return result

@@ -13,7 +13,8 @@ from hetsched.allocation.problem import Allocation, allocation_view
 from hetsched.instance.model import Instance
 from hetsched.allocation.validate import allocation_report
 from hetsched.solve import solve
-from hetsched.solvers.result import SolveResult, Status, relative_gap
+from hetsched.solvers.finalize import finalize
+from hetsched.solvers.result import SolveResult, Status
 
 
 def finish_time_fairness(instance: Instance, tol: float = 1e-9, route: str = "fast") -> SolveResult:
@@ -54,15 +55,9 @@ def finish_time_fairness(instance: Instance, tol: float = 1e-9, route: str = "fa
     report = allocation_report(rho_max(instance))(instance, alloc)
     result = SolveResult(instance=instance.name, model="gavel-finish-time-fairness", solver=f"highs-{route}",
                          status=Status.OPTIMAL, objective=None, bound=lo, gap=None, seconds=0.0, solution=alloc,
-                         validation=report, sense="min", notes=notes)
-    if not report.valid:
-        result.status = Status.ERROR
-        notes.append(f"allocation failed validation: {report.violations[0].message}")
-    else:
-        result.objective = report.objective
-        result.bound = min(lo, report.objective)
-        result.gap = relative_gap(result.objective, result.bound, "min")
-        if result.gap > 10 * tol + 1e-7:
-            result.status = Status.FEASIBLE
+                         sense="min", notes=notes)
+    finalize(result, report)
+    if result.gap is not None and result.gap > 10 * tol + 1e-7:  # the bisection's bracket is still open
+        result.status = Status.FEASIBLE
     result.seconds = time.perf_counter() - t0
     return result

@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsched.cli_args import name_list
+from hetsched.cli.args import name_list, positive
+from hetsched.cli.common import EXIT_OK
 from hetsched.jsonout import json_text
 
-EXIT_OK, EXIT_FAIL = 0, 1
 METHODS = ("load-balancing", "bin-packing", "tetris", "standalone", "greedy", "greedy-learned")
 
 
@@ -81,7 +81,9 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub, positive_int, positive_float) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add these commands to the ``hetsched`` parser."""
+    positive_int, positive_float = positive(int), positive(float)
     from hetsched.sim.placement import ORDERS, POLICIES
 
     p = sub.add_parser("place", help="place one interval's jobs by every method and compare with the exact optimum (Harmony)")

@@ -8,9 +8,9 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
+from hetsched.cli.args import positive
+from hetsched.cli.common import EXIT_FAIL, EXIT_OK
 from hetsched.jsonout import json_text
-
-EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -100,8 +100,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub, positive_int) -> None:
-    """Add the commands to the ``hetsched`` parser's subcommands."""
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add these commands to the ``hetsched`` parser."""
+    positive_int = positive(int)
     sh = sub.add_parser("show", help="a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)")
     sh.add_argument("file", help="a schedule (solve/heuristic --out, or solve --json output) or an audit report.json")
     sh.add_argument("--instance", default=None, help="the schedule's instance (default: the shipped one with its hash)")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsched.cli_args import name_list
+from hetsched.cli.args import name_list, positive
+from hetsched.cli.common import EXIT_OK
 from hetsched.jsonout import json_text
-
-EXIT_OK = 0
 
 
 def cmd_similarity_sim(args: argparse.Namespace) -> int:
@@ -37,7 +36,9 @@ def cmd_similarity_sim(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub, positive_int, positive_float) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add these commands to the ``hetsched`` parser."""
+    positive_int, positive_float = positive(int), positive(float)
     from hetsched.similarity.round import VARIANTS
 
     s = sub.add_parser("similarity-sim", help="simulate the AppSci'24 model-similarity policy (rounds, job packing)")

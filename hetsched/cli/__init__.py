@@ -1,0 +1,117 @@
+"""Command line: ``hetsched COMMAND``. This package parses arguments and prints; the work is in the
+library. One module per group of commands, each with ``register(sub)``:
+:mod:`~hetsched.cli.exact` (solve, heuristic, validate, models, schema, generate, certify),
+:mod:`~hetsched.cli.audit`, :mod:`~hetsched.cli.gavel` (allocate, import-gavel),
+:mod:`~hetsched.cli.hadar` (online), :mod:`~hetsched.cli.sim` (simulate, compare),
+:mod:`~hetsched.cli.bench`, :mod:`~hetsched.cli.research` (show, export, solvers, sweep, docs),
+:mod:`~hetsched.cli.placement` (place, place-sim), :mod:`~hetsched.cli.similarity` (similarity-sim).
+
+Exit codes (:mod:`hetsched.cli.common`): 0 success; 1 no valid result (infeasible, solver error,
+invalid solution); 2 bad input (one line on stderr naming the file, JSON path and reason);
+3 internal error; 4 broken installation (a shipped file or module is missing); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from hetsched.cli import (
+    audit,
+    bench,
+    exact,
+    gavel,
+    hadar,
+    placement,
+    research,
+    sim,
+    similarity,
+)
+from hetsched.cli.common import (
+    EXIT_FAIL,
+    EXIT_INPUT,
+    EXIT_INSTALL,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+)
+from hetsched.errors import HetschedError, InstallationError
+
+GROUPS = (exact, audit, gavel, hadar, sim, bench, research, placement, similarity)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hetsched")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from hetsched import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``hetsched`` parser: the top-level options and every group's commands."""
+    p = argparse.ArgumentParser(prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters.")
+    p.add_argument("--version", action="version", version=f"hetsched {_version()}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for group in GROUPS:
+        group.register(sub)
+    p.set_defaults(build_parser=build_parser)  # `docs` renders this parser's help without importing the CLI
+    return p
+
+
+#: commands that can run for more than a few seconds: a status line on stderr while they run
+#: (sweep has its own progress bar)
+LONG_COMMANDS = frozenset({"solve", "heuristic", "audit", "allocate", "online", "simulate", "compare", "certify",
+                           "bench", "place", "place-sim", "similarity-sim", "export"})
+#: commands whose --time-limit bounds the whole command (elsewhere it bounds each run or trial)
+WHOLE_COMMAND_LIMIT = frozenset({"solve", "heuristic", "allocate"})
+
+
+def _terminate(signum, frame) -> None:
+    """SIGTERM takes the path of Ctrl-C: every child (pool workers, solver threads) is stopped and
+    what is stored stays stored."""
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if args.command in LONG_COMMANDS:
+            from hetsched.progress import Heartbeat
+
+            limit = getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
+            with Heartbeat(args.command, limit):
+                return args.func(args)
+        return args.func(args)
+    except InstallationError as exc:  # hetsched itself is incomplete: not the user's input
+        print(f"hetsched: installation error: {exc}", file=sys.stderr)
+        return EXIT_INSTALL
+    except HetschedError as exc:  # InputError included: file, JSON path, reason
+        print(f"hetsched: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("hetsched: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_OK
+    except Exception as exc:  # a bug: one line, the traceback only on request
+        if os.environ.get("HETSCHED_DEBUG"):
+            raise
+        print(f"hetsched: internal error: {exc.__class__.__name__}: {exc} (set HETSCHED_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAIL", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_INSTALL",
+           "EXIT_INTERRUPTED"]

@@ -1,0 +1,89 @@
+"""Gavel's allocation commands: ``allocate`` (the LPs of one policy) and ``import-gavel`` (a trace -> an instance)."""
+
+from __future__ import annotations
+
+import argparse
+
+from hetsched.cli.args import positive
+from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt
+from hetsched.jsonout import json_text
+
+
+def cmd_allocate(args: argparse.Namespace) -> int:
+    from hetsched.allocate import allocate
+    from hetsched.allocation.problem import effective_throughput
+    from hetsched.instance.io import load_instance
+    from hetsched.solvers import Status
+
+    inst = load_instance(args.instance)
+    res = allocate(inst, args.policy, packed=args.packed, fast=args.fast, throughputs=args.throughputs,
+                   time_limit=args.time_limit, threads=args.threads)
+    alloc = res.solution
+    out = {"policy": args.policy, "status": res.status.value, "objective": res.objective, "bound": res.bound,
+           "gap": res.gap, "seconds": round(res.seconds, 6),
+           "allocation": None if alloc is None else alloc.to_dict()["allocation"],
+           "effective_throughput": None if alloc is None else alloc.to_dict()["effective_throughput"],
+           "notes": res.notes}
+    if args.json:
+        print(json_text(out))
+    else:
+        print(f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {fmt(res.objective)}\n"
+              f"seconds    {res.seconds:.3f}")
+        if alloc is not None and not hasattr(alloc, "packing"):
+            thr = effective_throughput(alloc.view, alloc.x)
+            print(f"{'job':<12}" + "".join(f"{t:>10}" for t in alloc.view.types) + f"{'throughput':>12}")
+            for j, job in enumerate(alloc.view.job_ids):
+                print(f"{job:<12}" + "".join(f"{alloc.x[j, r]:>10.4f}" for r in range(len(alloc.view.types)))
+                      + f"{thr[j]:>12.6g}")
+        if alloc is not None and hasattr(alloc, "packing"):
+            d = alloc.to_dict()
+            for row in d["allocation"]:
+                print("  " + "+".join(row["jobs"]) + ": " + ", ".join(f"{t} {row[t]:.4f}" for t in alloc.packing.view.types))
+            for job, thr in d["effective_throughput"].items():
+                print(f"  throughput {job}: {thr:.6g}")
+        for n in res.notes:
+            print(f"note       {n}")
+    return EXIT_OK if res.status == Status.OPTIMAL else EXIT_FAIL
+
+
+def cmd_import_gavel(args: argparse.Namespace) -> int:
+    from hetsched.allocation.gavel_data import (
+        load_throughputs,
+        load_trace,
+        parse_cluster,
+    )
+    from hetsched.instance.io import dump_instance
+
+
+    inst = load_trace(args.trace, load_throughputs(args.throughputs),
+                      parse_cluster(args.cluster), name=args.name)
+    dump_instance(inst, args.out)
+    print(f"{len(inst.jobs)} jobs on {len(inst.gpus)} GPUs -> {args.out}")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add these commands to the ``hetsched`` parser."""
+    from hetsched.allocation.policies import POLICIES as ALLOCATION_POLICIES
+
+    al = sub.add_parser("allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)")
+    al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
+    al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
+    al.add_argument("--packed", action="store_true", help="space sharing over job pairs (pair throughputs from "
+                    "--throughputs): max-min-fairness-perf, max-throughput")
+    al.add_argument("--throughputs", default=None,
+                    help="Gavel's throughput table for --packed (default: data/gavel/simulation_throughputs.json)")
+    al.add_argument("--fast", action="store_true", help="array-built LP with identical jobs merged "
+                    "(max-min-fairness, max-min-fairness-perf, makespan); same validation")
+    al.add_argument("--time-limit", type=positive(float), default=None, metavar="S")
+    al.add_argument("--threads", type=positive(int), default=None, metavar="N")
+    al.add_argument("--json", action="store_true", help="one JSON object: policy, status, objective, allocation, seconds, ...")
+    al.set_defaults(func=cmd_allocate)
+
+    ig = sub.add_parser("import-gavel", help="a Gavel trace + throughput table -> an instance file")
+    ig.add_argument("trace", help="Gavel trace (10-field physical_cluster or 7-field format)")
+    ig.add_argument("--throughputs", default=None)
+    ig.add_argument("--cluster", default="v100=4,p100=4,k80=4", help="GPU counts per worker type")
+    ig.add_argument("--name", default=None)
+    ig.add_argument("--out", required=True)
+    ig.set_defaults(func=cmd_import_gavel)
