@@ -1,5 +1,5 @@
 """Hadar's P2 (eqs. (2)-(2c)) and its LP relaxation over explicitly enumerated schedules (small
-instances only; the dual P3 is ``models/hadar_p3.py``, column generation ``hetsched.hadar.colgen``).
+instances only; the dual P3 is ``models/hadar_p3.py``, column generation ``models/hadar_p2_colgen.py`` on the one engine).
 
 A schedule s of job j picks, in each slot from a_j on, either nothing or one gang (W_j GPUs over
 machines and types within capacity), and ends in the slot where the job's work is done (f_js);

@@ -5,7 +5,7 @@
 
 k_h^r(t) prices a type-r GPU on machine h in slot t, mu_j is job j's payoff. By LP duality its
 optimum equals LP(P2) (checked in the tests), an upper bound on P1. The model has no schedule:
-its value is the certificate. For instances too large to enumerate, ``hetsched.hadar.colgen``
+its value is the certificate. For instances too large to enumerate, ``hetsched.hadar.certificate.lp_p2``
 reaches the same value by column generation.
 """
 

@@ -4,8 +4,9 @@
 import numpy as np
 import pytest
 
-from hetsched.hadar.colgen import column_generation, columns_from_decisions, decisions_of
+from hetsched.hadar.certificate import lp_p2
 from hetsched.hadar.online import hadar_online
+from hetsched.hadar.p2_master import plans_of
 from hetsched.hadar.pricing import best_schedule, dual_value
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
@@ -54,11 +55,11 @@ def test_any_prices_bound_lp_p2_from_above():
 def test_column_generation_reaches_lp_p2_and_its_pool_is_feasible():
     inst = load_instance(TINY)
     v = hadar_view(inst)
-    cg = column_generation(v)
+    cg = lp_p2(v)
     assert cg.converged and cg.bound == pytest.approx(79 / 3) and cg.lp_value == pytest.approx(79 / 3)
     assert dual_value(v, cg.prices)[0] == pytest.approx(79 / 3)  # the prices of the best bound certify it
-    report = validate_decisions(inst, decisions_of(v, cg.chosen))
-    assert report.valid and report.utility == pytest.approx(cg.integer_value) and cg.integer_value <= 74 / 3 + 1e-9
+    report = validate_decisions(inst, cg.decisions)
+    assert report.valid and report.utility == pytest.approx(cg.value) and cg.value <= 74 / 3 + 1e-9
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -67,14 +68,14 @@ def test_column_generation_matches_the_enumerated_lp(seed):
 
     inst = _variant(seed)
     v = hadar_view(inst)
-    cg = column_generation(v, columns_from_decisions(v, hadar_online(inst).decisions))
+    cg = lp_p2(v, plans=plans_of(v, hadar_online(inst).decisions))
     assert cg.converged and cg.bound == pytest.approx(solve(inst, "hadar-p2-lp", "highs").objective, rel=1e-7)
 
 
 def test_iteration_limit_still_returns_a_valid_bound():
     inst = load_instance(FIG1)
     v = hadar_view(inst)
-    cg = column_generation(v, max_iterations=1)
+    cg = lp_p2(v, max_iterations=1)
     assert not cg.converged and cg.bound >= 80 / 3 + 15 + 50 / 7  # P1's optimum (test_hadar_foundation)
 
 

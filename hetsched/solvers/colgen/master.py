@@ -53,6 +53,7 @@ class ColgenStats:
     nodes: int = 0  # branch-and-price nodes solved (the root counts once more)
     open_nodes: int = 0  # left open when the clock stopped the search
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed before branching
+    prices: np.ndarray | None = None  # coupling-row prices of the root's best Lagrangian bound (they certify it)
 
 
 def _round_up(bound: float, step: float | None) -> float:
@@ -150,7 +151,8 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     alpha = smoothing
     limited = False
     while True:
-        if time.perf_counter() >= deadline:
+        if time.perf_counter() >= deadline or (
+                problem.max_iterations is not None and stats.iterations >= problem.max_iterations):
             limited = True
             break
         lp, pi_lp, mu = master.solve_lp()
@@ -170,6 +172,7 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         if lagr > stats.lagrangian_bound:
             stats.lagrangian_bound = lagr
             center = pi.copy()
+            stats.prices = center
         for col in found:
             master.add(col)
         rounded = _round_up(stats.lagrangian_bound, problem.objective_step)
@@ -182,7 +185,8 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         if not found:
             if exact_lp_pricing:
                 stats.converged = True  # no column prices out at the LP duals: LP optimum
-                stats.lagrangian_bound = max(stats.lagrangian_bound, lp)
+                if lp > stats.lagrangian_bound:  # the LP duals certify it
+                    stats.lagrangian_bound, stats.prices = lp, pi_lp.copy()
                 break
             alpha = 0.0  # mispricing under smoothing: price the next round at the LP duals
         else:

@@ -45,6 +45,7 @@ class DantzigWolfeProblem:
     round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
     dive: bool = True  # after column generation, a diving heuristic for the incumbent
     branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
+    max_iterations: int | None = None  # stop the root column generation after this many rounds (None: until done)
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
