@@ -18,7 +18,20 @@ from hetsched.validate import ValidationReport, Violation, validate
 __version__ = "0.2.0"
 
 __all__ = [
-    "Instance", "SolveResult", "Status", "TaskAssignment", "TaskSchedule", "ValidationReport", "Violation",
-    "dump_instance", "dump_schedule", "instance_hash", "load_instance", "load_schedule", "parse_instance",
-    "run_heuristic", "solve", "validate",
+    "Instance",
+    "SolveResult",
+    "Status",
+    "TaskAssignment",
+    "TaskSchedule",
+    "ValidationReport",
+    "Violation",
+    "dump_instance",
+    "dump_schedule",
+    "instance_hash",
+    "load_instance",
+    "load_schedule",
+    "parse_instance",
+    "run_heuristic",
+    "solve",
+    "validate",
 ]

@@ -27,8 +27,13 @@ def load_manifest(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def certify(files: Sequence[str | Path], manifest_path: str | Path, time_limit: float = 300.0,
-            methods: Sequence[tuple[str, str]] = DEFAULT_METHODS, progress=print) -> dict:
+def certify(
+    files: Sequence[str | Path],
+    manifest_path: str | Path,
+    time_limit: float = 300.0,
+    methods: Sequence[tuple[str, str]] = DEFAULT_METHODS,
+    progress=print,
+) -> dict:
     """Solve each file with every method; record the optimum if all prove the same value."""
     manifest_path = Path(manifest_path)
     manifest = load_manifest(manifest_path)
@@ -39,16 +44,30 @@ def certify(files: Sequence[str | Path], manifest_path: str | Path, time_limit: 
         key = f.name
         inst = load_instance(f)
         h = instance_hash(inst)
-        if key in entries and entries[key].get("hash") == h and entries[key].get("optimum") is not None:
+        if (
+            key in entries
+            and entries[key].get("hash") == h
+            and entries[key].get("optimum") is not None
+        ):
             progress(f"{key}: already certified ({entries[key]['optimum']})")
             continue
         runs = {}
         for model, solver in methods:
             r = solve(inst, model, solver, time_limit=time_limit)
-            runs[f"{model}/{solver}"] = {"status": r.status.value, "objective": r.objective, "bound": r.bound,
-                                         "seconds": round(r.seconds, 3)}
+            runs[f"{model}/{solver}"] = {
+                "status": r.status.value,
+                "objective": r.objective,
+                "bound": r.bound,
+                "seconds": round(r.seconds, 3),
+            }
         proven = [r["objective"] for r in runs.values() if r["status"] == Status.OPTIMAL.value]
-        entry = {"hash": h, "tasks": inst.n_tasks, "gpus": len(inst.gpus), "jobs": len(inst.jobs), "runs": runs}
+        entry = {
+            "hash": h,
+            "tasks": inst.n_tasks,
+            "gpus": len(inst.gpus),
+            "jobs": len(inst.jobs),
+            "runs": runs,
+        }
         if len(proven) == len(methods):
             if max(proven) - min(proven) > 1e-6 * max(1.0, abs(max(proven))):
                 raise HetschedError(f"{key}: exact methods disagree: {runs}")
@@ -56,6 +75,11 @@ def certify(files: Sequence[str | Path], manifest_path: str | Path, time_limit: 
         else:
             entry["optimum"] = None
         entries[key] = entry
-        manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        progress(f"{key}: optimum {entry['optimum']} " + " ".join(f"{k}={v['seconds']}s" for k, v in runs.items()))
+        manifest_path.write_text(
+            json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        progress(
+            f"{key}: optimum {entry['optimum']} "
+            + " ".join(f"{k}={v['seconds']}s" for k, v in runs.items())
+        )
     return manifest

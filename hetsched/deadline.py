@@ -29,15 +29,19 @@ def grace(time_limit: float) -> float:
 def _not_the_timeout(record: logging.LogRecord) -> bool:
     """Pyomo logs an exception raised inside a component rule before re-raising it: not this one."""
     return "BuildTimeout" not in record.getMessage() and not (
-        record.exc_info and isinstance(record.exc_info[1], BuildTimeout))
+        record.exc_info and isinstance(record.exc_info[1], BuildTimeout)
+    )
 
 
 @contextmanager
 def deadline(seconds: float | None, quiet: tuple[str, ...] = ("pyomo",)) -> Iterator[None]:
     """Raise :class:`BuildTimeout` in the block once ``seconds`` of wall time pass (None: no
     limit); the handlers of the ``quiet`` loggers drop their reports of that exception."""
-    usable = (seconds is not None and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
     if not usable:
         yield
         return

@@ -17,7 +17,9 @@ from hetsched.instance.model import Instance
 FORMATS = ("lp", "mps")
 
 
-def export_model(instance: Instance, model: str, fmt: str, path: str | Path, options: dict | None = None) -> str:
+def export_model(
+    instance: Instance, model: str, fmt: str, path: str | Path, options: dict | None = None
+) -> str:
     """Build ``model`` for ``instance`` and write it; returns a one-line note on what was written."""
     if fmt not in FORMATS:
         raise HetschedError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")
@@ -34,5 +36,7 @@ def export_model(instance: Instance, model: str, fmt: str, path: str | Path, opt
     built.write(str(out), format=kind, io_options={"symbolic_solver_labels": True})
     note = f"{spec.name} of {instance.name} -> {out} ({fmt.upper()}, {built.nvariables()} variables, {built.nconstraints()} constraints)"
     if spec.objective_transform is not None:
-        note += "; the file's objective is the model's, which hetsched maps to the problem's objective"
+        note += (
+            "; the file's objective is the model's, which hetsched maps to the problem's objective"
+        )
     return note

@@ -32,7 +32,9 @@ def formulations() -> dict[tuple[str, str], FormulationSpec]:
     return _discover()
 
 
-def solution_reader(fmt: str) -> tuple[Callable[[Any, str], Any], Callable[[Instance, Any], ValidationReport]] | None:
+def solution_reader(
+    fmt: str,
+) -> tuple[Callable[[Any, str], Any], Callable[[Instance, Any], ValidationReport]] | None:
     """(loader, validator) for solutions of format ``fmt``; None if no formulation reads it."""
     from hetsched.schedule import FORMAT, schedule_from_dict
 
@@ -64,10 +66,13 @@ def auto_formulation(name: str, instance: Instance) -> tuple[FormulationSpec, st
         reason = None if spec.supports is None else spec.supports(instance)
         if reason is None:
             return spec, f"the strongest {name} method that takes this instance" + (
-                f" (passed over: {'; '.join(skipped)})" if skipped else "")
+                f" (passed over: {'; '.join(skipped)})" if skipped else ""
+            )
         skipped.append(f"{kind}: {reason}")
     if skipped:
-        raise HetschedError(f"no formulation of model '{name}' takes this instance: {'; '.join(skipped)}")
+        raise HetschedError(
+            f"no formulation of model '{name}' takes this instance: {'; '.join(skipped)}"
+        )
     raise HetschedError(f"unknown model '{name}' (known: {', '.join(model_names())})")
 
 
@@ -77,5 +82,7 @@ def find_formulation(name: str, kind: str) -> FormulationSpec:
         return specs[(name, kind)]
     kinds = sorted(k for n, k in specs if n == name)
     if kinds:
-        raise HetschedError(f"model '{name}' has no {kind} formulation (it has: {', '.join(kinds)})")
+        raise HetschedError(
+            f"model '{name}' has no {kind} formulation (it has: {', '.join(kinds)})"
+        )
     raise HetschedError(f"unknown model '{name}' (known: {', '.join(model_names())})")

@@ -8,11 +8,10 @@ than training (Hare's assumption, Sec. 5.1).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import numpy as np
-
-import dataclasses
 
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 
@@ -20,10 +19,20 @@ TYPE_NAMES = ("v100", "t4", "k80", "m60", "p100")
 TYPE_SPEED = {"v100": 4.0, "p100": 2.5, "t4": 2.0, "m60": 1.2, "k80": 1.0}
 
 
-def random_instance(seed: int, n_gpus: int, n_types: int, n_jobs: int, rounds: tuple[int, int],
-                    tasks: tuple[int, int], max_tasks: int | None = None, arrival_spread: float = 5.0,
-                    gpus_per_server: int = 4, name: str | None = None, family: str = "custom",
-                    resolution: float = 0.1) -> Instance:
+def random_instance(
+    seed: int,
+    n_gpus: int,
+    n_types: int,
+    n_jobs: int,
+    rounds: tuple[int, int],
+    tasks: tuple[int, int],
+    max_tasks: int | None = None,
+    arrival_spread: float = 5.0,
+    gpus_per_server: int = 4,
+    name: str | None = None,
+    family: str = "custom",
+    resolution: float = 0.1,
+) -> Instance:
     """A random instance; ``rounds`` and ``tasks`` are inclusive ranges per job; every time is a
     multiple of ``resolution`` seconds (0.1 or 1.0).
 
@@ -42,8 +51,10 @@ def random_instance(seed: int, n_gpus: int, n_types: int, n_jobs: int, rounds: t
     rng.shuffle(gpu_type)
     servers = []
     for s0 in range(0, n_gpus, gpus_per_server):
-        gpus = tuple(Gpu(f"g{m}", gpu_type[m], f"s{s0 // gpus_per_server}")
-                     for m in range(s0, min(n_gpus, s0 + gpus_per_server)))
+        gpus = tuple(
+            Gpu(f"g{m}", gpu_type[m], f"s{s0 // gpus_per_server}")
+            for m in range(s0, min(n_gpus, s0 + gpus_per_server))
+        )
         servers.append(Server(f"s{s0 // gpus_per_server}", gpus))
     cluster = Cluster({t: GpuType(t) for t in types}, tuple(servers))
     while True:
@@ -54,15 +65,26 @@ def random_instance(seed: int, n_gpus: int, n_types: int, n_jobs: int, rounds: t
             train = {t: max(resolution, grid(base / TYPE_SPEED[t] ** sensitivity)) for t in types}
             sync_frac = float(rng.uniform(0.0, 0.4))
             sync = {t: grid(sync_frac * train[t] * float(rng.uniform(0.5, 1.0))) for t in types}
-            jobs.append(Job(
-                id=f"J{n}", arrival=grid(float(rng.uniform(0, arrival_spread))) if n else 0.0,
-                weight=float(rng.integers(1, 4)), rounds=int(rng.integers(rounds[0], rounds[1] + 1)),
-                tasks_per_round=int(rng.integers(tasks[0], tasks[1] + 1)), train_time=train, sync_time=sync))
+            jobs.append(
+                Job(
+                    id=f"J{n}",
+                    arrival=grid(float(rng.uniform(0, arrival_spread))) if n else 0.0,
+                    weight=float(rng.integers(1, 4)),
+                    rounds=int(rng.integers(rounds[0], rounds[1] + 1)),
+                    tasks_per_round=int(rng.integers(tasks[0], tasks[1] + 1)),
+                    train_time=train,
+                    sync_time=sync,
+                )
+            )
         if max_tasks is None or sum(j.n_tasks for j in jobs) <= max_tasks:
             break
-    return Instance(name=name or f"{family}-s{seed}", cluster=cluster, jobs=tuple(jobs),
-                    description=f"random family '{family}', seed {seed}",
-                    metadata={"generator": "hetsched.generators", "family": family, "seed": seed})
+    return Instance(
+        name=name or f"{family}-s{seed}",
+        cluster=cluster,
+        jobs=tuple(jobs),
+        description=f"random family '{family}', seed {seed}",
+        metadata={"generator": "hetsched.generators", "family": family, "seed": seed},
+    )
 
 
 def small(seed: int, name: str | None = None) -> Instance:
@@ -70,9 +92,18 @@ def small(seed: int, name: str | None = None) -> Instance:
     in whole seconds: small enough that both exact methods prove the optimum in seconds."""
     rng = np.random.default_rng([seed, 1])
     n_gpus = int(rng.integers(2, 6))
-    return random_instance(seed, n_gpus=n_gpus, n_types=int(rng.integers(2, min(3, n_gpus) + 1)),
-                           n_jobs=int(rng.integers(2, 7)), rounds=(1, 3), tasks=(1, 4), max_tasks=16,
-                           name=name, family="small", resolution=1.0)
+    return random_instance(
+        seed,
+        n_gpus=n_gpus,
+        n_types=int(rng.integers(2, min(3, n_gpus) + 1)),
+        n_jobs=int(rng.integers(2, 7)),
+        rounds=(1, 3),
+        tasks=(1, 4),
+        max_tasks=16,
+        name=name,
+        family="small",
+        resolution=1.0,
+    )
 
 
 def ladder(n_tasks: int, n_gpus: int, seed: int = 0) -> Instance:
@@ -80,9 +111,17 @@ def ladder(n_tasks: int, n_gpus: int, seed: int = 0) -> Instance:
     jobs of 2 rounds x 2 tasks (8 tasks -> 2 jobs, 64 tasks -> 16 jobs)."""
     if n_tasks % 4:
         raise ValueError("n_tasks must be a multiple of 4 (jobs of 2 rounds x 2 tasks)")
-    return random_instance(seed, n_gpus=n_gpus, n_types=min(3, n_gpus), n_jobs=n_tasks // 4, rounds=(2, 2),
-                           tasks=(2, 2), name=f"ladder-t{n_tasks}-g{n_gpus}-s{seed}", family="ladder",
-                           arrival_spread=n_tasks / 4)
+    return random_instance(
+        seed,
+        n_gpus=n_gpus,
+        n_types=min(3, n_gpus),
+        n_jobs=n_tasks // 4,
+        rounds=(2, 2),
+        tasks=(2, 2),
+        name=f"ladder-t{n_tasks}-g{n_gpus}-s{seed}",
+        family="ladder",
+        arrival_spread=n_tasks / 4,
+    )
 
 
 #: Hare Table 2 (HPDC'22): model -> (class, V100 seconds per task, speedup V100/K80, T4/K80, M60/K80).
@@ -102,8 +141,14 @@ HARE_TABLE2 = {
 }
 
 
-def hare_table2(seed: int, n_jobs: int = 200, n_gpus: int = 160, name: str | None = None,
-                arrival_rate: float = 0.5, mean_rounds: float = 100.0) -> Instance:
+def hare_table2(
+    seed: int,
+    n_jobs: int = 200,
+    n_gpus: int = 160,
+    name: str | None = None,
+    arrival_rate: float = 0.5,
+    mean_rounds: float = 100.0,
+) -> Instance:
     """Hare's simulation setting (Sec. 7.1, Figs. 14-16): ``n_jobs`` jobs over ``n_gpus`` GPUs of
     four types (V100, T4, K80, M60 in equal numbers, 8 per server), Table 2's mix (each of the
     four classes CV, NLP, Speech, Rec. 25% of the jobs, the model uniform within its class).
@@ -119,7 +164,10 @@ def hare_table2(seed: int, n_jobs: int = 200, n_gpus: int = 160, name: str | Non
     types = ("v100", "t4", "k80", "m60")
     servers = []
     for s0 in range(0, n_gpus, 8):
-        gpus = tuple(Gpu(f"g{m}", types[m * len(types) // n_gpus], f"s{s0 // 8}") for m in range(s0, min(n_gpus, s0 + 8)))
+        gpus = tuple(
+            Gpu(f"g{m}", types[m * len(types) // n_gpus], f"s{s0 // 8}")
+            for m in range(s0, min(n_gpus, s0 + 8))
+        )
         servers.append(Server(f"s{s0 // 8}", gpus))
     cluster = Cluster({t: GpuType(t) for t in types}, tuple(servers))
     classes: dict[str, list[str]] = {}
@@ -139,20 +187,41 @@ def hare_table2(seed: int, n_jobs: int = 200, n_gpus: int = 160, name: str | Non
         net = base * float(rng.uniform(0.1, 0.4))
         sync = {t: round(net, 2) for t in types}
         rounds = max(1, int(rng.lognormal(np.log(mean_rounds) - sigma**2 / 2, sigma)))
-        jobs.append(Job(id=f"J{n}", arrival=round(float(arrivals[n]), 2), weight=float(rng.integers(1, 5)),
-                        rounds=rounds, tasks_per_round=int(rng.choice([1, 2, 4, 8])),
-                        train_time={t: max(0.01, round(x, 2)) for t, x in train.items()},
-                        sync_time=sync, model=ModelInfo(name=model, family=cls)))
+        jobs.append(
+            Job(
+                id=f"J{n}",
+                arrival=round(float(arrivals[n]), 2),
+                weight=float(rng.integers(1, 5)),
+                rounds=rounds,
+                tasks_per_round=int(rng.choice([1, 2, 4, 8])),
+                train_time={t: max(0.01, round(x, 2)) for t, x in train.items()},
+                sync_time=sync,
+                model=ModelInfo(name=model, family=cls),
+            )
+        )
     rng.shuffle(jobs)  # class order is not arrival order
-    jobs = [dataclasses.replace(j, id=f"J{n}", arrival=round(float(arrivals[n]), 2)) for n, j in enumerate(jobs)]
-    return Instance(name=name or f"hare-table2-j{n_jobs}-g{n_gpus}-s{seed}", cluster=cluster, jobs=tuple(jobs),
-                    description=f"Hare Table 2 mix, {n_jobs} jobs on {n_gpus} GPUs (V100/T4/K80/M60), seed {seed}; "
-                                "synthetic times, see hetsched.generators.hare_table2",
-                    metadata={"generator": "hetsched.generators.hare_table2", "seed": seed})
+    jobs = [
+        dataclasses.replace(j, id=f"J{n}", arrival=round(float(arrivals[n]), 2))
+        for n, j in enumerate(jobs)
+    ]
+    return Instance(
+        name=name or f"hare-table2-j{n_jobs}-g{n_gpus}-s{seed}",
+        cluster=cluster,
+        jobs=tuple(jobs),
+        description=f"Hare Table 2 mix, {n_jobs} jobs on {n_gpus} GPUs (V100/T4/K80/M60), seed {seed}; "
+        "synthetic times, see hetsched.generators.hare_table2",
+        metadata={"generator": "hetsched.generators.hare_table2", "seed": seed},
+    )
 
 
-def hadar_cluster(seed: int, n_jobs: int = 2000, n_machines: int = 15, gpus_per_machine: int = 4,
-                  name: str | None = None, throughputs: str | None = None) -> Instance:
+def hadar_cluster(
+    seed: int,
+    n_jobs: int = 2000,
+    n_machines: int = 15,
+    gpus_per_machine: int = 4,
+    name: str | None = None,
+    throughputs: str | None = None,
+) -> Instance:
     """Hadar's benchmark setting (issue 4's ``bench hadar``): ``n_machines`` machines of
     ``gpus_per_machine`` GPUs each, one type per machine cycling K80, P100, V100 (60 GPUs, 20 per
     type by default), and ``n_jobs`` jobs queued at time 0.
@@ -167,40 +236,89 @@ def hadar_cluster(seed: int, n_jobs: int = 2000, n_machines: int = 15, gpus_per_
 
     table = load_throughputs(throughputs)
     types = ("k80", "p100", "v100")
-    keys = sorted(k for k in table.isolated["v100"] if all(k in table.isolated[t] for t in types)
-                  and all(table.isolated[t][k] > 0 for t in types) and k[1] <= gpus_per_machine * n_machines)
+    keys = sorted(
+        k
+        for k in table.isolated["v100"]
+        if all(k in table.isolated[t] for t in types)
+        and all(table.isolated[t][k] > 0 for t in types)
+        and k[1] <= gpus_per_machine * n_machines
+    )
     rng = np.random.default_rng([seed, 4])
-    servers = tuple(Server(f"m{h}", tuple(Gpu(f"m{h}-g{i}", types[h % 3], f"m{h}") for i in range(gpus_per_machine)))
-                    for h in range(n_machines))
+    servers = tuple(
+        Server(
+            f"m{h}",
+            tuple(Gpu(f"m{h}-g{i}", types[h % 3], f"m{h}") for i in range(gpus_per_machine)),
+        )
+        for h in range(n_machines)
+    )
     jobs = []
     for n in range(n_jobs):
         model, scale = keys[int(rng.integers(len(keys)))]
         per_gpu = {t: table.isolated[t][(model, scale)] / scale for t in types}
         seconds = float(np.exp(rng.uniform(np.log(1800), np.log(72000))))
         epochs = max(1.0, round(seconds * per_gpu["v100"] * scale / 1000, 1))
-        jobs.append(Job(id=f"J{n}", arrival=0.0, weight=1.0, rounds=1, tasks_per_round=scale,
-                        train_time={t: 1.0 for t in types}, sync_time={t: 0.0 for t in types},
-                        requested_workers=scale, epochs=epochs, iterations_per_epoch=1000,
-                        throughput={t: round(x, 4) for t, x in per_gpu.items()}, model=ModelInfo(name=model)))
-    return Instance(name=name or f"hadar-cluster-j{n_jobs}-m{n_machines}-s{seed}",
-                    cluster=Cluster({t: GpuType(t) for t in types}, servers), jobs=tuple(jobs),
-                    description=f"{n_jobs} queued jobs (Gavel's measured throughputs) on {n_machines} machines x "
-                                f"{gpus_per_machine} GPUs, seed {seed}; see hetsched.generators.hadar_cluster",
-                    metadata={"generator": "hetsched.generators.hadar_cluster", "seed": seed,
-                              "hadar": {"slot_seconds": 360.0, "progress": "per-worker"}})
+        jobs.append(
+            Job(
+                id=f"J{n}",
+                arrival=0.0,
+                weight=1.0,
+                rounds=1,
+                tasks_per_round=scale,
+                train_time={t: 1.0 for t in types},
+                sync_time={t: 0.0 for t in types},
+                requested_workers=scale,
+                epochs=epochs,
+                iterations_per_epoch=1000,
+                throughput={t: round(x, 4) for t, x in per_gpu.items()},
+                model=ModelInfo(name=model),
+            )
+        )
+    return Instance(
+        name=name or f"hadar-cluster-j{n_jobs}-m{n_machines}-s{seed}",
+        cluster=Cluster({t: GpuType(t) for t in types}, servers),
+        jobs=tuple(jobs),
+        description=f"{n_jobs} queued jobs (Gavel's measured throughputs) on {n_machines} machines x "
+        f"{gpus_per_machine} GPUs, seed {seed}; see hetsched.generators.hadar_cluster",
+        metadata={
+            "generator": "hetsched.generators.hadar_cluster",
+            "seed": seed,
+            "hadar": {"slot_seconds": 360.0, "progress": "per-worker"},
+        },
+    )
 
 
-def _wct_instance(family: str, seed: int, n_jobs: int, n_gpus: int, times: np.ndarray, weights: np.ndarray,
-                  gpu_types: list[str], name: str | None) -> Instance:
+def _wct_instance(
+    family: str,
+    seed: int,
+    n_jobs: int,
+    n_gpus: int,
+    times: np.ndarray,
+    weights: np.ndarray,
+    gpu_types: list[str],
+    name: str | None,
+) -> Instance:
     types = sorted(set(gpu_types))
     servers = tuple(Server(f"s{m}", (Gpu(f"g{m}", gpu_types[m], f"s{m}"),)) for m in range(n_gpus))
     by_type = {t: gpu_types.index(t) for t in types}  # a type's times are those of its first GPU
-    jobs = tuple(Job(id=f"J{j + 1}", arrival=0.0, weight=float(weights[j]), rounds=1, tasks_per_round=1,
-                     train_time={t: float(times[j, m]) for t, m in by_type.items()}, sync_time={t: 0.0 for t in types})
-                 for j in range(n_jobs))
-    return Instance(name=name or f"{family}-n{n_jobs}-m{n_gpus}-s{seed}", cluster=Cluster({t: GpuType(t) for t in types}, servers),
-                    jobs=jobs, description=f"{family}: {n_jobs} jobs on {n_gpus} GPUs, p and w uniform on 1..100, seed {seed}",
-                    metadata={"generator": "hetsched.generators", "family": family, "seed": seed})
+    jobs = tuple(
+        Job(
+            id=f"J{j + 1}",
+            arrival=0.0,
+            weight=float(weights[j]),
+            rounds=1,
+            tasks_per_round=1,
+            train_time={t: float(times[j, m]) for t, m in by_type.items()},
+            sync_time={t: 0.0 for t in types},
+        )
+        for j in range(n_jobs)
+    )
+    return Instance(
+        name=name or f"{family}-n{n_jobs}-m{n_gpus}-s{seed}",
+        cluster=Cluster({t: GpuType(t) for t in types}, servers),
+        jobs=jobs,
+        description=f"{family}: {n_jobs} jobs on {n_gpus} GPUs, p and w uniform on 1..100, seed {seed}",
+        metadata={"generator": "hetsched.generators", "family": family, "seed": seed},
+    )
 
 
 def pm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None) -> Instance:
@@ -210,8 +328,16 @@ def pm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None
     rng = np.random.default_rng([seed, 2])
     p = rng.integers(1, 101, size=n_jobs).astype(float)
     w = rng.integers(1, 101, size=n_jobs).astype(float)
-    return _wct_instance("pm-wct", seed, n_jobs, n_gpus, np.repeat(p[:, None], n_gpus, axis=1), w,
-                         ["gpu"] * n_gpus, name)
+    return _wct_instance(
+        "pm-wct",
+        seed,
+        n_jobs,
+        n_gpus,
+        np.repeat(p[:, None], n_gpus, axis=1),
+        w,
+        ["gpu"] * n_gpus,
+        name,
+    )
 
 
 def rm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None) -> Instance:
@@ -220,11 +346,18 @@ def rm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None
     rng = np.random.default_rng([seed, 3])
     p = rng.integers(1, 101, size=(n_jobs, n_gpus)).astype(float)
     w = rng.integers(1, 101, size=n_jobs).astype(float)
-    return _wct_instance("rm-wct", seed, n_jobs, n_gpus, p, w, [f"u{m}" for m in range(n_gpus)], name)
+    return _wct_instance(
+        "rm-wct", seed, n_jobs, n_gpus, p, w, [f"u{m}" for m in range(n_gpus)], name
+    )
 
 
-FAMILIES: dict[str, Callable[..., Instance]] = {"small": small, "hare-table2": hare_table2, "hadar-cluster": hadar_cluster,
-                                                "pm-wct": pm_wct, "rm-wct": rm_wct}
+FAMILIES: dict[str, Callable[..., Instance]] = {
+    "small": small,
+    "hare-table2": hare_table2,
+    "hadar-cluster": hadar_cluster,
+    "pm-wct": pm_wct,
+    "rm-wct": rm_wct,
+}
 
 
 def generate(family: str, seed: int, name: str | None = None, **sizes: int) -> Instance:

@@ -146,8 +146,9 @@ class JobPricer:
     completion_hi: int  # C_n <= this
     horizon: int  # ticks 0..horizon-1 carry prices
 
-    def price(self, P: np.ndarray, completion_lo: int = 0,
-              completion_hi: int | None = None) -> tuple[float, list[tuple[int, int, int]], int]:
+    def price(
+        self, P: np.ndarray, completion_lo: int = 0, completion_hi: int | None = None
+    ) -> tuple[float, list[tuple[int, int, int]], int]:
         """(least price of a schedule, its tasks as (round, GPU, start tick), its C_n) for
         prefix sums ``P[g, t]`` of the tick prices (shape G x horizon+1), among the schedules
         with ``completion_lo <= C_n <= completion_hi`` (a branching decision)."""
@@ -156,8 +157,13 @@ class JobPricer:
             return INF, [], completion_lo
         return best[0]
 
-    def price_by_completion(self, P: np.ndarray, completion_lo: int = 0, completion_hi: int | None = None,
-                            count: int = 1) -> list[tuple[float, list[tuple[int, int, int]], int]]:
+    def price_by_completion(
+        self,
+        P: np.ndarray,
+        completion_lo: int = 0,
+        completion_hi: int | None = None,
+        count: int = 1,
+    ) -> list[tuple[float, list[tuple[int, int, int]], int]]:
         """The least priced schedules for up to ``count`` distinct completion times C_n, best
         first, as (price, tasks, C_n); [] when no schedule has C_n in [completion_lo, completion_hi].
         An entry's C_n is its schedule's completion, except that the schedule of C_n =
@@ -170,7 +176,11 @@ class JobPricer:
         completion times that are free to get once the tables are built.
         """
         lo = int(self.ready_lo[0])
-        hi = int(self.completion_hi) if completion_hi is None else min(int(self.completion_hi), int(completion_hi))
+        hi = (
+            int(self.completion_hi)
+            if completion_hi is None
+            else min(int(self.completion_hi), int(completion_hi))
+        )
         if hi < lo or self.ready_hi[0] < lo:
             return []
         W = hi - lo + 1
@@ -178,8 +188,10 @@ class JobPricer:
         for r in range(self.rounds):
             a, b = max(lo, int(self.ready_lo[r])), min(hi, int(self.ready_hi[r]))
             if a <= b:
-                ready[a - lo:b - lo + 1] = True
-        f = round_table(P, self.train, self.cycle, self.tasks_per_round, lo, hi, self.horizon, ready)
+                ready[a - lo : b - lo + 1] = True
+        f = round_table(
+            P, self.train, self.cycle, self.tasks_per_round, lo, hi, self.horizon, ready
+        )
         ticks = np.arange(lo, hi + 1)
         F = f[0].copy()  # round 0 is ready at lo = a_n
         came_from = np.zeros((self.rounds, W), dtype=np.int64)
@@ -207,8 +219,17 @@ class JobPricer:
             tasks: list[tuple[int, int, int]] = []
             ri = 0
             for r in range(self.rounds):
-                for g, start in round_placement(P, self.train, self.cycle, self.tasks_per_round, lo, hi,
-                                                self.horizon, ri, ends[r]):
+                for g, start in round_placement(
+                    P,
+                    self.train,
+                    self.cycle,
+                    self.tasks_per_round,
+                    lo,
+                    hi,
+                    self.horizon,
+                    ri,
+                    ends[r],
+                ):
                     tasks.append((r, int(g), int(start)))
                 ri = ends[r]
             out.append((value, tasks, lo + int(ei)))

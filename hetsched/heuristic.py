@@ -8,10 +8,10 @@ import time
 from hetsched.errors import HetschedError
 from hetsched.heuristics.hare_alg1 import alpha, hare_alg1
 from hetsched.heuristics.list_scheduling import MACHINE_RULES
-from hetsched.orderings import ORDERINGS, ordering
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.orderings import ORDERINGS, ordering
 from hetsched.schedule import refuse_large
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult, Status
@@ -20,9 +20,15 @@ from hetsched.validate import validate
 ALGORITHMS = ("hare-alg1",)
 
 
-def run_heuristic(instance: Instance, algorithm: str = "hare-alg1", order: str = "hare-sched-rl",
-                  rule: str = "earliest_available", time_limit: float | None = None,
-                  threads: int | None = None, seed: int = 0) -> SolveResult:
+def run_heuristic(
+    instance: Instance,
+    algorithm: str = "hare-alg1",
+    order: str = "hare-sched-rl",
+    rule: str = "earliest_available",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    seed: int = 0,
+) -> SolveResult:
     """Algorithm 1 (HPDC'22) with H from ``order``; ``time_limit`` applies to the ordering's relaxation."""
     if algorithm not in ALGORITHMS:
         raise HetschedError(f"unknown algorithm '{algorithm}' (known: {', '.join(ALGORITHMS)})")
@@ -34,9 +40,17 @@ def run_heuristic(instance: Instance, algorithm: str = "hare-alg1", order: str =
     t0 = time.perf_counter()
     ordered = ordering(order, instance, time_limit=time_limit, threads=threads, seed=seed)
     if ordered.priority is None:  # no H within the time limit: say so, as a solve would
-        return SolveResult(instance=instance.name, model=algorithm, solver=f"order:{order}", status=Status.TIME_LIMIT,
-                           objective=None, bound=None, gap=None, seconds=time.perf_counter() - t0,
-                           notes=list(ordered.notes))
+        return SolveResult(
+            instance=instance.name,
+            model=algorithm,
+            solver=f"order:{order}",
+            status=Status.TIME_LIMIT,
+            objective=None,
+            bound=None,
+            gap=None,
+            seconds=time.perf_counter() - t0,
+            notes=list(ordered.notes),
+        )
     view = hare_view(instance)
     t1 = time.perf_counter()
     run = hare_alg1(view, ordered.priority, rule)  # type: ignore[arg-type]
@@ -46,10 +60,21 @@ def run_heuristic(instance: Instance, algorithm: str = "hare-alg1", order: str =
     a = alpha(view)
     notes = list(ordered.notes) + [
         f"rule {rule}; list scheduling {t2 - t1:.3f} s for {view.n_tasks} tasks; alpha = {a:.6g}, "
-        f"claimed ratio alpha(2+alpha) = {a * (2 + a):.6g}"]
-    result = SolveResult(instance=instance.name, model=algorithm, solver=f"order:{order}",
-                         status=Status.FEASIBLE, objective=None, bound=ordered.bound, gap=None,
-                         seconds=0.0, solution=schedule, solver_objective=run.objective(), notes=notes)
+        f"claimed ratio alpha(2+alpha) = {a * (2 + a):.6g}"
+    ]
+    result = SolveResult(
+        instance=instance.name,
+        model=algorithm,
+        solver=f"order:{order}",
+        status=Status.FEASIBLE,
+        objective=None,
+        bound=ordered.bound,
+        gap=None,
+        seconds=0.0,
+        solution=schedule,
+        solver_objective=run.objective(),
+        notes=notes,
+    )
     # invalid: a bug in the algorithm, never a result; meeting the relaxation's proven bound: optimal
     finalize(result, report, claimed=run.objective(), optimal_on_bound=True)
     result.seconds = time.perf_counter() - t0

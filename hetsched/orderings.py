@@ -21,7 +21,9 @@ from hetsched.solvers.result import SolveResult, Status
 
 @dataclass
 class Ordering:
-    priority: np.ndarray | None  # H_i per task, D order; None: the relaxation hit its time limit first
+    priority: (
+        np.ndarray | None
+    )  # H_i per task, D order; None: the relaxation hit its time limit first
     bound: float | None = None  # a valid lower bound on OPT, if the ordering proved one
     relaxation: SolveResult | None = None
     seconds: float = 0.0
@@ -39,25 +41,44 @@ def starts_in_d_order(view: HareView, schedule) -> np.ndarray:
 
 
 def _from_relaxation(model: str) -> Callable[..., Ordering]:
-    def order(instance: Instance, time_limit: float | None = None, threads: int | None = None,
-              seed: int = 0) -> Ordering:
+    def order(
+        instance: Instance,
+        time_limit: float | None = None,
+        threads: int | None = None,
+        seed: int = 0,
+    ) -> Ordering:
         from hetsched.solve import solve
 
         view = hare_view(instance)
         res = solve(instance, model, "highs", time_limit=time_limit, threads=threads, seed=seed)
         if res.solution is None and res.status == Status.TIME_LIMIT:
-            return Ordering(None, None, res, res.seconds, [f"{model} found no solution within the time limit "
-                                                            f"({res.notes[-1] if res.notes else res.status.value}); "
-                                                            "try a larger --time-limit or another --order"])
+            return Ordering(
+                None,
+                None,
+                res,
+                res.seconds,
+                [
+                    f"{model} found no solution within the time limit "
+                    f"({res.notes[-1] if res.notes else res.status.value}); "
+                    "try a larger --time-limit or another --order"
+                ],
+            )
         if res.solution is None or res.status in (Status.ERROR, Status.INFEASIBLE):
-            raise HetschedError(f"{model} gave no solution ({res.status.value}"
-                                f"{'; ' + res.notes[-1] if res.notes else ''}); try a larger --time-limit "
-                                "or another --order")
-        x_hat = (res.solution.round_starts() if hasattr(res.solution, "round_starts")
-                 else starts_in_d_order(view, res.solution))
+            raise HetschedError(
+                f"{model} gave no solution ({res.status.value}"
+                f"{'; ' + res.notes[-1] if res.notes else ''}); try a larger --time-limit "
+                "or another --order"
+            )
+        x_hat = (
+            res.solution.round_starts()
+            if hasattr(res.solution, "round_starts")
+            else starts_in_d_order(view, res.solution)
+        )
         notes = [f"H from {model} ({res.status.value}, {res.seconds:.2f} s)"]
         if res.status != Status.OPTIMAL:
-            notes.append(f"{model} not solved to optimality: H comes from its incumbent; the bound is its best bound")
+            notes.append(
+                f"{model} not solved to optimality: H comes from its incumbent; the bound is its best bound"
+            )
         return Ordering(task_priorities(view, x_hat), res.bound, res, res.seconds, notes)
 
     return order
@@ -67,7 +88,10 @@ def arrival_priorities(instance: Instance, **_) -> Ordering:
     """H_i = a_n + r min_m(T^c+T^s) + max_m T^c / 2: x^ replaced by the earliest start (4), (7)."""
     view = hare_view(instance)
     n, r, _ = view.task_arrays
-    return Ordering(task_priorities(view, view.arrival[n] + r * view.min_cycle[n]), notes=["H from earliest starts"])
+    return Ordering(
+        task_priorities(view, view.arrival[n] + r * view.min_cycle[n]),
+        notes=["H from earliest starts"],
+    )
 
 
 def wspt_priorities(instance: Instance, **_) -> Ordering:
@@ -76,13 +100,17 @@ def wspt_priorities(instance: Instance, **_) -> Ordering:
     n, r, _ = view.task_arrays
     work = view.rounds * view.tasks_per_round * view.train.min(axis=1)
     rank = np.empty(view.n_jobs)
-    rank[np.lexsort((np.arange(view.n_jobs), work / view.weight, view.arrival))] = np.arange(view.n_jobs)
+    rank[np.lexsort((np.arange(view.n_jobs), work / view.weight, view.arrival))] = np.arange(
+        view.n_jobs
+    )
     return Ordering(rank[n] * (1 + int(view.rounds.max())) + r, notes=["H = WSPT job rank"])
 
 
 ORDERINGS: dict[str, Callable[..., Ordering]] = {
     "hare-sched-rl": _from_relaxation("hare-sched-rl"),  # the paper's line 3
-    "hare-sched-rl-subsets": _from_relaxation("hare-sched-rl-subsets"),  # (9) for every subset; <= 12 tasks
+    "hare-sched-rl-subsets": _from_relaxation(
+        "hare-sched-rl-subsets"
+    ),  # (9) for every subset; <= 12 tasks
     "hare-interval-lp": _from_relaxation("hare-interval-lp"),  # cluster scale
     "arrival": arrival_priorities,
     "wspt": wspt_priorities,

@@ -15,8 +15,14 @@ from typing import TextIO
 
 
 class Heartbeat:
-    def __init__(self, label: str, limit: float | None = None, first: float = 5.0, every: float = 10.0,
-                 stream: TextIO | None = None):
+    def __init__(
+        self,
+        label: str,
+        limit: float | None = None,
+        first: float = 5.0,
+        every: float = 10.0,
+        stream: TextIO | None = None,
+    ):
         self.label, self.limit, self.first, self.every = label, limit, first, every
         self.stream = stream or sys.stderr
         self._stop = threading.Event()

@@ -24,12 +24,16 @@ def shipped_dir(folder: str) -> Path:
     try:
         root = resources.files(PACKAGES[folder])
     except (ModuleNotFoundError, KeyError) as exc:
-        raise InstallationError(f"the shipped folder '{folder}' is not installed ({exc}); "
-                                "reinstall hetsched (pip install .)") from None
+        raise InstallationError(
+            f"the shipped folder '{folder}' is not installed ({exc}); "
+            "reinstall hetsched (pip install .)"
+        ) from None
     path = Path(str(root))
     if not path.is_dir():
-        raise InstallationError(f"the shipped folder '{folder}' is not a directory on disk ({root}); "
-                                "install hetsched unpacked (pip install .), not as a zip")
+        raise InstallationError(
+            f"the shipped folder '{folder}' is not a directory on disk ({root}); "
+            "install hetsched unpacked (pip install .), not as a zip"
+        )
     return path
 
 
@@ -37,8 +41,10 @@ def shipped(folder: str, *parts: str) -> Path:
     """A shipped file, e.g. ``shipped("data", "gavel", "simulation_throughputs.json")``."""
     path = shipped_dir(folder).joinpath(*parts)
     if not path.exists():
-        raise InstallationError(f"the shipped file {folder}/{'/'.join(parts)} is missing from the installation "
-                                f"({path}); reinstall hetsched (pip install .)")
+        raise InstallationError(
+            f"the shipped file {folder}/{'/'.join(parts)} is missing from the installation "
+            f"({path}); reinstall hetsched (pip install .)"
+        )
     return path
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 import numpy as np
-from typing import Iterable
 
 
 def exact_decimal_scale(values: Iterable[float], max_digits: int = 6) -> int | None:
@@ -18,7 +18,9 @@ def exact_decimal_scale(values: Iterable[float], max_digits: int = 6) -> int | N
     return None
 
 
-def on_grid(total: float, times: Iterable[float], weights: Iterable[float], max_digits: int = 6) -> float:
+def on_grid(
+    total: float, times: Iterable[float], weights: Iterable[float], max_digits: int = 6
+) -> float:
     """``total`` (a weighted sum of sums of ``times``) rounded to the decimals its inputs carry:
     times with d_t decimals and weights with d_w make a multiple of 10^-(d_t + d_w), so the
     rounding removes only float noise (36.599999999999994 -> 36.6). Unchanged when the inputs
@@ -40,8 +42,13 @@ def instance_times(instance) -> list[float]:
     """Every arrival, training and synchronization time of an instance."""
     out: list[float] = []
     for j in instance.jobs:
-        out += [j.arrival, *j.train_time.values(), *j.sync_time.values(),
-                *j.train_time_per_gpu.values(), *j.sync_time_per_gpu.values()]
+        out += [
+            j.arrival,
+            *j.train_time.values(),
+            *j.sync_time.values(),
+            *j.train_time_per_gpu.values(),
+            *j.sync_time_per_gpu.values(),
+        ]
     return out
 
 
@@ -52,7 +59,15 @@ def instance_in_ticks(instance, scale: int):
     def up(d):
         return {k: float(ceil_ticks(t, scale)) for k, t in d.items()}
 
-    jobs = tuple(replace(j, arrival=float(ceil_ticks(j.arrival, scale)), train_time=up(j.train_time),
-                         sync_time=up(j.sync_time), train_time_per_gpu=up(j.train_time_per_gpu),
-                         sync_time_per_gpu=up(j.sync_time_per_gpu)) for j in instance.jobs)
+    jobs = tuple(
+        replace(
+            j,
+            arrival=float(ceil_ticks(j.arrival, scale)),
+            train_time=up(j.train_time),
+            sync_time=up(j.sync_time),
+            train_time_per_gpu=up(j.train_time_per_gpu),
+            sync_time_per_gpu=up(j.sync_time_per_gpu),
+        )
+        for j in instance.jobs
+    )
     return replace(instance, jobs=jobs)

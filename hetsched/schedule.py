@@ -20,8 +20,10 @@ def refuse_large(instance: Any, method: str) -> None:
     naming the job that contributes most (its ``rounds x tasks_per_round``)."""
     if instance.n_tasks > MAX_SCHEDULE_TASKS:
         big = max(range(len(instance.jobs)), key=lambda i: instance.jobs[i].n_tasks)
-        raise HetschedError(f"{instance.name}: $.jobs[{big}].rounds x tasks_per_round: {method} would schedule "
-                            f"{instance.n_tasks} tasks one by one (limit {MAX_SCHEDULE_TASKS})")
+        raise HetschedError(
+            f"{instance.name}: $.jobs[{big}].rounds x tasks_per_round: {method} would schedule "
+            f"{instance.n_tasks} tasks one by one (limit {MAX_SCHEDULE_TASKS})"
+        )
 
 
 @dataclass(frozen=True, order=True)
@@ -66,13 +68,21 @@ def schedule_from_dict(data: Any, source: str = "<solution>") -> TaskSchedule:
         p = f"{base}.assignments[{i}]"
         if not isinstance(a, dict):
             raise InputError(source, p, "must be an object")
-        for key, kinds in (("job", str), ("gpu", str), ("round", int), ("task", int), ("start", (int, float))):
+        for key, kinds in (
+            ("job", str),
+            ("gpu", str),
+            ("round", int),
+            ("task", int),
+            ("start", (int, float)),
+        ):
             if key not in a:
                 raise InputError(source, f"{p}", f"missing required field '{key}'")
             if not isinstance(a[key], kinds) or isinstance(a[key], bool):
                 raise InputError(source, f"{p}.{key}", f"wrong type (got {json.dumps(a[key])})")
         out.append(TaskAssignment(a["job"], a["round"], a["task"], a["gpu"], float(a["start"])))
-    return TaskSchedule(tuple(out), str(data.get("instance", "")), str(data.get("instance_hash", "")))
+    return TaskSchedule(
+        tuple(out), str(data.get("instance", "")), str(data.get("instance_hash", ""))
+    )
 
 
 def load_schedule(path: str | Path) -> TaskSchedule:
@@ -86,8 +96,12 @@ def dump_schedule(schedule: TaskSchedule, path: str | Path) -> None:
     Path(path).write_text(json.dumps(schedule.to_dict(), indent=1) + "\n", encoding="utf-8")
 
 
-def schedule_from_round_starts(view: Any, starts: dict[tuple[int, int], list[tuple[float, int]]],
-                               instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
+def schedule_from_round_starts(
+    view: Any,
+    starts: dict[tuple[int, int], list[tuple[float, int]]],
+    instance_name: str = "",
+    instance_hash: str = "",
+) -> TaskSchedule:
     """A task schedule from each round's (start in seconds, GPU index) pairs (``view``: a
     :class:`~hetsched.instance.hare_view.HareView`, for its job and GPU ids).
 

@@ -12,16 +12,23 @@ import time
 from hetsched.deadline import BuildTimeout, deadline, grace
 from hetsched.errors import HetschedError
 from hetsched.formulation import auto_formulation, find_formulation
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult
+from hetsched.spec import FormulationSpec
 
 
-def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solver: str = "highs",
-          time_limit: float | None = None, gap: float = 0.0, threads: int | None = None,
-          seed: int = 0, options: dict | None = None) -> SolveResult:
+def solve(
+    instance: Instance,
+    model: str | FormulationSpec = "hare-sched",
+    solver: str = "highs",
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+    options: dict | None = None,
+) -> SolveResult:
     """Build ``model`` for ``instance``, solve it with ``solver`` and validate the solution.
 
     ``time_limit`` covers the whole solve: the solver gets what building the model left of it (at
@@ -31,7 +38,9 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
     picked = None
     if solver == "auto":
         if isinstance(model, FormulationSpec):
-            raise HetschedError("--solver auto picks among registered formulations; pass a solver with a spec")
+            raise HetschedError(
+                "--solver auto picks among registered formulations; pass a solver with a spec"
+            )
         spec, why = auto_formulation(model, instance)
         solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
         picked = f"--solver auto picked {solver}: {why}"
@@ -39,18 +48,28 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
         raise HetschedError(f"unknown solver '{solver}' (known: auto, {', '.join(SOLVERS)})")
     backend = SOLVERS[solver]
     if picked is None:
-        spec = model if isinstance(model, FormulationSpec) else find_formulation(model, backend.model_kind)
+        spec = (
+            model
+            if isinstance(model, FormulationSpec)
+            else find_formulation(model, backend.model_kind)
+        )
         reason = None if spec.supports is None else spec.supports(instance)
         if reason is not None:  # refused before anything is built: never a hang past the time limit
-            raise HetschedError(f"model '{spec.name}' with --solver {solver} does not take this instance: {reason}")
+            raise HetschedError(
+                f"model '{spec.name}' with --solver {solver} does not take this instance: {reason}"
+            )
     if spec.kind != backend.model_kind:
-        raise HetschedError(f"solver '{solver}' takes {backend.model_kind} models; '{spec.name}' is {spec.kind}")
+        raise HetschedError(
+            f"solver '{solver}' takes {backend.model_kind} models; '{spec.name}' is {spec.kind}"
+        )
 
     options = {k: v for k, v in (options or {}).items() if v is not None}
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
-        raise HetschedError(f"model '{spec.name}' takes no option {', '.join(unknown)}"
-                            f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}")
+        raise HetschedError(
+            f"model '{spec.name}' takes no option {', '.join(unknown)}"
+            f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}"
+        )
     t0 = time.perf_counter()
     # building the model (and handing it to a solver without a clock of its own) has no clock: a deadline stops it
     limit = None if time_limit is None else float(time_limit) + grace(time_limit)
@@ -58,34 +77,66 @@ def solve(instance: Instance, model: str | FormulationSpec = "hare-sched", solve
         with deadline(limit):
             built = spec.build(instance, **options)
             left = None
-            if time_limit is not None:  # the limit covers the whole solve: building the model used part of it
+            if (
+                time_limit is not None
+            ):  # the limit covers the whole solve: building the model used part of it
                 left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
             if not backend.own_clock:
                 raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
         if backend.own_clock:  # its own clock stops it, keeping the incumbent it has
             raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
     except BuildTimeout:
-        return SolveResult(instance=instance.name, model=spec.name, solver=solver, status=Status.TIME_LIMIT,
-                           objective=None, bound=None, gap=None, seconds=time.perf_counter() - t0,
-                           notes=([picked] if picked else []) + [
-                               f"building the model and passing it to {solver} did not finish within the time "
-                               f"limit ({time_limit:g} s): no solution and no bound"], sense=spec.sense)
+        return SolveResult(
+            instance=instance.name,
+            model=spec.name,
+            solver=solver,
+            status=Status.TIME_LIMIT,
+            objective=None,
+            bound=None,
+            gap=None,
+            seconds=time.perf_counter() - t0,
+            notes=([picked] if picked else [])
+            + [
+                f"building the model and passing it to {solver} did not finish within the time "
+                f"limit ({time_limit:g} s): no solution and no bound"
+            ],
+            sense=spec.sense,
+        )
     if spec.objective_transform is not None:
-        raw.objective = None if raw.objective is None else spec.objective_transform(raw.objective, built)
+        raw.objective = (
+            None if raw.objective is None else spec.objective_transform(raw.objective, built)
+        )
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
     notes = ([picked] if picked else []) + list(getattr(built, "notes", []))
-    result = SolveResult(instance=instance.name, model=spec.name, solver=solver, status=raw.status,
-                         objective=None, bound=raw.bound, gap=None, seconds=0.0,
-                         solver_objective=raw.objective, objective_is_bound=spec.objective_is_bound,
-                         notes=notes, log=raw.log, sense=spec.sense,
-                         bound_side=spec.bound_side or ("lower" if spec.sense == "min" else "upper"))
+    result = SolveResult(
+        instance=instance.name,
+        model=spec.name,
+        solver=solver,
+        status=raw.status,
+        objective=None,
+        bound=raw.bound,
+        gap=None,
+        seconds=0.0,
+        solver_objective=raw.objective,
+        objective_is_bound=spec.objective_is_bound,
+        notes=notes,
+        log=raw.log,
+        sense=spec.sense,
+        bound_side=spec.bound_side or ("lower" if spec.sense == "min" else "upper"),
+    )
     report = None
     if raw.value is not None or raw.solution is not None:
-        result.solution = spec.extract(built, instance, raw.value if raw.solution is None else raw.solution)
+        result.solution = spec.extract(
+            built, instance, raw.value if raw.solution is None else raw.solution
+        )
         report = spec.validator(instance, result.solution)
     # a relaxation's objective is its own optimum (its "solution" need not be feasible); a model
     # whose claim may exceed its solution's value (completion variables >= the real ones) says so
-    finalize(result, report, claimed=raw.objective if report is not None else None,
-             exact=getattr(built, "exact", True))
+    finalize(
+        result,
+        report,
+        claimed=raw.objective if report is not None else None,
+        exact=getattr(built, "exact", True),
+    )
     result.seconds = time.perf_counter() - t0
     return result

@@ -30,7 +30,9 @@ class FormulationSpec:
     # (value, built model) -> the problem's objective: maps the model's objective and bound (e.g.
     # makespan = M/zeta after a change of variables); monotone, so a valid model bound stays valid
     objective_transform: Callable[[float, Any], float] | None = None
-    options: tuple[str, ...] = ()  # keyword options build() accepts (e.g. "groups"), passed by solve()
+    options: tuple[
+        str, ...
+    ] = ()  # keyword options build() accepts (e.g. "groups"), passed by solve()
     # for relaxations and duals: which side of the scheduling problem's optimum the value bounds
     # ("lower"/"upper"); default: lower for a minimization, upper for a maximization
     bound_side: str = ""

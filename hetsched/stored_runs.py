@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 
-def run_or_resume(out: Path | None, key: str, compute: Callable[[], dict], fields: Sequence[str]) -> dict:
+def run_or_resume(
+    out: Path | None, key: str, compute: Callable[[], dict], fields: Sequence[str]
+) -> dict:
     """``compute()`` unless ``out/key.json`` exists; writes ``key.json`` and ``key-jobs.csv``
     (the result's ``jobs`` rows, columns ``fields``) when ``out`` is given."""
     done = out / f"{key}.json" if out else None

@@ -55,27 +55,42 @@ class ValidationReport:
 
 def _tolerance(instance: Instance) -> float:
     """Absolute slack for float comparisons: 1e-6 relative to the instance's time scale."""
-    scale = max([1.0] + [j.arrival for j in instance.jobs]
-                + [j.n_tasks * max(list(j.train_time.values()) + list(j.train_time_per_gpu.values()))
-                   + j.rounds * max(list(j.sync_time.values()) + list(j.sync_time_per_gpu.values()) + [0.0])
-                   for j in instance.jobs])
+    scale = max(
+        [1.0]
+        + [j.arrival for j in instance.jobs]
+        + [
+            j.n_tasks * max(list(j.train_time.values()) + list(j.train_time_per_gpu.values()))
+            + j.rounds
+            * max(list(j.sync_time.values()) + list(j.sync_time_per_gpu.values()) + [0.0])
+            for j in instance.jobs
+        ]
+    )
     return 1e-6 * scale
 
 
-def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = None) -> ValidationReport:
+def validate(
+    instance: Instance, schedule: TaskSchedule, tol: float | None = None
+) -> ValidationReport:
     """Check (4), (5), (7), (8) of Hare_Sched and recompute sum_n w_n C_n."""
     tol = _tolerance(instance) if tol is None else tol
     bad: list[Violation] = []
     if schedule.instance_hash and schedule.instance_hash != instance_hash(instance):
-        bad.append(Violation("instance_mismatch",
-                             f"solution is for instance hash {schedule.instance_hash}, this is {instance_hash(instance)}"))
+        bad.append(
+            Violation(
+                "instance_mismatch",
+                f"solution is for instance hash {schedule.instance_hash}, this is {instance_hash(instance)}",
+            )
+        )
 
     placed: dict[tuple[str, int, int], TaskAssignment] = {}
     for a in schedule.assignments:
         key = (a.job, a.round, a.task)
         name = f"{a.job}/r{a.round}/t{a.task}"
-        if not instance.has_job(a.job) or not (0 <= a.round < instance.job(a.job).rounds) \
-                or not (0 <= a.task < instance.job(a.job).tasks_per_round):
+        if (
+            not instance.has_job(a.job)
+            or not (0 <= a.round < instance.job(a.job).rounds)
+            or not (0 <= a.task < instance.job(a.job).tasks_per_round)
+        ):
             bad.append(Violation("unknown_task", f"{name} is not a task of the instance"))
             continue
         if not instance.has_gpu(a.gpu):
@@ -85,13 +100,23 @@ def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = Non
             bad.append(Violation("bad_start", f"{name} has start {a.start}"))
             continue
         if key in placed:
-            bad.append(Violation("duplicate_task", f"{name} is assigned twice ({placed[key].gpu}, {a.gpu})"))
+            bad.append(
+                Violation(
+                    "duplicate_task", f"{name} is assigned twice ({placed[key].gpu}, {a.gpu})"
+                )
+            )
             continue
         placed[key] = a
 
-    if instance.n_tasks > len(placed) + 10_000:  # say it once, not once per missing task (a job may have 10^8 rounds)
-        bad.append(Violation("missing_task", f"the schedule places {len(placed)} of the instance's {instance.n_tasks} "
-                                             "tasks"))
+    if (
+        instance.n_tasks > len(placed) + 10_000
+    ):  # say it once, not once per missing task (a job may have 10^8 rounds)
+        bad.append(
+            Violation(
+                "missing_task",
+                f"the schedule places {len(placed)} of the instance's {instance.n_tasks} tasks",
+            )
+        )
         return ValidationReport(valid=False, objective=None, completion={}, violations=bad)
 
     completion: dict[str, float] = {}
@@ -110,11 +135,23 @@ def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = Non
                     complete = False
                     continue
                 if a.start < job.arrival - tol:
-                    bad.append(Violation("arrival", f"{name} starts at {a.start:g} before arrival {job.arrival:g}"))
+                    bad.append(
+                        Violation(
+                            "arrival",
+                            f"{name} starts at {a.start:g} before arrival {job.arrival:g}",
+                        )
+                    )
                 if prev_end is not None and a.start < prev_end - tol:
-                    bad.append(Violation("barrier", f"{name} starts at {a.start:g} before round {r - 1} ends at "
-                                                    f"{prev_end:g} ({prev_last} trains and syncs until then)"))
-                end = a.start + instance.train_time(job.id, a.gpu) + instance.sync_time(job.id, a.gpu)
+                    bad.append(
+                        Violation(
+                            "barrier",
+                            f"{name} starts at {a.start:g} before round {r - 1} ends at "
+                            f"{prev_end:g} ({prev_last} trains and syncs until then)",
+                        )
+                    )
+                end = (
+                    a.start + instance.train_time(job.id, a.gpu) + instance.sync_time(job.id, a.gpu)
+                )
                 if end > round_end:
                     round_end, round_last = end, name
             prev_end, prev_last = round_end, round_last
@@ -130,15 +167,26 @@ def validate(instance: Instance, schedule: TaskSchedule, tol: float | None = Non
         busy_until, holder = -math.inf, None
         for a in tasks:
             if a.start < busy_until - tol:
-                bad.append(Violation("overlap", f"on {gpu}: {a.job}/r{a.round}/t{a.task} starts at {a.start:g} while "
-                                                f"{holder.job}/r{holder.round}/t{holder.task} trains until {busy_until:g}"))
+                bad.append(
+                    Violation(
+                        "overlap",
+                        f"on {gpu}: {a.job}/r{a.round}/t{a.task} starts at {a.start:g} while "
+                        f"{holder.job}/r{holder.round}/t{holder.task} trains until {busy_until:g}",
+                    )
+                )
             end = a.start + instance.train_time(a.job, gpu)
             if end > busy_until:
                 busy_until, holder = end, a
 
     objective = None
-    if complete:  # exact on the grid of the instance's times and the schedule's starts (no float noise)
-        objective = on_grid(sum(j.weight * completion[j.id] for j in instance.jobs),
-                            [*instance_times(instance), *(a.start for a in placed.values())],
-                            [j.weight for j in instance.jobs])
-    return ValidationReport(valid=not bad, objective=objective, completion=completion, violations=bad)
+    if (
+        complete
+    ):  # exact on the grid of the instance's times and the schedule's starts (no float noise)
+        objective = on_grid(
+            sum(j.weight * completion[j.id] for j in instance.jobs),
+            [*instance_times(instance), *(a.start for a in placed.values())],
+            [j.weight for j in instance.jobs],
+        )
+    return ValidationReport(
+        valid=not bad, objective=objective, completion=completion, violations=bad
+    )

@@ -28,9 +28,9 @@ import numpy as np
 import pyomo.environ as pe
 
 from hetsched.errors import InputError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance
+from hetsched.spec import FormulationSpec
 from hetsched.validate import ValidationReport, Violation
 
 
@@ -59,7 +59,9 @@ def build(instance: Instance, groups: int = 2) -> pe.ConcreteModel:
     s = speeds(instance)
     n_jobs, n_gpus = s.shape
     if groups > n_gpus:
-        raise InputError(instance.name, "--groups", f"{groups} groups for {n_gpus} GPUs: every group needs a GPU")
+        raise InputError(
+            instance.name, "--groups", f"{groups} groups for {n_gpus} GPUs: every group needs a GPU"
+        )
     m = pe.ConcreteModel(name=f"gpu_grouping[{instance.name}, U={groups}]")
     m.N = pe.Set(initialize=range(n_jobs))
     m.M = pe.Set(initialize=range(n_gpus))
@@ -74,13 +76,20 @@ def build(instance: Instance, groups: int = 2) -> pe.ConcreteModel:
 
     m.objective = pe.Objective(expr=m.D)  # (4): min max_n (p_n^max - p_n^min)
     m.one_group = pe.Constraint(m.M, rule=lambda _, g: sum(m.z[g, u] for u in m.U) == 1)  # (4)
-    m.speed_max = pe.Constraint(m.N, m.U, rule=lambda _, n, u: m.p_max[n] >= group_speed(n, u))  # (5)
-    m.speed_min = pe.Constraint(m.N, m.U, rule=lambda _, n, u: m.p_min[n] <= group_speed(n, u))  # (6)
-    m.spread = pe.Constraint(m.N, rule=lambda _, n: m.D >= m.p_max[n] - m.p_min[n])  # (4) epigraph of the max
+    m.speed_max = pe.Constraint(
+        m.N, m.U, rule=lambda _, n, u: m.p_max[n] >= group_speed(n, u)
+    )  # (5)
+    m.speed_min = pe.Constraint(
+        m.N, m.U, rule=lambda _, n, u: m.p_min[n] <= group_speed(n, u)
+    )  # (6)
+    m.spread = pe.Constraint(
+        m.N, rule=lambda _, n: m.D >= m.p_max[n] - m.p_min[n]
+    )  # (4) epigraph of the max
     m.nonempty = pe.Constraint(m.U, rule=lambda _, u: sum(m.z[g, u] for g in m.M) >= 1)
     m.canonical_order = pe.Constraint(
         [(g, u) for g in m.M for u in m.U if u >= 1],
-        rule=lambda _, g, u: m.z[g, u] <= sum(m.z[h, u - 1] for h in m.M if h < g))
+        rule=lambda _, g, u: m.z[g, u] <= sum(m.z[h, u - 1] for h in m.M if h < g),
+    )
     return m
 
 
@@ -114,6 +123,11 @@ def check(instance: Instance, grouping: Grouping) -> ValidationReport:
 
 
 SPEC = FormulationSpec(
-    name="gpu-grouping", kind="pyomo", build=build, extract=extract, validator=check, options=("groups",),
+    name="gpu-grouping",
+    kind="pyomo",
+    build=build,
+    extract=extract,
+    validator=check,
+    options=("groups",),
     summary="HLAS GPU grouping (TCC'24 (4)-(6)): min max_n speed spread over U groups, exact MILP (--groups U)",
 )

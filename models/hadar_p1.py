@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 import pyomo.environ as pe
 
-from hetsched.spec import FormulationSpec
 from hetsched.hadar.utility import isolated_jct, utility
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
+from hetsched.spec import FormulationSpec
 from hetsched.validate import ValidationReport
 
 
@@ -41,9 +41,16 @@ class HadarDecisions:
     decisions: dict
 
     def to_dict(self) -> dict:
-        return {"format": "hetsched.hadar_decisions/1",
-                "decisions": {j: {str(t): [{"machine": m, "type": r, "gpus": n} for (m, r), n in a.items()]
-                                  for t, a in slots.items()} for j, slots in self.decisions.items()}}
+        return {
+            "format": "hetsched.hadar_decisions/1",
+            "decisions": {
+                j: {
+                    str(t): [{"machine": m, "type": r, "gpus": n} for (m, r), n in a.items()]
+                    for t, a in slots.items()
+                }
+                for j, slots in self.decisions.items()
+            },
+        }
 
 
 def _core(instance: Instance) -> pe.ConcreteModel:
@@ -64,18 +71,48 @@ def _core(instance: Instance) -> pe.ConcreteModel:
     m.x = pe.Var(m.JT, domain=pe.NonNegativeReals, doc="x_j(t): bottleneck iterations/s (1b)")
     m.z = pe.Var(m.JT, domain=pe.Binary, doc="z_{j,t}: job j finishes in slot t")
 
-    m.progress = pe.Constraint(J, rule=lambda _, j: sum(
-        float(v.slot_seconds * (v.workers[j] if per_worker else 1)) * m.x[j, t] for jj, t in live if jj == j)
-        >= float(v.work[j]) * sum(m.z[j, t] for jj, t in live if jj == j))
-    m.bottleneck = pe.Constraint(m.JT, R, rule=lambda _, j, t, r: m.x[j, t] <= float(v.throughput[j, r])
-                                 + float(xmax[j]) * (1 - m.u[j, t, r]))
+    m.progress = pe.Constraint(
+        J,
+        rule=lambda _, j: (
+            sum(
+                float(v.slot_seconds * (v.workers[j] if per_worker else 1)) * m.x[j, t]
+                for jj, t in live
+                if jj == j
+            )
+            >= float(v.work[j]) * sum(m.z[j, t] for jj, t in live if jj == j)
+        ),
+    )
+    m.bottleneck = pe.Constraint(
+        m.JT,
+        R,
+        rule=lambda _, j, t, r: (
+            m.x[j, t] <= float(v.throughput[j, r]) + float(xmax[j]) * (1 - m.u[j, t, r])
+        ),
+    )
     m.rate_off = pe.Constraint(m.JT, rule=lambda _, j, t: m.x[j, t] <= float(xmax[j]) * m.run[j, t])
-    m.type_used = pe.Constraint(m.JT, H, R, rule=lambda _, j, t, h, r: m.w[j, t, h, r] <= int(v.workers[j]) * m.u[j, t, r])
-    m.finish = pe.Constraint(m.JT, rule=lambda _, j, t: m.run[j, t] <= sum(m.z[j, s] for jj, s in live if jj == j and s >= t))
-    m.capacity = pe.Constraint(H, R, T, rule=lambda _, h, r, t: sum(m.w[j, t, h, r] for j in J if (j, t) in m.JT)
-                               <= int(v.capacity[h, r]) if any((j, t) in m.JT for j in J) else pe.Constraint.Skip)
-    m.gang = pe.Constraint(m.JT, rule=lambda _, j, t: sum(m.w[j, t, h, r] for h in H for r in R)
-                           == int(v.workers[j]) * m.run[j, t])
+    m.type_used = pe.Constraint(
+        m.JT, H, R, rule=lambda _, j, t, h, r: m.w[j, t, h, r] <= int(v.workers[j]) * m.u[j, t, r]
+    )
+    m.finish = pe.Constraint(
+        m.JT,
+        rule=lambda _, j, t: m.run[j, t] <= sum(m.z[j, s] for jj, s in live if jj == j and s >= t),
+    )
+    m.capacity = pe.Constraint(
+        H,
+        R,
+        T,
+        rule=lambda _, h, r, t: (
+            sum(m.w[j, t, h, r] for j in J if (j, t) in m.JT) <= int(v.capacity[h, r])
+            if any((j, t) in m.JT for j in J)
+            else pe.Constraint.Skip
+        ),
+    )
+    m.gang = pe.Constraint(
+        m.JT,
+        rule=lambda _, j, t: (
+            sum(m.w[j, t, h, r] for h in H for r in R) == int(v.workers[j]) * m.run[j, t]
+        ),
+    )
     m.view = v
     return m
 
@@ -84,20 +121,35 @@ def build(instance: Instance) -> pe.ConcreteModel:
     """P1: max sum_j U_j(f_j - a_j) (1), a job may be left out (its utility is then 0)."""
     m = _core(instance)
     v = m.view
-    m.objective = pe.Objective(expr=sum(utility(v, None, j, (t - v.arrival[j] + 1) * v.slot_seconds) * m.z[j, t]
-                                        for j, t in m.JT), sense=pe.maximize)  # (1)
-    m.one_finish = pe.Constraint(m.J, rule=lambda _, j: sum(m.z[jj, t] for jj, t in m.JT if jj == j) <= 1)  # (2b)
+    m.objective = pe.Objective(
+        expr=sum(
+            utility(v, None, j, (t - v.arrival[j] + 1) * v.slot_seconds) * m.z[j, t]
+            for j, t in m.JT
+        ),
+        sense=pe.maximize,
+    )  # (1)
+    m.one_finish = pe.Constraint(
+        m.J, rule=lambda _, j: sum(m.z[jj, t] for jj, t in m.JT if jj == j) <= 1
+    )  # (2b)
     return m
 
 
 def _min_max(instance: Instance, cost) -> pe.ConcreteModel:
     """min max_j cost(j, f_j) with every job finishing by T ("Expressing other scheduling policies")."""
     m = _core(instance)
-    m.one_finish = pe.Constraint(m.J, rule=lambda _, j: sum(m.z[jj, t] for jj, t in m.JT if jj == j) == 1)
+    m.one_finish = pe.Constraint(
+        m.J, rule=lambda _, j: sum(m.z[jj, t] for jj, t in m.JT if jj == j) == 1
+    )
     m.worst = pe.Var(domain=pe.NonNegativeReals, doc="max_j cost of job j")
-    m.bounds_worst = pe.Constraint(m.J, rule=lambda _, j: m.worst >= sum(
-        cost(m.view, j, t) * m.z[jj, t] for jj, t in m.JT if jj == j))  # epigraph of max_j cost (Sec. III, other policies)
-    m.objective = pe.Objective(expr=m.worst, sense=pe.minimize)  # min max_j cost_j (Sec. III, other policies)
+    m.bounds_worst = pe.Constraint(
+        m.J,
+        rule=lambda _, j: (
+            m.worst >= sum(cost(m.view, j, t) * m.z[jj, t] for jj, t in m.JT if jj == j)
+        ),
+    )  # epigraph of max_j cost (Sec. III, other policies)
+    m.objective = pe.Objective(
+        expr=m.worst, sense=pe.minimize
+    )  # min max_j cost_j (Sec. III, other policies)
     return m
 
 
@@ -115,8 +167,12 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> HadarDec
     v = m.view
     out: dict = {jid: {} for jid in v.job_ids}
     for j, t in m.JT:
-        alloc = {(v.machines[h], v.types[r]): int(round(value(m.w[j, t, h, r])))
-                 for h in range(len(v.machines)) for r in range(len(v.types)) if round(value(m.w[j, t, h, r])) > 0}
+        alloc = {
+            (v.machines[h], v.types[r]): int(round(value(m.w[j, t, h, r])))
+            for h in range(len(v.machines))
+            for r in range(len(v.types))
+            if round(value(m.w[j, t, h, r])) > 0
+        }
         if alloc:
             out[v.job_ids[j]][t] = alloc
     return HadarDecisions(out)
@@ -132,19 +188,41 @@ def _check_min_max(cost):
         """Every job must finish (1a); the objective max_j cost(j, f_j) recomputed from the finish slots."""
         r = validate_decisions(instance, sol.decisions, require_all=True)
         v = hadar_view(instance)
-        value = max(cost(v, j, r.finish[jid]) for j, jid in enumerate(v.job_ids)) if r.valid else None
+        value = (
+            max(cost(v, j, r.finish[jid]) for j, jid in enumerate(v.job_ids)) if r.valid else None
+        )
         return ValidationReport(r.valid, value, {}, r.violations)
+
     return check_all
 
 
 SPECS = [
-    FormulationSpec(name="hadar-p1", kind="pyomo", build=build, extract=extract, validator=check, sense="max",
-                    summary="Hadar P1 (1)-(1e): time-indexed MILP, gang and bottleneck throughput linearized "
-                            "(small horizons)"),
-    FormulationSpec(name="hadar-p1-makespan", kind="pyomo", build=lambda inst: _min_max(inst, makespan_cost),
-                    extract=extract, validator=_check_min_max(makespan_cost), sense="min",
-                    summary="Hadar P1's constraints, min max_j f_j (seconds): every job finishes by T"),
-    FormulationSpec(name="hadar-p1-ftf", kind="pyomo", build=lambda inst: _min_max(inst, ftf_cost),
-                    extract=extract, validator=_check_min_max(ftf_cost), sense="min",
-                    summary="Hadar P1's constraints, min max_j JCT_j / t_j^iso (finish-time fairness)"),
+    FormulationSpec(
+        name="hadar-p1",
+        kind="pyomo",
+        build=build,
+        extract=extract,
+        validator=check,
+        sense="max",
+        summary="Hadar P1 (1)-(1e): time-indexed MILP, gang and bottleneck throughput linearized "
+        "(small horizons)",
+    ),
+    FormulationSpec(
+        name="hadar-p1-makespan",
+        kind="pyomo",
+        build=lambda inst: _min_max(inst, makespan_cost),
+        extract=extract,
+        validator=_check_min_max(makespan_cost),
+        sense="min",
+        summary="Hadar P1's constraints, min max_j f_j (seconds): every job finishes by T",
+    ),
+    FormulationSpec(
+        name="hadar-p1-ftf",
+        kind="pyomo",
+        build=lambda inst: _min_max(inst, ftf_cost),
+        extract=extract,
+        validator=_check_min_max(ftf_cost),
+        sense="min",
+        summary="Hadar P1's constraints, min max_j JCT_j / t_j^iso (finish-time fairness)",
+    ),
 ]

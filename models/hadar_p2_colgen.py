@@ -22,7 +22,12 @@ def extract(problem: DantzigWolfeProblem, instance: Instance, value) -> HadarDec
 
 
 SPEC = FormulationSpec(
-    name="hadar-p2", kind="colgen", build=build, extract=extract, validator=check, sense="max",
+    name="hadar-p2",
+    kind="colgen",
+    build=build,
+    extract=extract,
+    validator=check,
+    sense="max",
     objective_transform=lambda value, _: -value,
     summary="Hadar P2 (2)-(2c) by branch-and-price: schedules priced by Eq. (4), no enumeration",
 )

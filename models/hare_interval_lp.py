@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.spec import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.model import Instance
+from hetsched.spec import FormulationSpec
 from hetsched.validate import ValidationReport, Violation
 
 EPSILON = 0.15  # interval growth: the left-endpoint rule loses at most a factor 1 + eps on M_n
@@ -52,7 +52,9 @@ def gpu_classes(view: HareView) -> list[list[int]]:
     """GPUs grouped by identical (T^c, T^s) columns, in order of first appearance."""
     groups: dict[bytes, list[int]] = {}
     for m in range(view.n_gpus):
-        groups.setdefault(np.concatenate((view.train[:, m], view.sync[:, m])).tobytes(), []).append(m)
+        groups.setdefault(np.concatenate((view.train[:, m], view.sync[:, m])).tobytes(), []).append(
+            m
+        )
     return list(groups.values())
 
 
@@ -96,10 +98,13 @@ class ProgressSolution:
         return out
 
     def to_dict(self) -> dict:
-        return {"format": "hetsched.progress/1", "tau": self.tau.tolist(),
-                "classes": [[self.view.gpu_ids[m] for m in c] for c in self.classes],
-                "completion": dict(zip(self.view.job_ids, self.completion.tolist())),
-                "progress": {self.view.job_ids[n]: self.z[n].tolist() for n in range(self.view.n_jobs)}}
+        return {
+            "format": "hetsched.progress/1",
+            "tau": self.tau.tolist(),
+            "classes": [[self.view.gpu_ids[m] for m in c] for c in self.classes],
+            "completion": dict(zip(self.view.job_ids, self.completion.tolist())),
+            "progress": {self.view.job_ids[n]: self.z[n].tolist() for n in range(self.view.n_jobs)},
+        }
 
 
 def build(instance: Instance) -> pe.ConcreteModel:
@@ -114,10 +119,18 @@ def build(instance: Instance) -> pe.ConcreteModel:
     N = v.rounds * v.tasks_per_round
     left = np.maximum(tau[:-1][None, :], v.arrival[:, None])  # l_{n,l}
     open_ = (tau[1:][None, :] > v.arrival[:, None]) & (tau[:-1][None, :] < c_ub[:, None])
-    keys = [(n, c, l) for n in range(v.n_jobs) for l in range(L) if open_[n, l] for c in range(len(classes))]
+    keys = [
+        (n, c, l)
+        for n in range(v.n_jobs)
+        for l in range(L)
+        if open_[n, l]
+        for c in range(len(classes))
+    ]
 
     m = pe.ConcreteModel(name=f"hare_interval_lp[{instance.name}]")
-    m.Z = pe.Set(initialize=keys, dimen=3, doc="(job n, GPU class c, interval l) where n may progress")
+    m.Z = pe.Set(
+        initialize=keys, dimen=3, doc="(job n, GPU class c, interval l) where n may progress"
+    )
     m.z = pe.Var(m.Z, domain=pe.NonNegativeReals, doc="progress z_{n,c,l} in tasks")
     lb = v.completion_lower_bounds()
     m.C = pe.Var(range(v.n_jobs), bounds=lambda _, n: (float(lb[n]), None), doc="C_n (chain bound)")
@@ -129,17 +142,36 @@ def build(instance: Instance) -> pe.ConcreteModel:
         by_cl.setdefault((key[1], key[2]), []).append(key)
         by_nl.setdefault((key[0], key[2]), []).append(key)
 
-    m.objective = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs)))  # Hare Sec. 5.1
-    m.all_work = pe.Constraint(range(v.n_jobs), rule=lambda _, n: sum(m.z[k] for k in by_job[n]) == float(N[n]))
-    m.capacity = pe.Constraint(list(by_cl), rule=lambda _, c, l: sum(
-        float(Tc[k[0], c]) * m.z[k] for k in by_cl[c, l]) <= len(classes[c]) * float(tau[l + 1] - tau[l]))
-    m.parallelism = pe.Constraint(list(by_nl), rule=lambda _, n, l: sum(
-        float(Tc[n, k[1]]) * m.z[k] for k in by_nl[n, l])
-        <= float(v.tasks_per_round[n]) * float(tau[l + 1] - left[n, l]))
+    m.objective = pe.Objective(
+        expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs))
+    )  # Hare Sec. 5.1
+    m.all_work = pe.Constraint(
+        range(v.n_jobs), rule=lambda _, n: sum(m.z[k] for k in by_job[n]) == float(N[n])
+    )
+    m.capacity = pe.Constraint(
+        list(by_cl),
+        rule=lambda _, c, l: (
+            sum(float(Tc[k[0], c]) * m.z[k] for k in by_cl[c, l])
+            <= len(classes[c]) * float(tau[l + 1] - tau[l])
+        ),
+    )
+    m.parallelism = pe.Constraint(
+        list(by_nl),
+        rule=lambda _, n, l: (
+            sum(float(Tc[n, k[1]]) * m.z[k] for k in by_nl[n, l])
+            <= float(v.tasks_per_round[n]) * float(tau[l + 1] - left[n, l])
+        ),
+    )
     tail = v.sync.min(axis=1) + v.train.min(axis=1) / 2 + (v.rounds - 1) * v.min_cycle / 2
-    m.mean_busy = pe.Constraint(range(v.n_jobs), rule=lambda _, n: m.C[n] >= sum(
-        float(left[n, k[2]] / N[n]) * m.z[k] for k in by_job[n]) + float(tail[n]))
-    m.notes = [f"interval LP: {len(classes)} GPU classes x {L} intervals (eps {EPSILON}), {len(keys)} variables"]
+    m.mean_busy = pe.Constraint(
+        range(v.n_jobs),
+        rule=lambda _, n: (
+            m.C[n] >= sum(float(left[n, k[2]] / N[n]) * m.z[k] for k in by_job[n]) + float(tail[n])
+        ),
+    )
+    m.notes = [
+        f"interval LP: {len(classes)} GPU classes x {L} intervals (eps {EPSILON}), {len(keys)} variables"
+    ]
     m.view, m.tau, m.classes = v, tau, classes
     return m
 
@@ -161,26 +193,38 @@ def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:
     tol = 1e-6 * max(1.0, float(sol.tau[-1]))
     done = sol.z.sum(axis=(1, 2))
     for n in np.flatnonzero(np.abs(done - N) > 1e-6 * np.maximum(1, N)):
-        bad.append(Violation("missing_task", f"job {v.job_ids[n]}: progress {done[n]:.6g} != {N[n]} tasks"))
+        bad.append(
+            Violation("missing_task", f"job {v.job_ids[n]}: progress {done[n]:.6g} != {N[n]} tasks")
+        )
     Tc = v.train[:, [c[0] for c in sol.classes]]
     used = np.einsum("nc,ncl->cl", Tc, sol.z)
     room = np.array([len(c) for c in sol.classes])[:, None] * np.diff(sol.tau)[None, :]
     for c, l in zip(*np.nonzero(used > room + tol)):
-        bad.append(Violation("overlap", f"class {c} interval {l}: {used[c, l]:.6g} GPU-seconds > {room[c, l]:.6g}"))
+        bad.append(
+            Violation(
+                "overlap",
+                f"class {c} interval {l}: {used[c, l]:.6g} GPU-seconds > {room[c, l]:.6g}",
+            )
+        )
     left = np.maximum(sol.tau[:-1][None, :], v.arrival[:, None])
     job_use = np.einsum("nc,ncl->nl", Tc, sol.z)
     cap = v.tasks_per_round[:, None] * np.maximum(0.0, sol.tau[1:][None, :] - left)
     for n, l in zip(*np.nonzero(job_use > cap + tol)):
-        bad.append(Violation("barrier", f"job {v.job_ids[n]} interval {l}: more than |D_r| GPUs busy"))
+        bad.append(
+            Violation("barrier", f"job {v.job_ids[n]} interval {l}: more than |D_r| GPUs busy")
+        )
     tail = v.sync.min(axis=1) + v.train.min(axis=1) / 2 + (v.rounds - 1) * v.min_cycle / 2
-    c_min = np.maximum(v.completion_lower_bounds(),
-                       np.einsum("nl,ncl->n", left, sol.z) / N + tail)
+    c_min = np.maximum(v.completion_lower_bounds(), np.einsum("nl,ncl->n", left, sol.z) / N + tail)
     objective = float(np.dot(v.weight, c_min))
     return ValidationReport(not bad, objective, dict(zip(v.job_ids, c_min.tolist())), bad)
 
 
 SPEC = FormulationSpec(
-    name="hare-interval-lp", kind="pyomo", build=build, extract=extract, objective_is_bound=True,
+    name="hare-interval-lp",
+    kind="pyomo",
+    build=build,
+    extract=extract,
+    objective_is_bound=True,
     validator=check,
     summary="interval-indexed LP over job progress with mean-busy-time completion: a lower bound at cluster scale",
 )

@@ -28,14 +28,13 @@ from itertools import combinations
 
 import pyomo.environ as pe
 
-from hetsched.spec import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.retime import retime
 from hetsched.schedule import TaskAssignment, TaskSchedule
-
+from hetsched.spec import FormulationSpec
 
 MAX_DISJUNCTIONS = 2_000_000  # (8) rows: pairs of tasks of different jobs x GPUs
 
@@ -46,8 +45,10 @@ def too_large(instance: Instance) -> str | None:
     total = sum(per_job)
     pairs = (total * total - sum(k * k for k in per_job)) // 2
     if pairs * len(instance.gpus) > MAX_DISJUNCTIONS:
-        return (f"it would need {pairs * len(instance.gpus)} no_overlap rows (pairs of tasks x GPUs; limit "
-                f"{MAX_DISJUNCTIONS}): use --solver cpsat or a heuristic")
+        return (
+            f"it would need {pairs * len(instance.gpus)} no_overlap rows (pairs of tasks x GPUs; limit "
+            f"{MAX_DISJUNCTIONS}): use --solver cpsat or a heuristic"
+        )
     return None
 
 
@@ -77,37 +78,71 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.y = pe.Var(m.D, m.M, domain=pe.Binary, doc="y_{i,m}: task i runs on GPU m")
     c_lb = v.completion_lower_bounds()
     c_ub = v.completion_upper_bounds(ub)
-    m.C = pe.Var(m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n")
+    m.C = pe.Var(
+        m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n"
+    )
     m.o = pe.Var(m.P, domain=pe.Binary, doc="o_{i,j} = 1: i trains before j if they share a GPU")
 
     def busy(i):  # sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m})
         return sum(m.y[i, g] * (Tc[i[0], g] + Ts[i[0], g]) for g in m.M)
 
-    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))  # Sec. 5.1
+    m.total_weighted_completion = pe.Objective(
+        expr=sum(float(v.weight[n]) * m.C[n] for n in m.N)
+    )  # Sec. 5.1
     m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
     m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
     m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
     L = v.round_length  # valid inequality: each later round of job n takes at least L_n
     m.completion_chain = pe.Constraint(
         [i for i in tasks if i[1] < int(v.rounds[i[0]]) - 1],
-        rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i) + (int(v.rounds[i[0]]) - 1 - i[1]) * float(L[i[0]]))
+        rule=lambda _, *i: (
+            m.C[i[0]] >= m.x[i] + busy(i) + (int(v.rounds[i[0]]) - 1 - i[1]) * float(L[i[0]])
+        ),
+    )
     m.barrier = pe.Constraint(  # (7)
         [(i, j) for i in tasks for j in tasks if j[0] == i[0] and j[1] == i[1] + 1],
-        rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]))
+        rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]),
+    )
 
     def big_m(i, j, g):  # x_i + T^c_{i,g} - x_j never exceeds this inside the windows
         return max(0.0, hi[i] + Tc[i[0], g] - lo[j])
 
     # (8) for pairs of different jobs: if both are on GPU g, one trains entirely before the other
-    m.no_overlap_i_first = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.x[p[3:6]] >= m.x[p[:3]] + Tc[p[0], p[6]]
-                                         - big_m(p[:3], p[3:6], p[6]) * (3 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] - m.o[p[:6]]))  # (8)
-    m.no_overlap_j_first = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.x[p[:3]] >= m.x[p[3:6]] + Tc[p[3], p[6]]
-                                         - big_m(p[3:6], p[:3], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] + m.o[p[:6]]))  # (8)
+    m.no_overlap_i_first = pe.Constraint(
+        m.P,
+        m.M,
+        rule=lambda _, *p: (
+            m.x[p[3:6]]
+            >= m.x[p[:3]]
+            + Tc[p[0], p[6]]
+            - big_m(p[:3], p[3:6], p[6]) * (3 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] - m.o[p[:6]])
+        ),
+    )  # (8)
+    m.no_overlap_j_first = pe.Constraint(
+        m.P,
+        m.M,
+        rule=lambda _, *p: (
+            m.x[p[:3]]
+            >= m.x[p[3:6]]
+            + Tc[p[3], p[6]]
+            - big_m(p[3:6], p[:3], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]] + m.o[p[:6]])
+        ),
+    )  # (8)
     # (8) within a round of one job, where the order is fixed by identical_task_order
-    m.no_overlap_same_round = pe.Constraint(m.Q, m.M, rule=lambda _, *p: m.x[p[3:6]] >= m.x[p[:3]] + Tc[p[0], p[6]]
-                                            - big_m(p[:3], p[3:6], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]]))  # (8), one round
+    m.no_overlap_same_round = pe.Constraint(
+        m.Q,
+        m.M,
+        rule=lambda _, *p: (
+            m.x[p[3:6]]
+            >= m.x[p[:3]]
+            + Tc[p[0], p[6]]
+            - big_m(p[:3], p[3:6], p[6]) * (2 - m.y[p[:3], p[6]] - m.y[p[3:6], p[6]])
+        ),
+    )  # (8), one round
     m.identical_task_order = pe.Constraint(
-        [(i, j) for i, j in same_round if j[2] == i[2] + 1], rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]])
+        [(i, j) for i, j in same_round if j[2] == i[2] + 1],
+        rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]],
+    )
     return m
 
 
@@ -128,7 +163,10 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSche
 
 
 SPEC = FormulationSpec(
-    name="hare-sched", kind="pyomo", build=build, extract=extract,
+    name="hare-sched",
+    kind="pyomo",
+    build=build,
+    extract=extract,
     summary="Hare_Sched (4)-(8): min total weighted completion, big-M disjunctive MILP",
     supports=too_large,
 )

@@ -26,10 +26,10 @@ rounded times, finishes each job at most (2|D|+1) ticks later -- and the status 
 from __future__ import annotations
 
 from collections import defaultdict
+
 from ortools.sat.python import cp_model
 
 from hetsched.errors import HetschedError
-from hetsched.spec import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
@@ -37,7 +37,7 @@ from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
 from hetsched.schedule import TaskSchedule, schedule_from_round_starts
 from hetsched.solvers.cpsat import CpsatProblem
-
+from hetsched.spec import FormulationSpec
 
 MAX_INTERVALS = 2_000_000  # optional intervals (tasks x GPUs) CP-SAT is given at most
 
@@ -56,7 +56,9 @@ def build(instance: Instance) -> CpsatProblem:
     s = scale or 1000
     ws = exact_decimal_scale([j.weight for j in instance.jobs], max_digits=6)
     if ws is None:
-        raise HetschedError("cpsat needs job weights with at most 6 decimal digits; use --solver highs")
+        raise HetschedError(
+            "cpsat needs job weights with at most 6 decimal digits; use --solver highs"
+        )
     ticked = instance_in_ticks(instance, s)
     v = hare_view(ticked)
     ub, hint = quick_upper_bound(ticked)
@@ -81,8 +83,14 @@ def build(instance: Instance) -> CpsatProblem:
                     i = (n, r, g, k)
                     st[i] = model.new_int_var(lo, hi, f"st{i}")
                     p[i] = model.new_bool_var(f"p{i}")
-                    intervals[g].append(model.new_optional_fixed_size_interval_var(st[i], Tc[n][g], p[i], f"train{i}"))
-                    model.add(E[n, r] >= st[i] + Cy[n][g]).only_enforce_if(p[i])  # (6)/(7): round end
+                    intervals[g].append(
+                        model.new_optional_fixed_size_interval_var(
+                            st[i], Tc[n][g], p[i], f"train{i}"
+                        )
+                    )
+                    model.add(E[n, r] >= st[i] + Cy[n][g]).only_enforce_if(
+                        p[i]
+                    )  # (6)/(7): round end
                     if r > 0:
                         model.add(st[i] >= E[n, r - 1])  # (7) barrier
                     if k > 0:  # slots of one GPU are used in order, in start order
@@ -107,10 +115,18 @@ def build(instance: Instance) -> CpsatProblem:
         if k < len(starts):
             model.add_hint(var, starts[k])
 
-    notes = [f"times scaled by {s} to integer ticks" + ("" if exact else " (rounded up: not exact)")]
+    notes = [
+        f"times scaled by {s} to integer ticks" + ("" if exact else " (rounded up: not exact)")
+    ]
     slack = 0.0 if exact else float(sum(w * (2 * v.n_tasks + 1) for w in v.weight)) / s
-    return CpsatProblem(model, objective_divisor=float(s * ws), bound_slack=slack, exact=exact, notes=notes,
-                        data={"st": st, "p": p, "scale": s, "view": v})
+    return CpsatProblem(
+        model,
+        objective_divisor=float(s * ws),
+        bound_slack=slack,
+        exact=exact,
+        notes=notes,
+        data={"st": st, "p": p, "scale": s, "view": v},
+    )
 
 
 def extract(problem: CpsatProblem, instance: Instance, value) -> TaskSchedule:
@@ -122,8 +138,12 @@ def extract(problem: CpsatProblem, instance: Instance, value) -> TaskSchedule:
             rounds[n, r].append((value(var) / s, g))
     return schedule_from_round_starts(v, rounds, instance.name, instance_hash(instance))
 
+
 SPEC = FormulationSpec(
-    name="hare-sched", kind="cpsat", build=build, extract=extract,
+    name="hare-sched",
+    kind="cpsat",
+    build=build,
+    extract=extract,
     summary="Hare_Sched (4)-(8) in CP-SAT: per-GPU slots of each round, no-overlap per GPU, barrier precedences",
     supports=too_large,
 )

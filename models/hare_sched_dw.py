@@ -32,9 +32,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from hetsched.solvers.colgen import Column, DantzigWolfeProblem
 from hetsched.errors import HetschedError
-from hetsched.spec import FormulationSpec
 from hetsched.hare_pricing import INF, JobPricer
 from hetsched.heuristics.local_search import local_search_upper_bound
 from hetsched.instance.hare_view import hare_view
@@ -42,9 +40,13 @@ from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
 from hetsched.schedule import TaskSchedule, schedule_from_round_starts
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem
+from hetsched.spec import FormulationSpec
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
-SEARCH_EVALUATIONS = 500  # list schedules tried per round of a job for the upper bound that sets the windows
+SEARCH_EVALUATIONS = (
+    500  # list schedules tried per round of a job for the upper bound that sets the windows
+)
 ROUNDING_EVALUATIONS = 5_000  # and again from the LP's round order after column generation
 COLUMNS_PER_PRICING = 5  # a job's pricing returns its best schedules for this many completion times
 SEARCH_SEED = 0  # the local search is seeded: the same instance gives the same windows and result
@@ -63,13 +65,19 @@ def too_large(instance: Instance) -> str | None:
 def build(instance: Instance) -> DantzigWolfeProblem:
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
-        raise HetschedError("hare-sched (colgen) needs times with at most 4 decimal digits; use --solver cpsat")
+        raise HetschedError(
+            "hare-sched (colgen) needs times with at most 4 decimal digits; use --solver cpsat"
+        )
     ws = exact_decimal_scale([j.weight for j in instance.jobs], max_digits=6)
     if ws is None:
-        raise HetschedError("hare-sched (colgen) needs job weights with at most 6 decimal digits; use --solver highs")
+        raise HetschedError(
+            "hare-sched (colgen) needs job weights with at most 6 decimal digits; use --solver highs"
+        )
     ticked = instance_in_ticks(instance, s)
     v = hare_view(ticked)
-    ub, hint = local_search_upper_bound(ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), SEARCH_SEED)
+    ub, hint = local_search_upper_bound(
+        ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), SEARCH_SEED
+    )
     earliest, latest = v.start_windows(ub)
     c_hi = np.floor(v.completion_upper_bounds(ub) + 1e-6).astype(np.int64)
     weight = np.rint(v.weight * ws)
@@ -81,24 +89,43 @@ def build(instance: Instance) -> DantzigWolfeProblem:
         lo = np.ceil(earliest[n, :R] - 1e-6).astype(np.int64)
         lo[0] = int(v.arrival[n])
         if c_hi[n] - lo[0] > MAX_PRICED_TICKS:
-            raise HetschedError(f"hare-sched (colgen): job {v.job_ids[n]} spans {c_hi[n] - lo[0]} ticks of 1/{s} s "
-                                f"(limit {MAX_PRICED_TICKS}); use --solver cpsat")
-        pricers.append(JobPricer(
-            train=v.train[n].astype(np.int64), cycle=v.cycle[n].astype(np.int64),
-            tasks_per_round=int(v.tasks_per_round[n]), rounds=R, weight=float(weight[n]),
-            arrival=int(v.arrival[n]), ready_lo=lo, ready_hi=np.floor(latest[n, :R] + 1e-6).astype(np.int64),
-            completion_hi=int(c_hi[n]), horizon=horizon))
+            raise HetschedError(
+                f"hare-sched (colgen): job {v.job_ids[n]} spans {c_hi[n] - lo[0]} ticks of 1/{s} s "
+                f"(limit {MAX_PRICED_TICKS}); use --solver cpsat"
+            )
+        pricers.append(
+            JobPricer(
+                train=v.train[n].astype(np.int64),
+                cycle=v.cycle[n].astype(np.int64),
+                tasks_per_round=int(v.tasks_per_round[n]),
+                rounds=R,
+                weight=float(weight[n]),
+                arrival=int(v.arrival[n]),
+                ready_lo=lo,
+                ready_hi=np.floor(latest[n, :R] + 1e-6).astype(np.int64),
+                completion_hi=int(c_hi[n]),
+                horizon=horizon,
+            )
+        )
 
     def column(n: int, tasks: list[tuple[int, int, int]], completion: int) -> Column:
-        rows = [g * horizon + t for _, g, start in tasks for t in range(start, start + int(v.train[n, g]))]
-        return Column(n, float(weight[n] * completion), np.array(rows, dtype=np.int64), tuple(tasks))
+        rows = [
+            g * horizon + t
+            for _, g, start in tasks
+            for t in range(start, start + int(v.train[n, g]))
+        ]
+        return Column(
+            n, float(weight[n] * completion), np.array(rows, dtype=np.int64), tuple(tasks)
+        )
 
     def prepare(pi: np.ndarray) -> np.ndarray:  # prefix sums of the tick prices, per GPU
         P = np.zeros((G, horizon + 1))
         P[:, 1:] = np.cumsum(pi.reshape(G, horizon), axis=1)
         return P
 
-    def price(n: int, P: np.ndarray, cost_lo: float = -np.inf, cost_hi: float = np.inf) -> tuple[float, list[Column]]:
+    def price(
+        n: int, P: np.ndarray, cost_lo: float = -np.inf, cost_hi: float = np.inf
+    ) -> tuple[float, list[Column]]:
         """Job n's least priced schedule whose cost w_n C_n lies in (cost_lo, cost_hi], then the
         least priced ones with the next COLUMNS_PER_PRICING - 1 best completion times."""
         c_lo = 0 if cost_lo == -np.inf else int(np.floor(cost_lo / weight[n] + 1e-9)) + 1
@@ -137,19 +164,30 @@ def build(instance: Instance) -> DantzigWolfeProblem:
                     starts[r] = min(start, starts.get(r, start))
                 for r, start in starts.items():
                     prio[first_round[col.block] + r] += x * start
-        _, schedule = local_search_upper_bound(ticked, ROUNDING_EVALUATIONS, SEARCH_SEED, round_priorities=prio)
+        _, schedule = local_search_upper_bound(
+            ticked, ROUNDING_EVALUATIONS, SEARCH_SEED, round_priorities=prio
+        )
         return columns_of(schedule)
 
     initial = columns_of(hint)  # the local search's schedule, one column per job: a feasible start
     assert initial is not None  # its objective is UB, so every job ends within its window
 
     return DantzigWolfeProblem(
-        n_blocks=v.n_jobs, capacity=np.ones(G * horizon), price=price, prepare=prepare, initial=initial,
+        n_blocks=v.n_jobs,
+        capacity=np.ones(G * horizon),
+        price=price,
+        prepare=prepare,
+        initial=initial,
         round_lp=round_lp,
-        objective_divisor=float(s * ws), objective_step=1.0, exact=True,
-        notes=[f"times scaled by {s} to integer ticks; columns: job schedules within the windows of "
-               f"UB {ub / (s * ws):g} (local search of list schedules)"],
-        data={"scale": s, "view": v})
+        objective_divisor=float(s * ws),
+        objective_step=1.0,
+        exact=True,
+        notes=[
+            f"times scaled by {s} to integer ticks; columns: job schedules within the windows of "
+            f"UB {ub / (s * ws):g} (local search of list schedules)"
+        ],
+        data={"scale": s, "view": v},
+    )
 
 
 def extract(problem: DantzigWolfeProblem, instance: Instance, value) -> TaskSchedule:
@@ -163,8 +201,11 @@ def extract(problem: DantzigWolfeProblem, instance: Instance, value) -> TaskSche
 
 
 SPEC = FormulationSpec(
-    name="hare-sched", kind="colgen", build=build, extract=extract,
+    name="hare-sched",
+    kind="colgen",
+    build=build,
+    extract=extract,
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
-            "Lagrangian bound, integer master over the columns",
+    "Lagrangian bound, integer master over the columns",
     supports=too_large,
 )

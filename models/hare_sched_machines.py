@@ -15,19 +15,26 @@ over the GPU's time. ``--solver auto`` picks it wherever it applies.
 
 from __future__ import annotations
 
-from hetsched.solvers.colgen.machines import MachineProblem, MachineSolution, machine_problem, unsupported_reason
 from hetsched.errors import HetschedError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.solvers.colgen.machines import (
+    MachineProblem,
+    MachineSolution,
+    machine_problem,
+    unsupported_reason,
+)
+from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance) -> MachineProblem:
     try:
         return machine_problem(instance)
     except ValueError as exc:
-        raise HetschedError(f"hare-sched over machine schedules does not apply: {exc}; use --solver auto") from None
+        raise HetschedError(
+            f"hare-sched over machine schedules does not apply: {exc}; use --solver auto"
+        ) from None
 
 
 def extract(problem: MachineProblem, instance: Instance, solution: MachineSolution) -> TaskSchedule:
@@ -49,8 +56,11 @@ def extract(problem: MachineProblem, instance: Instance, solution: MachineSoluti
 
 
 SPEC = FormulationSpec(
-    name="hare-sched", kind="machine-schedules", build=build, extract=extract,
+    name="hare-sched",
+    kind="machine-schedules",
+    build=build,
+    extract=extract,
     supports=unsupported_reason,
     summary="Hare_Sched with one-task jobs and a common arrival (P|Q|R||sum w_j C_j): branch-and-price over "
-            "machine schedules (van den Akker et al. 1999)",
+    "machine schedules (van den Akker et al. 1999)",
 )

@@ -44,11 +44,11 @@ from __future__ import annotations
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.spec import FormulationSpec
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched import solver_starts as hare_sched_extract
+from hetsched.spec import FormulationSpec
 
 
 def base_model(instance: Instance) -> pe.ConcreteModel:
@@ -69,32 +69,45 @@ def base_model(instance: Instance) -> pe.ConcreteModel:
     m.D = pe.Set(initialize=tasks, dimen=3, doc="tasks i = (n, r, k)")
     m.Tc = pe.Param(m.N, m.M, initialize=Tc, doc="T^c_{i,m} (per job)")
     m.Ts = pe.Param(m.N, m.M, initialize=Ts, doc="T^s_{i,m} (per job)")
-    m.lo = pe.Param(m.D, initialize={i: float(earliest[i[0], i[1]]) for i in tasks}, doc="earliest x_i")
-    m.hi = pe.Param(m.D, initialize={i: float(latest[i[0], i[1]]) + slack for i in tasks}, doc="latest x_i")
+    m.lo = pe.Param(
+        m.D, initialize={i: float(earliest[i[0], i[1]]) for i in tasks}, doc="earliest x_i"
+    )
+    m.hi = pe.Param(
+        m.D, initialize={i: float(latest[i[0], i[1]]) + slack for i in tasks}, doc="latest x_i"
+    )
 
     m.x = pe.Var(m.D, bounds=lambda _, *i: (m.lo[i], m.hi[i]), doc="start time x_i")
     m.y = pe.Var(m.D, m.M, domain=pe.Binary, doc="y_{i,m}: task i runs on GPU m")
     c_lb = v.completion_lower_bounds(relaxed=True)
     c_ub = v.completion_upper_bounds(ub, relaxed=True)
-    m.C = pe.Var(m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n")
+    m.C = pe.Var(
+        m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n"
+    )
 
     def busy(i):  # sum_m y_{i,m} (T^c_{i,m} + T^s_{i,m})
         return sum(m.y[i, g] * (m.Tc[i[0], g] + m.Ts[i[0], g]) for g in m.M)
 
-    m.total_weighted_completion = pe.Objective(expr=sum(float(v.weight[n]) * m.C[n] for n in m.N))  # (9) objective
+    m.total_weighted_completion = pe.Objective(
+        expr=sum(float(v.weight[n]) * m.C[n] for n in m.N)
+    )  # (9) objective
     m.arrival = pe.Constraint(m.D, rule=lambda _, *i: m.x[i] >= float(v.arrival[i[0]]))  # (4)
     m.one_gpu = pe.Constraint(m.D, rule=lambda _, *i: sum(m.y[i, g] for g in m.M) == 1)  # (5)
     m.completion = pe.Constraint(m.D, rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i))  # (6)
     m.barrier = pe.Constraint(  # (7)
         [(i, j) for i in tasks for j in tasks if j[0] == i[0] and j[1] == i[1] + 1],
-        rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]))
+        rule=lambda _, *ij: m.x[ij[3:]] >= m.x[ij[:3]] + busy(ij[:3]),
+    )
     cyc = v.min_cycle
     m.completion_chain = pe.Constraint(
         [i for i in tasks if i[1] < int(v.rounds[i[0]]) - 1],
-        rule=lambda _, *i: m.C[i[0]] >= m.x[i] + busy(i) + (int(v.rounds[i[0]]) - 1 - i[1]) * float(cyc[i[0]]))
+        rule=lambda _, *i: (
+            m.C[i[0]] >= m.x[i] + busy(i) + (int(v.rounds[i[0]]) - 1 - i[1]) * float(cyc[i[0]])
+        ),
+    )
     m.identical_task_order = pe.Constraint(
         [(i, j) for i in tasks for j in tasks if j[:2] == i[:2] and j[2] == i[2] + 1],
-        rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]])
+        rule=lambda _, *p: m.x[p[:3]] <= m.x[p[3:6]],
+    )
     return m
 
 
@@ -105,8 +118,12 @@ def add_products(m: pe.ConcreteModel) -> None:
     m.u = pe.Var(m.D, m.M, domain=pe.NonNegativeReals, doc="u_{i,m} = y_{i,m} x_i (>= 0 as x >= 0)")
     m.v = pe.Var(m.P, m.M, bounds=(0, 1), doc="v_{i,j,m} = y_{i,m} y_{j,m}")
     m.rl_u_off = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.hi[p[:3]] * m.y[p])
-    m.rl_u_on = pe.Constraint(m.D, m.M, rule=lambda _, *p: m.u[p] <= m.x[p[:3]] - m.lo[p[:3]] * (1 - m.y[p]))
-    m.rl_v = pe.Constraint(m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1)  # (9): v = y_i y_j
+    m.rl_u_on = pe.Constraint(
+        m.D, m.M, rule=lambda _, *p: m.u[p] <= m.x[p[:3]] - m.lo[p[:3]] * (1 - m.y[p])
+    )
+    m.rl_v = pe.Constraint(
+        m.P, m.M, rule=lambda _, *p: m.v[p] >= m.y[p[:3], p[6]] + m.y[p[3:6], p[6]] - 1
+    )  # (9): v = y_i y_j
 
 
 MAX_PRODUCTS = 2_000_000  # v_{i,j,m} variables: |D|(|D|-1)/2 |M|
@@ -117,14 +134,20 @@ def build(instance: Instance) -> pe.ConcreteModel:
     n_tasks = sum(j.n_tasks for j in instance.jobs)
     products = n_tasks * (n_tasks - 1) // 2 * len(instance.gpus)
     if products > MAX_PRODUCTS:
-        raise HetschedError(f"hare-sched-rl needs {products:,} pair products for {n_tasks} tasks on "
-                            f"{len(instance.gpus)} GPUs (limit {MAX_PRODUCTS:,}); use the order or model "
-                            "hare-interval-lp at this scale")
+        raise HetschedError(
+            f"hare-sched-rl needs {products:,} pair products for {n_tasks} tasks on "
+            f"{len(instance.gpus)} GPUs (limit {MAX_PRODUCTS:,}); use the order or model "
+            "hare-interval-lp at this scale"
+        )
     m = base_model(instance)
     add_products(m)
-    m.rl_queyranne = pe.Constraint(m.M, rule=lambda _, g: (  # (9')
-        sum(m.Tc[i[0], g] * m.u[i, g] for i in m.D)
-        >= sum(m.Tc[p[0], g] * m.Tc[p[3], g] * m.v[p, g] for p in m.P)))
+    m.rl_queyranne = pe.Constraint(
+        m.M,
+        rule=lambda _, g: (  # (9')
+            sum(m.Tc[i[0], g] * m.u[i, g] for i in m.D)
+            >= sum(m.Tc[p[0], g] * m.Tc[p[3], g] * m.v[p, g] for p in m.P)
+        ),
+    )
     return m
 
 
@@ -135,7 +158,7 @@ def build_quadratic(instance: Instance) -> pe.ConcreteModel:
     def eq9(_, g):
         load = sum(m.y[i, g] * m.Tc[i[0], g] for i in m.D)
         lhs = sum(m.y[i, g] * m.Tc[i[0], g] * (m.x[i] + m.Tc[i[0], g]) for i in m.D)
-        return lhs >= 0.5 * (load ** 2 + sum((m.y[i, g] * m.Tc[i[0], g]) ** 2 for i in m.D))
+        return lhs >= 0.5 * (load**2 + sum((m.y[i, g] * m.Tc[i[0], g]) ** 2 for i in m.D))
 
     m.rl_queyranne = pe.Constraint(m.M, rule=eq9)  # (9)
     return m
@@ -147,6 +170,10 @@ extract = hare_sched_extract
 
 
 SPEC = FormulationSpec(
-    name="hare-sched-rl", kind="pyomo", build=build, extract=extract, objective_is_bound=True,
+    name="hare-sched-rl",
+    kind="pyomo",
+    build=build,
+    extract=extract,
+    objective_is_bound=True,
     summary="Hare_Sched_RL (4)-(7),(9): Queyranne relaxation of (8), exact MILP linearization; a lower bound",
 )

@@ -18,9 +18,9 @@ from itertools import combinations
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched_rl import add_products, base_model, extract
+from hetsched.spec import FormulationSpec
 
 MAX_TASKS = 12
 
@@ -28,20 +28,34 @@ MAX_TASKS = 12
 def build(instance: Instance) -> pe.ConcreteModel:
     n_tasks = sum(j.n_tasks for j in instance.jobs)
     if n_tasks > MAX_TASKS:
-        raise HetschedError(f"hare-sched-rl-subsets states (9) for all 2^|D| subsets: {n_tasks} tasks "
-                            f"is more than {MAX_TASKS}; use hare-sched-rl")
+        raise HetschedError(
+            f"hare-sched-rl-subsets states (9) for all 2^|D| subsets: {n_tasks} tasks "
+            f"is more than {MAX_TASKS}; use hare-sched-rl"
+        )
     m = base_model(instance)
     add_products(m)
     tasks = sorted(m.D)
     subsets = [S for size in range(2, len(tasks) + 1) for S in combinations(tasks, size)]
     m.S = pe.Set(initialize=range(len(subsets)), doc="task subsets S, |S| >= 2")
-    m.rl_queyranne_subset = pe.Constraint(m.S, m.M, rule=lambda _, s, g: (  # (9S)
-        sum(m.Tc[i[0], g] * m.u[i, g] for i in subsets[s])
-        >= sum(m.Tc[i[0], g] * m.Tc[j[0], g] * m.v[i + j, g] for i, j in combinations(subsets[s], 2))))
+    m.rl_queyranne_subset = pe.Constraint(
+        m.S,
+        m.M,
+        rule=lambda _, s, g: (  # (9S)
+            sum(m.Tc[i[0], g] * m.u[i, g] for i in subsets[s])
+            >= sum(
+                m.Tc[i[0], g] * m.Tc[j[0], g] * m.v[i + j, g]
+                for i, j in combinations(subsets[s], 2)
+            )
+        ),
+    )
     return m
 
 
 SPEC = FormulationSpec(
-    name="hare-sched-rl-subsets", kind="pyomo", build=build, extract=extract, objective_is_bound=True,
+    name="hare-sched-rl-subsets",
+    kind="pyomo",
+    build=build,
+    extract=extract,
+    objective_is_bound=True,
     summary="Hare_Sched_RL with (9) for every task subset per GPU (<= 12 tasks): the relaxation Lemma 2 needs",
 )

@@ -28,9 +28,15 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
-from hetsched.placement.problem import FORMAT, Placement, check_placement, placement_from_dict, placement_view
+from hetsched.placement.problem import (
+    FORMAT,
+    Placement,
+    check_placement,
+    placement_from_dict,
+    placement_view,
+)
+from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance, place_all: bool = False) -> pe.ConcreteModel:
@@ -39,7 +45,10 @@ def build(instance: Instance, place_all: bool = False) -> pe.ConcreteModel:
     new = [n for n in N if v.new[n]]
     u0 = (v.fixed_workers + v.fixed_ps) > 0
     weight = v.weight()
-    big = {n: max(1.0, float(v.interference[n].sum() + v.communication[n] * (v.n_servers - 1))) for n in N}
+    big = {
+        n: max(1.0, float(v.interference[n].sum() + v.communication[n] * (v.n_servers - 1)))
+        for n in N
+    }
     used0 = v.fixed_usage()
 
     m = pe.ConcreteModel(name=f"harmony_placement[{instance.name}]")
@@ -48,15 +57,33 @@ def build(instance: Instance, place_all: bool = False) -> pe.ConcreteModel:
     m.S = pe.Set(initialize=S, doc="servers")
     m.K = pe.Set(initialize=K, doc="resources")
     m.a = pe.Var(m.NEW, domain=pe.Binary, doc="a_n: new job n is placed this interval")
-    m.xw = pe.Var(m.NEW, m.S, domain=pe.NonNegativeIntegers, bounds=lambda _, n, s: (0, int(v.workers[n])),
-                  doc="xw_{n,s}: workers of n on s")
-    m.xp = pe.Var(m.NEW, m.S, domain=pe.NonNegativeIntegers, bounds=lambda _, n, s: (0, int(v.parameter_servers[n])),
-                  doc="xp_{n,s}: parameter servers of n on s")
+    m.xw = pe.Var(
+        m.NEW,
+        m.S,
+        domain=pe.NonNegativeIntegers,
+        bounds=lambda _, n, s: (0, int(v.workers[n])),
+        doc="xw_{n,s}: workers of n on s",
+    )
+    m.xp = pe.Var(
+        m.NEW,
+        m.S,
+        domain=pe.NonNegativeIntegers,
+        bounds=lambda _, n, s: (0, int(v.parameter_servers[n])),
+        doc="xp_{n,s}: parameter servers of n on s",
+    )
     m.u_new = pe.Var(m.NEW, m.S, domain=pe.Binary, doc="u_{n,s}: new job n has a task on s")
-    pairs = [(n, j, s) for n in N for j in N if j != n and v.interference[n, j] > 0 and (v.new[n] or v.new[j]) for s in S]
+    pairs = [
+        (n, j, s)
+        for n in N
+        for j in N
+        if j != n and v.interference[n, j] > 0 and (v.new[n] or v.new[j])
+        for s in S
+    ]
     m.P = pe.Set(initialize=pairs, dimen=3, doc="(n, j, s): j may slow n on s")
     m.z = pe.Var(m.P, bounds=(0, 1), doc="z_{n,j,s}: n and j share server s")
-    m.slow = pe.Var(m.N, domain=pe.NonNegativeReals, doc="slow_n: interference on n's worst-hit server")
+    m.slow = pe.Var(
+        m.N, domain=pe.NonNegativeReals, doc="slow_n: interference on n's worst-hit server"
+    )
     m.f = pe.Var(m.N, bounds=(0, 1), doc="f_n: speed as a fraction of standalone, c_n = b_n f_n")
     m.h = pe.Var(m.N, domain=pe.Binary, doc="h_n: 1 when the floor f_min is the larger term")
 
@@ -68,22 +95,69 @@ def build(instance: Instance, place_all: bool = False) -> pe.ConcreteModel:
             return m.z[n, j, s]
         return int(u0[n, s] and u0[j, s])  # both jobs fixed
 
-    m.reward = pe.Objective(expr=sum(float(weight[n]) * m.f[n] for n in N), sense=pe.maximize)  # eq. (1)
-    m.whole_job_workers = pe.Constraint(m.NEW, rule=lambda _, n: sum(m.xw[n, s] for s in S) == int(v.workers[n]) * m.a[n])  # Sec. IV
-    m.whole_job_ps = pe.Constraint(m.NEW, rule=lambda _, n: sum(m.xp[n, s] for s in S) == int(v.parameter_servers[n]) * m.a[n])  # Sec. IV
-    m.capacity = pe.Constraint(m.S, m.K, rule=lambda _, s, k: sum(
-        m.xw[n, s] * float(v.worker_demand[n, k]) + m.xp[n, s] * float(v.ps_demand[n, k]) for n in new)
-        <= float(v.capacity[s, k] - used0[s, k]) if new else pe.Constraint.Skip)  # Sec. V.A: actions beyond capacity are masked
-    m.task_on_server = pe.Constraint(m.NEW, m.S, rule=lambda _, n, s: m.xw[n, s] + m.xp[n, s]
-                                     <= int(v.workers[n] + v.parameter_servers[n]) * m.u_new[n, s])  # Sec. V.A d_n
-    m.no_empty_server = pe.Constraint(m.NEW, m.S, rule=lambda _, n, s: m.u_new[n, s] <= m.xw[n, s] + m.xp[n, s])  # Sec. V.A d_n
-    m.colocated = pe.Constraint(m.P, rule=lambda _, n, j, s: m.z[n, j, s] >= u(n, s) + u(j, s) - 1)  # Sec. III Case study 2
-    m.worst_server = pe.Constraint(m.N, m.S, rule=lambda _, n, s: m.slow[n] >= sum(
-        float(v.interference[n, j]) * shared(n, j, s) for j in N if j != n and v.interference[n, j] > 0))  # Sec. II.A sync
-    m.speed = pe.Constraint(m.N, rule=lambda _, n: m.f[n] <= 1 - m.slow[n] - float(v.communication[n]) * (
-        sum(u(n, s) for s in S) - 1) + big[n] * m.h[n])  # Sec. III Case study 3
-    m.speed_floor = pe.Constraint(m.N, rule=lambda _, n: m.f[n] <= v.min_speed_fraction + big[n] * (1 - m.h[n]))  # Sec. III
-    m.placed_only = pe.Constraint(m.NEW, rule=lambda _, n: m.f[n] <= m.a[n])  # Sec. IV: a waiting job trains nothing
+    m.reward = pe.Objective(
+        expr=sum(float(weight[n]) * m.f[n] for n in N), sense=pe.maximize
+    )  # eq. (1)
+    m.whole_job_workers = pe.Constraint(
+        m.NEW, rule=lambda _, n: sum(m.xw[n, s] for s in S) == int(v.workers[n]) * m.a[n]
+    )  # Sec. IV
+    m.whole_job_ps = pe.Constraint(
+        m.NEW, rule=lambda _, n: sum(m.xp[n, s] for s in S) == int(v.parameter_servers[n]) * m.a[n]
+    )  # Sec. IV
+    m.capacity = pe.Constraint(
+        m.S,
+        m.K,
+        rule=lambda _, s, k: (
+            sum(
+                m.xw[n, s] * float(v.worker_demand[n, k]) + m.xp[n, s] * float(v.ps_demand[n, k])
+                for n in new
+            )
+            <= float(v.capacity[s, k] - used0[s, k])
+            if new
+            else pe.Constraint.Skip
+        ),
+    )  # Sec. V.A: actions beyond capacity are masked
+    m.task_on_server = pe.Constraint(
+        m.NEW,
+        m.S,
+        rule=lambda _, n, s: (
+            m.xw[n, s] + m.xp[n, s] <= int(v.workers[n] + v.parameter_servers[n]) * m.u_new[n, s]
+        ),
+    )  # Sec. V.A d_n
+    m.no_empty_server = pe.Constraint(
+        m.NEW, m.S, rule=lambda _, n, s: m.u_new[n, s] <= m.xw[n, s] + m.xp[n, s]
+    )  # Sec. V.A d_n
+    m.colocated = pe.Constraint(
+        m.P, rule=lambda _, n, j, s: m.z[n, j, s] >= u(n, s) + u(j, s) - 1
+    )  # Sec. III Case study 2
+    m.worst_server = pe.Constraint(
+        m.N,
+        m.S,
+        rule=lambda _, n, s: (
+            m.slow[n]
+            >= sum(
+                float(v.interference[n, j]) * shared(n, j, s)
+                for j in N
+                if j != n and v.interference[n, j] > 0
+            )
+        ),
+    )  # Sec. II.A sync
+    m.speed = pe.Constraint(
+        m.N,
+        rule=lambda _, n: (
+            m.f[n]
+            <= 1
+            - m.slow[n]
+            - float(v.communication[n]) * (sum(u(n, s) for s in S) - 1)
+            + big[n] * m.h[n]
+        ),
+    )  # Sec. III Case study 3
+    m.speed_floor = pe.Constraint(
+        m.N, rule=lambda _, n: m.f[n] <= v.min_speed_fraction + big[n] * (1 - m.h[n])
+    )  # Sec. III
+    m.placed_only = pe.Constraint(
+        m.NEW, rule=lambda _, n: m.f[n] <= m.a[n]
+    )  # Sec. IV: a waiting job trains nothing
     if place_all:
         for n in new:
             m.a[n].fix(1)  # Sec. V.A: every new job is placed
@@ -103,7 +177,14 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Placemen
 
 
 SPEC = FormulationSpec(
-    name="harmony-placement", kind="pyomo", build=build, extract=extract, validator=check_placement, sense="max",
-    options=("place_all",), solution_format=FORMAT, load_solution=placement_from_dict,
+    name="harmony-placement",
+    kind="pyomo",
+    build=build,
+    extract=extract,
+    validator=check_placement,
+    sense="max",
+    options=("place_all",),
+    solution_format=FORMAT,
+    load_solution=placement_from_dict,
     summary="Harmony (ToN'22) interval placement: max reward (1) under pairwise interference and cross-server traffic, MILP",
 )

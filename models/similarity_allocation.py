@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.similarity.round import check_round, round_view
+from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance, estimated: bool = False) -> pe.ConcreteModel:
@@ -33,13 +33,27 @@ def build(instance: Instance, estimated: bool = False) -> pe.ConcreteModel:
     m.A = pe.Set(initialize=arcs, dimen=2, doc="(job, option)")
     m.R = pe.Set(initialize=sorted(v.free), doc="GPU types")
     m.x = pe.Var(m.A, domain=pe.Binary, doc="x_{j,o}: job j runs with option o")
-    m.nothing = pe.Var(bounds=(0, 0), doc="keeps the model well-formed when no job has an option that fits")
-    m.value = pe.Objective(expr=m.nothing + sum(val(j, k) * m.x[j, k] for j, k in m.A), sense=pe.maximize)  # Sec. 4.2 aim
-    m.one_option = pe.Constraint(range(len(v.options)), rule=lambda _, j: sum(m.x[j, k] for jj, k in m.A if jj == j) <= 1
-                                 if v.options[j] else pe.Constraint.Skip)  # Alg. 2 lines 9-13
+    m.nothing = pe.Var(
+        bounds=(0, 0), doc="keeps the model well-formed when no job has an option that fits"
+    )
+    m.value = pe.Objective(
+        expr=m.nothing + sum(val(j, k) * m.x[j, k] for j, k in m.A), sense=pe.maximize
+    )  # Sec. 4.2 aim
+    m.one_option = pe.Constraint(
+        range(len(v.options)),
+        rule=lambda _, j: (
+            sum(m.x[j, k] for jj, k in m.A if jj == j) <= 1 if v.options[j] else pe.Constraint.Skip
+        ),
+    )  # Alg. 2 lines 9-13
     uses = {r: [(j, k) for j, k in arcs if v.options[j][k].gpu_type == r] for r in v.free}
-    m.free_gpus = pe.Constraint(m.R, rule=lambda _, r: sum(v.options[j][k].gpus * m.x[j, k] for j, k in uses[r])
-                                <= v.free[r] if uses[r] else pe.Constraint.Skip)  # Alg. 2 line 9
+    m.free_gpus = pe.Constraint(
+        m.R,
+        rule=lambda _, r: (
+            sum(v.options[j][k].gpus * m.x[j, k] for j, k in uses[r]) <= v.free[r]
+            if uses[r]
+            else pe.Constraint.Skip
+        ),
+    )  # Alg. 2 line 9
     m.view = v
     return m
 
@@ -54,7 +68,12 @@ def _check(instance: Instance, decision) -> object:
 
 
 SPEC = FormulationSpec(
-    name="similarity-allocation", kind="pyomo", build=build, extract=extract, validator=_check, sense="max",
+    name="similarity-allocation",
+    kind="pyomo",
+    build=build,
+    extract=extract,
+    validator=_check,
+    sense="max",
     options=("estimated",),
     summary="AppSci'24 Alg. 2's round solved exactly: max normalized throughput, one option per job, free GPUs",
 )

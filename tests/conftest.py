@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=15, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("deep", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "deep", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +48,12 @@ def hadar_tiny_variant(seed: int):
 
     rng = np.random.default_rng(seed)
     base = load_instance(INSTANCES / "hadar" / "hadar_tiny.json")
-    jobs = tuple(dataclasses.replace(j, epochs=float(rng.integers(4, 21)),
-                                     throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")})
-                 for j in base.jobs)
+    jobs = tuple(
+        dataclasses.replace(
+            j,
+            epochs=float(rng.integers(4, 21)),
+            throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")},
+        )
+        for j in base.jobs
+    )
     return dataclasses.replace(base, jobs=jobs)

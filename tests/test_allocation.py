@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import instance_path
 from scipy.optimize import linprog
 
 from hetsched.allocation import allocation_view, check_allocation, equal_share
@@ -15,18 +16,19 @@ from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
 from hetsched.solvers import Status
 
-from conftest import instance_path
-
 TWO = instance_path("gavel_two_jobs.json")
 
 
-@pytest.mark.parametrize("model,expected", [
-    ("gavel-max-min-fairness", 1.0),  # each job gets a whole GPU all the time
-    ("gavel-max-min-fairness-perf", 1.0),  # A: (1+3a)/2.5 = B: (2-a)/1.5 at a = 1/2
-    ("gavel-makespan", 400 / 7),  # 1 + 3a = 2 - a at a = 1/4: both at 1.75 steps/s, 100 steps
-    ("gavel-max-throughput", 1.6 + 2 / 3),  # A on V100 (4/2.5), B on K80 (1/1.5)
-    ("gavel-max-throughput-cost", 2 / 3),  # B alone on the $1 K80: (1/1.5) per dollar
-])
+@pytest.mark.parametrize(
+    "model,expected",
+    [
+        ("gavel-max-min-fairness", 1.0),  # each job gets a whole GPU all the time
+        ("gavel-max-min-fairness-perf", 1.0),  # A: (1+3a)/2.5 = B: (2-a)/1.5 at a = 1/2
+        ("gavel-makespan", 400 / 7),  # 1 + 3a = 2 - a at a = 1/4: both at 1.75 steps/s, 100 steps
+        ("gavel-max-throughput", 1.6 + 2 / 3),  # A on V100 (4/2.5), B on K80 (1/1.5)
+        ("gavel-max-throughput-cost", 2 / 3),  # B alone on the $1 K80: (1/1.5) per dollar
+    ],
+)
 def test_hand_checked_optima(model, expected):
     r = solve(load_instance(TWO), model, "highs")
     assert r.status == Status.OPTIMAL and r.validation.valid
@@ -39,14 +41,28 @@ def random_instance(seed: int, n_jobs: int) -> Instance:
     types = ("k80", "p100", "v100")
     counts = rng.integers(1, 5, size=3)
     gpus = tuple(Gpu(f"{t}-{i}", t, "s") for t, c in zip(types, counts) for i in range(c))
-    cluster = Cluster({t: GpuType(t, cost_per_hour=float(c)) for t, c in zip(types, (0.9, 1.5, 3.1))},
-                      (Server("s", gpus),))
+    cluster = Cluster(
+        {t: GpuType(t, cost_per_hour=float(c)) for t, c in zip(types, (0.9, 1.5, 3.1))},
+        (Server("s", gpus),),
+    )
     jobs = []
     for j in range(n_jobs):
         thr = np.sort(rng.uniform(0.2, 5.0, size=3))  # faster on newer types
-        jobs.append(Job(f"J{j}", 0.0, float(rng.integers(1, 4)), 1, 1, {t: 1.0 for t in types}, {t: 0.0 for t in types},
-                        requested_workers=int(rng.choice([1, 2, 4])), throughput=dict(zip(types, thr.tolist())),
-                        epochs=float(rng.integers(1, 10)), iterations_per_epoch=100))
+        jobs.append(
+            Job(
+                f"J{j}",
+                0.0,
+                float(rng.integers(1, 4)),
+                1,
+                1,
+                {t: 1.0 for t in types},
+                {t: 0.0 for t in types},
+                requested_workers=int(rng.choice([1, 2, 4])),
+                throughput=dict(zip(types, thr.tolist())),
+                epochs=float(rng.integers(1, 10)),
+                iterations_per_epoch=100,
+            )
+        )
     return Instance(f"alloc-{seed}", cluster, tuple(jobs))
 
 
@@ -59,18 +75,23 @@ def linprog_max_min(coef: np.ndarray, scale: np.ndarray, count: np.ndarray) -> f
     rows, rhs = [], []
     for j in range(n):
         row = np.zeros(nv)
-        row[j * k:(j + 1) * k] = -coef[j]
+        row[j * k : (j + 1) * k] = -coef[j]
         row[-1] = 1.0
         rows.append(row), rhs.append(0.0)
         row = np.zeros(nv)
-        row[j * k:(j + 1) * k] = 1.0
+        row[j * k : (j + 1) * k] = 1.0
         rows.append(row), rhs.append(1.0)
     for r in range(k):
         row = np.zeros(nv)
         row[[j * k + r for j in range(n)]] = scale
         rows.append(row), rhs.append(count[r])
-    res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(0, None)] * (nv - 1) + [(None, None)],
-                  method="highs-ipm")
+    res = linprog(
+        c,
+        A_ub=np.array(rows),
+        b_ub=np.array(rhs),
+        bounds=[(0, None)] * (nv - 1) + [(None, None)],
+        method="highs-ipm",
+    )
     assert res.status == 0
     return -res.fun
 
@@ -99,16 +120,19 @@ def feasible_for_makespan(v, T: float) -> bool:
     rows, rhs = [], []
     for j in range(n):
         row = np.zeros(n * k)
-        row[j * k:(j + 1) * k] = -v.throughput[j]
+        row[j * k : (j + 1) * k] = -v.throughput[j]
         rows.append(row), rhs.append(-v.steps[j] / T)
         row = np.zeros(n * k)
-        row[j * k:(j + 1) * k] = 1.0
+        row[j * k : (j + 1) * k] = 1.0
         rows.append(row), rhs.append(1.0)
     for r in range(k):
         row = np.zeros(n * k)
         row[[j * k + r for j in range(n)]] = v.scale
         rows.append(row), rhs.append(v.count[r])
-    return linprog(np.zeros(n * k), A_ub=np.array(rows), b_ub=np.array(rhs), bounds=(0, None)).status == 0
+    return (
+        linprog(np.zeros(n * k), A_ub=np.array(rows), b_ub=np.array(rhs), bounds=(0, None)).status
+        == 0
+    )
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -130,7 +154,9 @@ def test_exact_makespan_lp_is_at_most_any_bisection_answer(seed):
 
 def test_validator_lists_every_violation():
     v = allocation_view(load_instance(TWO))
-    x = np.array([[1.0, 0.5], [-0.1, 0.9]])  # job A over time; v100 oversubscribed; a negative share
+    x = np.array(
+        [[1.0, 0.5], [-0.1, 0.9]]
+    )  # job A over time; v100 oversubscribed; a negative share
     kinds = sorted(b.kind for b in check_allocation(v, x))
     assert kinds == ["capacity", "negative", "time"]
 
@@ -146,6 +172,7 @@ def test_a_maximizing_model_missing_a_constraint_is_caught():
         return m
 
     import dataclasses
+
     r = solve(load_instance(TWO), dataclasses.replace(spec, build=broken), "highs")
     assert r.status == Status.ERROR and "allocated >" in r.notes[0]
 
@@ -154,7 +181,9 @@ def test_allocate_cli_json_and_input_errors(capsys, tmp_path):
     assert main(["allocate", str(TWO), "--policy", "makespan", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"policy", "status", "objective", "allocation", "seconds"} <= set(out)
-    assert out["objective"] == pytest.approx(400 / 7) and out["allocation"]["A"]["v100"] == pytest.approx(0.25)
+    assert out["objective"] == pytest.approx(400 / 7) and out["allocation"]["A"][
+        "v100"
+    ] == pytest.approx(0.25)
     data = json.loads(TWO.read_text())
     del data["jobs"][1]["throughput"]["k80"]
     bad = tmp_path / "bad.json"
@@ -170,8 +199,11 @@ def test_fast_path_matches_the_pyomo_model(seed, policy):
 
     inst = random_instance(200 + seed, n_jobs=4 + 2 * seed)
     # duplicate every job once: merging identical jobs must not change the optimum
-    doubled = Instance(inst.name, inst.cluster, inst.jobs + tuple(
-        Job(**{**j.__dict__, "id": j.id + "b"}) for j in inst.jobs))
+    doubled = Instance(
+        inst.name,
+        inst.cluster,
+        inst.jobs + tuple(Job(**{**j.__dict__, "id": j.id + "b"}) for j in inst.jobs),
+    )
     for case in (inst, doubled):
         ref = solve(case, f"gavel-{policy}", "highs")
         for merge in (True, False):
@@ -189,11 +221,16 @@ def test_makespan_is_well_scaled_on_a_real_trace():
     from hetsched.allocation.gavel_data import load_throughputs, load_trace
 
     gavel = Path(__file__).resolve().parents[1] / "data" / "gavel"
-    inst = load_trace(gavel / "traces" / "msr_seed0_ed69ec.trace", load_throughputs(gavel / "simulation_throughputs.json"),
-                      {"v100": 50, "p100": 50, "k80": 50})
+    inst = load_trace(
+        gavel / "traces" / "msr_seed0_ed69ec.trace",
+        load_throughputs(gavel / "simulation_throughputs.json"),
+        {"v100": 50, "p100": 50, "k80": 50},
+    )
     ref = solve(inst, "gavel-makespan", "highs")
     assert ref.status == Status.OPTIMAL
-    assert ref.objective == pytest.approx(fast_solve(inst, "makespan", merge=False).objective, rel=1e-6)
+    assert ref.objective == pytest.approx(
+        fast_solve(inst, "makespan", merge=False).objective, rel=1e-6
+    )
 
 
 def test_allocate_fast_flag_gives_the_same_answer(capsys):
@@ -220,8 +257,12 @@ def ftf_instance(now: float, arrivals=(0.0, 20.0)) -> Instance:
     import dataclasses
 
     inst = load_instance(TWO)
-    jobs = (dataclasses.replace(inst.jobs[0], arrival=arrivals[0]),
-            dataclasses.replace(inst.jobs[1], arrival=arrivals[1], throughput={"v100": 1.0, "k80": 2.0}))
+    jobs = (
+        dataclasses.replace(inst.jobs[0], arrival=arrivals[0]),
+        dataclasses.replace(
+            inst.jobs[1], arrival=arrivals[1], throughput={"v100": 1.0, "k80": 2.0}
+        ),
+    )
     return dataclasses.replace(inst, jobs=jobs, metadata={"now": now})
 
 
@@ -231,7 +272,11 @@ def test_finish_time_fairness_hand_checked():
     from hetsched.allocate.ftf import finish_time_fairness
 
     r = finish_time_fairness(ftf_instance(now=0.0))
-    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(0.75) and r.bound == pytest.approx(0.75)
+    assert (
+        r.status == Status.OPTIMAL
+        and r.objective == pytest.approx(0.75)
+        and r.bound == pytest.approx(0.75)
+    )
 
 
 @pytest.mark.parametrize("now", [10.0, 60.0])
@@ -249,8 +294,12 @@ def test_finish_time_fairness_bisection_against_a_grid(now):
     view = allocation_view(inst)
     objective = rho_max(inst)
     grid = np.linspace(0, 1, 201)
-    best = min(objective(view, np.array([[1 - b, a], [b, 1 - a]])) for a in grid for b in grid
-               if (1 - b) + a <= 1 + 1e-12 and b + (1 - a) <= 1 + 1e-12)  # columns: k80, v100
+    best = min(
+        objective(view, np.array([[1 - b, a], [b, 1 - a]]))
+        for a in grid
+        for b in grid
+        if (1 - b) + a <= 1 + 1e-12 and b + (1 - a) <= 1 + 1e-12
+    )  # columns: k80, v100
     assert fast.objective <= best + 1e-9  # never worse than any grid point
     assert fast.objective >= best - 2e-2  # and the grid is fine enough to come close
     assert fast.bound <= best + 1e-9  # the bound is a real lower bound

@@ -7,6 +7,7 @@ Algorithm 1 *exceeds* alpha(2 + alpha) OPT. See proofs/hare_theorem4.md.
 import json
 
 import pytest
+from conftest import instance_path
 from hypothesis import given
 
 from hetsched.audit.claims import claims, find_claim
@@ -15,14 +16,12 @@ from hetsched.audit.hare import PROFILES, evaluate, proof_checks
 from hetsched.cli import main
 from hetsched.heuristic import run_heuristic
 from hetsched.heuristics.hare_alg1 import alpha, hare_alg1, task_priorities
-from hetsched.orderings import starts_in_d_order
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import load_instance
+from hetsched.orderings import starts_in_d_order
 from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
-
-from conftest import instance_path
 
 COUNTEREXAMPLE = "hare_thm4_counterexample.json"
 
@@ -69,12 +68,27 @@ def test_shrink_keeps_the_violation_and_makes_the_instance_smaller():
 
 
 def test_audit_cli_json_keys_and_resume(tmp_path, capsys):
-    argv = ["audit", "hare-alg1", "--trials", "4", "--seed", "3", "--out", str(tmp_path), "--json", "--quiet"]
+    argv = [
+        "audit",
+        "hare-alg1",
+        "--trials",
+        "4",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--json",
+        "--quiet",
+    ]
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out)
     for key in ("claim", "trials", "worst_ratio", "bound_at_worst", "violations", "worst_instance"):
         assert key in first
-    assert first["claim"] == "hare-alg1" and first["trials"] == 4 and first["evaluated"] + first["skipped"] == 4
+    assert (
+        first["claim"] == "hare-alg1"
+        and first["trials"] == 4
+        and first["evaluated"] + first["skipped"] == 4
+    )
     assert load_instance(first["worst_instance"])  # saved as an instance file
     log = tmp_path / "hare-alg1-ci-s3" / "trials.jsonl"
     assert len(log.read_text().splitlines()) == 4
@@ -107,13 +121,21 @@ def test_deep_audit(name, tmp_path):
     report = run_audit(find_claim(name), profile="deep", seed=1, out_dir=tmp_path)
     log = [json.loads(x) for x in open(report["log"])]
     for rec in log:
-        if rec["ratio"] is not None and rec["checks"]["lemma2"] <= 1 and rec["checks"]["lemma3"] <= 1:
+        if (
+            rec["ratio"] is not None
+            and rec["checks"]["lemma2"] <= 1
+            and rec["checks"]["lemma3"] <= 1
+        ):
             assert rec["checks"]["eq22"] <= 1 + 1e-9 and rec["ratio"] <= rec["bound"] * (1 + 1e-9)
     if name == "hare-alg1":
         assert report["violations"] > 0
 
 
-@given(hare_instances(max_gpus=3, max_types=2, max_jobs=3, max_rounds=2, max_tasks_per_round=3, max_tasks=7))
+@given(
+    hare_instances(
+        max_gpus=3, max_types=2, max_jobs=3, max_rounds=2, max_tasks_per_round=3, max_tasks=7
+    )
+)
 def test_property_rl_le_opt_le_alg1_and_the_proof_steps(inst):
     """On every instance: RL <= OPT <= Alg. 1; Lemma 3 (14) holds (not refuted); and whenever
     (10) and (14) hold, so do (22) and Theorem 4 -- the last step of the proof is sound."""
@@ -128,8 +150,17 @@ def test_property_rl_le_opt_le_alg1_and_the_proof_steps(inst):
         assert ev.ratio <= ev.bound * (1 + 1e-9)
 
 
-@given(hare_instances(max_gpus=1, max_types=1, max_jobs=3, max_rounds=2, max_tasks_per_round=3, max_tasks=7,
-                      with_sync=False))
+@given(
+    hare_instances(
+        max_gpus=1,
+        max_types=1,
+        max_jobs=3,
+        max_rounds=2,
+        max_tasks_per_round=3,
+        max_tasks=7,
+        with_sync=False,
+    )
+)
 def test_property_one_gpu_no_sync_subsets_give_a_3_approximation(inst):
     """Proved in proofs/hare_theorem4.md (Proposition): one GPU, T^s = 0, H from
     hare-sched-rl-subsets -> sum w C(Alg. 1) <= 3 RL_subsets <= 3 OPT."""
@@ -154,8 +185,17 @@ def test_lemma2_fails_on_two_gpus_even_with_every_subset_inequality(manifest):
     assert run.objective() == manifest[name]["optimum"] == 4.0  # yet Algorithm 1 is optimal here
 
 
-@given(hare_instances(max_gpus=3, max_types=1, max_jobs=3, max_rounds=1, max_tasks_per_round=3, max_tasks=7,
-                      with_sync=False))
+@given(
+    hare_instances(
+        max_gpus=3,
+        max_types=1,
+        max_jobs=3,
+        max_rounds=1,
+        max_tasks_per_round=3,
+        max_tasks=7,
+        with_sync=False,
+    )
+)
 def test_property_identical_gpus_one_round_subsets_give_a_3_approximation(inst):
     """Proved in proofs/hare_theorem4.md (Proposition 2): identical GPUs, one round per job,
     T^s = 0, H from hare-sched-rl-subsets -> sum w C(Alg. 1) <= 3 RL_subsets."""

@@ -2,10 +2,10 @@ import json
 import subprocess
 import sys
 
+from conftest import INSTANCES
+
 from hetsched.cli import main
 from hetsched.schedule import load_schedule
-
-from conftest import INSTANCES
 
 FIG5 = str(INSTANCES / "paper" / "hare_fig5.json")
 
@@ -14,7 +14,17 @@ def test_solve_json_has_the_documented_keys(capsys, tmp_path):
     out = tmp_path / "sol.json"
     assert main(["solve", FIG5, "--solver", "cpsat", "--json", "--out", str(out)]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert {"instance", "model", "solver", "status", "objective", "bound", "gap", "seconds", "solution"} <= set(d)
+    assert {
+        "instance",
+        "model",
+        "solver",
+        "status",
+        "objective",
+        "bound",
+        "gap",
+        "seconds",
+        "solution",
+    } <= set(d)
     assert d["status"] == "optimal" and d["objective"] == 17.0 and d["gap"] == 0
     assert len(load_schedule(out).assignments) == 6
     assert d["log"].startswith("cpsat: OPTIMAL")  # the method's own summary
@@ -77,15 +87,21 @@ def test_models_lists_every_formulation(capsys):
 
 
 def test_console_script_runs_in_a_fresh_process():
-    p = subprocess.run([sys.executable, "-m", "hetsched.cli", "solve", FIG5, "--solver", "cpsat", "--json"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "hetsched.cli", "solve", FIG5, "--solver", "cpsat", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["objective"] == 17.0
 
 
 def test_heuristic_json_has_the_solve_keys_and_a_bound(capsys, tmp_path):
     out = tmp_path / "alg1.json"
-    assert main(["heuristic", str(FIG5), "--order", "hare-sched-rl", "--json", "--out", str(out)]) == 0
+    assert (
+        main(["heuristic", str(FIG5), "--order", "hare-sched-rl", "--json", "--out", str(out)]) == 0
+    )
     res = json.loads(capsys.readouterr().out)
     assert main(["solve", str(FIG5), "--json"]) == 0
     solved = json.loads(capsys.readouterr().out)
@@ -116,7 +132,9 @@ def test_bench_hare_quick_writes_json(capsys, tmp_path):
     assert main(["bench", "hare", "--quick", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     sizes = [row["tasks"] for row in data["throughput"] if "tasks" in row]
-    assert sizes == [1000, 10000] and all(row["tasks_per_second"] > 0 for row in data["throughput"] if "tasks" in row)
+    assert sizes == [1000, 10000] and all(
+        row["tasks_per_second"] > 0 for row in data["throughput"] if "tasks" in row
+    )
     assert data["throughput"][-1]["speedup"] > 1  # compiled vs interpreted loop, same process
 
 

@@ -18,11 +18,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_instance_fuzz import BASES, HOSTILE, _paths, mutated
 
 from hetsched.cli import main
 from hetsched.resources import shipped
-
-from test_instance_fuzz import BASES, HOSTILE, _paths, mutated
 
 TIME_LIMIT = 2.0
 # far past a 2 s limit on a tiny instance: model build, validation and interpreter overhead included
@@ -58,23 +57,37 @@ def _write(tmp: Path, name: str, doc) -> str:
 
 
 def _hare_commands(path: str, tasks: int) -> list[list[str]]:
-    cmds = [["solve", path, "--time-limit", str(TIME_LIMIT), "--json"],
-            ["heuristic", path, "--order", "arrival", "--json"]]
+    cmds = [
+        ["solve", path, "--time-limit", str(TIME_LIMIT), "--json"],
+        ["heuristic", path, "--order", "arrival", "--json"],
+    ]
     if tasks <= 20_000:  # the simulator has no time limit: past this it is a long run, not a hang
         cmds.append(["simulate", path, "--policy", "fifo", "--json"])
     return cmds
 
 
 def _gang_commands(path: str) -> list[list[str]]:
-    return [["allocate", path, "--policy", "makespan", "--time-limit", str(TIME_LIMIT), "--json"],
-            ["allocate", path, "--policy", "max-min-fairness", "--time-limit", str(TIME_LIMIT), "--json"],
-            ["simulate", path, "--policy", "tiresias", "--json"]]
+    return [
+        ["allocate", path, "--policy", "makespan", "--time-limit", str(TIME_LIMIT), "--json"],
+        [
+            "allocate",
+            path,
+            "--policy",
+            "max-min-fairness",
+            "--time-limit",
+            str(TIME_LIMIT),
+            "--json",
+        ],
+        ["simulate", path, "--policy", "tiresias", "--json"],
+    ]
 
 
 # numbers the loader takes (most of the generic mutations are refused at load and never reach a
 # command): extreme but legal magnitudes, so that models, simulators and LPs see them
-LEGAL_EXTREMES = st.one_of(st.sampled_from([0, 0.0, 1e-12, 1e-6, 0.5, 1, 2, 1e6, 1e12, 1e15, 10**6, 999_999]),
-                           st.floats(0, 1e15, allow_nan=False, allow_infinity=False))
+LEGAL_EXTREMES = st.one_of(
+    st.sampled_from([0, 0.0, 1e-12, 1e-6, 0.5, 1, 2, 1e6, 1e12, 1e15, 10**6, 999_999]),
+    st.floats(0, 1e15, allow_nan=False, allow_infinity=False),
+)
 
 
 @st.composite
@@ -102,9 +115,12 @@ def _tasks(doc) -> int:
 def test_a_mutated_instance_through_every_command(tmp_path_factory, doc):
     tmp = tmp_path_factory.mktemp("fuzz")
     path = _write(tmp, "fuzz.json", doc)
-    gang = any("requested_workers" in j for j in doc.get("jobs", []) if isinstance(j, dict)) \
-        if isinstance(doc.get("jobs"), list) else False
-    for argv in (_gang_commands(path) if gang else _hare_commands(path, _tasks(doc))):
+    gang = (
+        any("requested_workers" in j for j in doc.get("jobs", []) if isinstance(j, dict))
+        if isinstance(doc.get("jobs"), list)
+        else False
+    )
+    for argv in _gang_commands(path) if gang else _hare_commands(path, _tasks(doc)):
         _check(argv)
 
 
@@ -134,7 +150,9 @@ def mutated_solution(draw, base: dict):
         elif action == "duplicate":
             rows.append(copy.deepcopy(rows[i]))
         else:
-            doc[draw(st.sampled_from(["format", "instance", "instance_hash", "assignments"]))] = draw(HOSTILE)
+            doc[draw(st.sampled_from(["format", "instance", "instance_hash", "assignments"]))] = (
+                draw(HOSTILE)
+            )
     return doc
 
 
@@ -154,5 +172,5 @@ def test_the_bases_pass_every_command(tmp_path):
     for i, doc in enumerate(BASES):
         path = _write(tmp_path, f"base{i}.json", doc)
         gang = any("requested_workers" in j for j in doc["jobs"])
-        for argv in (_gang_commands(path) if gang else _hare_commands(path, _tasks(doc))):
+        for argv in _gang_commands(path) if gang else _hare_commands(path, _tasks(doc)):
             assert _check(argv) == 0, argv

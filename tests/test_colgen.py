@@ -3,16 +3,16 @@ hare-sched on --solver colgen against the proven optima (bound below, schedule a
 only when the two meet)."""
 
 import itertools
-import math
 import json
+import math
 from functools import lru_cache
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import INSTANCES, instance_path
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hetsched.solvers.colgen import Column, DantzigWolfeProblem, solve_colgen
-from hetsched.solvers.colgen.branching import fix_cost_ranges
 from hetsched.generators import ladder
 from hetsched.hare_pricing import JobPricer
 from hetsched.heuristics.list_scheduling import quick_upper_bound
@@ -20,10 +20,10 @@ from hetsched.heuristics.local_search import local_search_upper_bound
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
 from hetsched.solvers import Status
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem, solve_colgen
+from hetsched.solvers.colgen.branching import fix_cost_ranges
 from hetsched.testing.strategies import hare_instances
 from hetsched.validate import validate
-
-from conftest import INSTANCES, instance_path
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 CERTIFIED = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None)
@@ -35,6 +35,7 @@ def close(a, b):
 
 # ---- the engine on a generalized assignment problem (not Hare): blocks = items, rows = bins
 
+
 def _gap_problem(cost, size, cap):
     n_items, n_bins = cost.shape
 
@@ -42,14 +43,28 @@ def _gap_problem(cost, size, cap):
         values = np.where((cost[i] > lo) & (cost[i] <= hi), cost[i] + pi * size[i], np.inf)
         if not np.isfinite(values).any():
             return np.inf, []
-        best = [int(b) for b in np.argsort(values, kind="stable")[:2] if np.isfinite(values[b])]  # two: the engine takes extras
-        return float(values[best[0]]), [Column(i, float(cost[i, b]), np.array([b]), b, np.array([float(size[i, b])]))
-                                        for b in best]
+        best = [
+            int(b) for b in np.argsort(values, kind="stable")[:2] if np.isfinite(values[b])
+        ]  # two: the engine takes extras
+        return float(values[best[0]]), [
+            Column(i, float(cost[i, b]), np.array([b]), b, np.array([float(size[i, b])]))
+            for b in best
+        ]
 
     # the last bin holds everything at a high cost: the initial columns are feasible
-    initial = [Column(i, float(cost[i, -1]), np.array([n_bins - 1]), n_bins - 1, np.array([float(size[i, -1])]))
-               for i in range(n_items)]
-    return DantzigWolfeProblem(n_blocks=n_items, capacity=cap, price=price, initial=initial, objective_step=1.0)
+    initial = [
+        Column(
+            i,
+            float(cost[i, -1]),
+            np.array([n_bins - 1]),
+            n_bins - 1,
+            np.array([float(size[i, -1])]),
+        )
+        for i in range(n_items)
+    ]
+    return DantzigWolfeProblem(
+        n_blocks=n_items, capacity=cap, price=price, initial=initial, objective_step=1.0
+    )
 
 
 @given(st.integers(0, 10_000))
@@ -60,8 +75,11 @@ def test_engine_bounds_and_solves_a_generalized_assignment(seed):
     cost[:, -1] = 50.0
     size = rng.integers(1, 5, size=(n_items, n_bins)).astype(float)
     cap = np.array([float(rng.integers(2, 8)), float(rng.integers(2, 8)), 100.0])
-    best = min(sum(cost[i, b] for i, b in enumerate(a)) for a in itertools.product(range(n_bins), repeat=n_items)
-               if all(sum(size[i, b] for i, b in enumerate(a) if b == k) <= cap[k] for k in range(n_bins)))
+    best = min(
+        sum(cost[i, b] for i, b in enumerate(a))
+        for a in itertools.product(range(n_bins), repeat=n_items)
+        if all(sum(size[i, b] for i, b in enumerate(a) if b == k) <= cap[k] for k in range(n_bins))
+    )
     problem = _gap_problem(cost, size, cap)
     raw = solve_colgen(problem, time_limit=30)
     chosen = [c for i, c in enumerate(problem.columns) if raw.value(i) > 0.5]
@@ -85,8 +103,11 @@ def test_reduced_cost_fixing_keeps_every_solution_within_the_target(seed, slack)
     cost = rng.integers(1, 10, size=(n_items, n_bins)).astype(float)
     size = rng.integers(1, 5, size=(n_items, n_bins)).astype(float)
     cap = np.array([float(rng.integers(2, 8)) for _ in range(n_bins)])
-    solutions = [a for a in itertools.product(range(n_bins), repeat=n_items)
-                 if all(sum(size[i, b] for i, b in enumerate(a) if b == k) <= cap[k] for k in range(n_bins))]
+    solutions = [
+        a
+        for a in itertools.product(range(n_bins), repeat=n_items)
+        if all(sum(size[i, b] for i, b in enumerate(a) if b == k) <= cap[k] for k in range(n_bins))
+    ]
     if not solutions:
         return
     best = min(sum(cost[i, b] for i, b in enumerate(a)) for a in solutions)
@@ -124,6 +145,7 @@ def test_engine_stopped_by_the_clock_is_never_optimal():
 
 # ---- Hare's job pricing against an independent enumeration
 
+
 @st.composite
 def priced_jobs(draw):
     G = draw(st.integers(1, 3))
@@ -145,7 +167,7 @@ def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices, done_by=Non
     slots = [(g, t) for g in range(G) for t in range(H) if t + train[g] <= H]
 
     def task_price(g, t):
-        return float(prices[g, t:t + train[g]].sum())
+        return float(prices[g, t : t + train[g]].sum())
 
     @lru_cache(maxsize=None)
     def best(r, ready):
@@ -153,8 +175,10 @@ def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices, done_by=Non
         for combo in itertools.combinations_with_replacement(slots, K):
             if any(t < ready for _, t in combo):
                 continue
-            ok = all(not (a[0] == b[0] and abs(a[1] - b[1]) < train[a[0]])
-                     for a, b in itertools.combinations(combo, 2))  # (8) on the job's own GPUs
+            ok = all(
+                not (a[0] == b[0] and abs(a[1] - b[1]) < train[a[0]])
+                for a, b in itertools.combinations(combo, 2)
+            )  # (8) on the job's own GPUs
             if not ok:
                 continue
             end = max(t + cycle[g] for g, t in combo)
@@ -173,9 +197,18 @@ def _enumerate_min(G, K, R, H, train, sync, arrival, weight, prices, done_by=Non
 def _pricer_and_prefix_sums(job):
     """The job's pricer with windows as wide as the horizon, and the prefix sums of its prices."""
     G, K, R, H, train, sync, arrival, weight, prices = job
-    pricer = JobPricer(train=train, cycle=train + sync, tasks_per_round=K, rounds=R, weight=weight,
-                       arrival=arrival, ready_lo=np.full(R, arrival, dtype=np.int64),
-                       ready_hi=np.full(R, H, dtype=np.int64), completion_hi=H, horizon=H)
+    pricer = JobPricer(
+        train=train,
+        cycle=train + sync,
+        tasks_per_round=K,
+        rounds=R,
+        weight=weight,
+        arrival=arrival,
+        ready_lo=np.full(R, arrival, dtype=np.int64),
+        ready_hi=np.full(R, H, dtype=np.int64),
+        completion_hi=H,
+        horizon=H,
+    )
     P = np.zeros((G, H + 1))
     P[:, 1:] = np.cumsum(prices, axis=1)
     return pricer, P
@@ -202,7 +235,7 @@ def test_job_pricing_equals_enumeration(job):
             assert a[0] != b[0] or abs(a[1] - b[1]) >= train[a[0]]
         ends[r] = max(t + train[g] + sync[g] for g, t in mine)
     assert completion == ends[R - 1]
-    paid = sum(prices[g, t:t + train[g]].sum() for _, g, t in tasks)
+    paid = sum(prices[g, t : t + train[g]].sum() for _, g, t in tasks)
     assert close(weight * completion + paid, value)
 
 
@@ -212,8 +245,10 @@ def test_job_pricing_by_completion_gives_the_least_price_of_each_completion_time
     pricer, P = _pricer_and_prefix_sums(job)
     priced = pricer.price_by_completion(P, c_lo, c_hi, count=4)
     # by enumeration: the least price of a schedule done by e, and w e on top
-    paid_by = {e: _enumerate_min(G, K, R, H, train, sync, arrival, 0.0, prices, done_by=e)
-               for e in range(max(c_lo, arrival), min(c_hi, H) + 1)}
+    paid_by = {
+        e: _enumerate_min(G, K, R, H, train, sync, arrival, 0.0, prices, done_by=e)
+        for e in range(max(c_lo, arrival), min(c_hi, H) + 1)
+    }
     by = {e: v + weight * e for e, v in paid_by.items() if np.isfinite(v)}
     if not by:
         assert priced == []
@@ -229,7 +264,7 @@ def test_job_pricing_by_completion_gives_the_least_price_of_each_completion_time
         assert len(tasks) == K * R
         ends = max(t + train[g] + sync[g] for r, g, t in tasks if r == R - 1)
         assert ends == e or (e == first and ends < e)  # a column is charged its own completion
-        paid = sum(prices[g, t:t + train[g]].sum() for _, g, t in tasks)
+        paid = sum(prices[g, t : t + train[g]].sum() for _, g, t in tasks)
         assert close(weight * e + paid, value)
     # every completion time a schedule ends at exactly (its price drops there) and that was
     # left out is no cheaper than the last one returned
@@ -249,8 +284,12 @@ def test_colgen_brackets_the_manifest_optimum(name):
     inst = load_instance(instance_path(name))
     r = solve(inst, "hare-sched", "colgen", time_limit=5)
     opt = MANIFEST[name]["optimum"]
-    assert r.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT), r.notes  # the clock may stop it
-    assert r.bound <= opt + 1e-6 <= r.objective + 2e-6  # the Lagrangian bound below, the schedule above
+    assert r.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT), (
+        r.notes
+    )  # the clock may stop it
+    assert (
+        r.bound <= opt + 1e-6 <= r.objective + 2e-6
+    )  # the Lagrangian bound below, the schedule above
     assert validate(inst, r.solution).valid
     if r.status == Status.OPTIMAL:
         assert close(r.objective, opt) and close(r.bound, opt)
@@ -266,7 +305,9 @@ def test_colgen_proves_some_optima_and_agrees_with_cpsat():
         if r.status == Status.OPTIMAL:
             proved += 1
             assert close(r.objective, MANIFEST[name]["optimum"])
-    assert proved >= 3  # 16 of the 36 proven optima are met at the root (docs: README "Exact methods")
+    assert (
+        proved >= 3
+    )  # 16 of the 36 proven optima are met at the root (docs: README "Exact methods")
 
 
 @given(hare_instances(max_tasks=6))
@@ -297,7 +338,9 @@ def test_colgen_time_limited_is_never_optimal():
 
 def test_colgen_refuses_times_it_cannot_scale_exactly(tmp_path):
     import dataclasses
+
     from hetsched.errors import HetschedError
+
     inst = load_instance(instance_path("small-00.json"))
     job = inst.jobs[0]
     odd = dataclasses.replace(job, train_time={k: v + 1e-7 for k, v in job.train_time.items()})
@@ -306,6 +349,7 @@ def test_colgen_refuses_times_it_cannot_scale_exactly(tmp_path):
 
 
 # ---- the local search that bounds the windows
+
 
 def test_local_search_is_seeded_valid_and_no_worse_than_one_list_schedule():
     inst = ladder(32, 4, seed=2)

@@ -59,7 +59,9 @@ def test_a_build_past_the_time_limit_is_a_time_limit_result_without_solution():
 
 
 def test_heuristic_whose_ordering_runs_out_of_time_reports_time_limit():
-    inst = load_instance("gavel_two_jobs")  # 200 tasks: Hare_Sched_RL's pair rows take far longer than 1 s
+    inst = load_instance(
+        "gavel_two_jobs"
+    )  # 200 tasks: Hare_Sched_RL's pair rows take far longer than 1 s
     res = run_heuristic(inst, order="hare-sched-rl", time_limit=1.0)
     assert res.status == Status.TIME_LIMIT and res.objective is None
     assert res.seconds < 30
@@ -75,10 +77,14 @@ def _huge():
 def test_simulator_refuses_more_tasks_than_a_schedule_holds():
     huge = _huge()
     assert huge.n_tasks > MAX_SCHEDULE_TASKS
-    with pytest.raises(HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: the task engine"):
+    with pytest.raises(
+        HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: the task engine"
+    ):
         simulate(huge, make_policy("fifo"))
 
 
 def test_heuristic_refuses_more_tasks_than_a_schedule_holds():
-    with pytest.raises(HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: Algorithm 1"):
+    with pytest.raises(
+        HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: Algorithm 1"
+    ):
         run_heuristic(_huge(), order="arrival")

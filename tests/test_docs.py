@@ -21,8 +21,10 @@ def test_every_component_cites_an_equation(path):
 
 
 def test_component_parser_reads_comments_and_docstrings():
-    source = '"""The model.\n\n    one_gpu[i]: sum_m y = 1    (5)\n"""\n' \
-             "m.a = pe.Constraint(rule=f)  # (4)\nm.one_gpu = pe.Constraint(rule=g)\nm.obj = pe.Objective(expr=0)\n"
+    source = (
+        '"""The model.\n\n    one_gpu[i]: sum_m y = 1    (5)\n"""\n'
+        "m.a = pe.Constraint(rule=f)  # (4)\nm.one_gpu = pe.Constraint(rule=g)\nm.obj = pe.Objective(expr=0)\n"
+    )
     comps = {n: (k, c) for n, k, c in model_components(source)}
     assert comps["a"] == ("Constraint", "(4)")
     assert comps["one_gpu"][1].endswith("one_gpu[i]: sum_m y = 1 (5)")

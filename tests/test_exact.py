@@ -1,8 +1,10 @@
 """The two exact methods agree on every shipped instance; every result is validated."""
 
 import dataclasses
+import json
 
 import pytest
+from conftest import INSTANCES, instance_path
 from hypothesis import given
 
 from hetsched.generators import ladder
@@ -11,9 +13,6 @@ from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
 from hetsched.validate import validate
-
-from conftest import INSTANCES, instance_path
-import json
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 CERTIFIED = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None)
@@ -36,8 +35,13 @@ def _exact_cases():
         yield pytest.param(name, "hare-sched", "cpsat", id=f"hare-sched-cpsat-{name}")
         ti_seconds = MANIFEST[name]["runs"].get("hare-sched-ti/highs", {}).get("seconds", 0.0)
         deep = MANIFEST[name]["tasks"] <= BIG_M_TASKS and ti_seconds > 20
-        yield pytest.param(name, "hare-sched-ti", "highs", id=f"hare-sched-ti-highs-{name}",
-                           marks=[pytest.mark.deep] if deep else [])
+        yield pytest.param(
+            name,
+            "hare-sched-ti",
+            "highs",
+            id=f"hare-sched-ti-highs-{name}",
+            marks=[pytest.mark.deep] if deep else [],
+        )
 
 
 BIG_M_TASKS = 10
@@ -90,7 +94,9 @@ def test_cpsat_rounding_is_reported_and_its_bound_stays_valid():
     """Times in thirds of a second cannot be scaled exactly: CP-SAT rounds up, says so, and
     never claims optimality; its bound stays below the exact optimum of the real problem."""
     inst = load_instance(INSTANCES / "paper" / "hare_fig5.json")
-    jobs = tuple(dataclasses.replace(j, train_time={"gpu": j.train_time["gpu"] + 1 / 3}) for j in inst.jobs)
+    jobs = tuple(
+        dataclasses.replace(j, train_time={"gpu": j.train_time["gpu"] + 1 / 3}) for j in inst.jobs
+    )
     thirds = dataclasses.replace(inst, jobs=jobs)
     r = solve(thirds, "hare-sched", "cpsat")
     assert r.status == Status.FEASIBLE
@@ -103,8 +109,8 @@ def test_cpsat_rounding_is_reported_and_its_bound_stays_valid():
 def test_a_model_missing_a_constraint_is_caught_not_reported():
     """Drop the barrier (7) from the time-indexed model: the solver then claims a cost its own
     schedule does not have (or the schedule breaks the barrier); solve() must say error."""
-    from hetsched.spec import FormulationSpec
     from hetsched.models import hare_sched_ti as ti
+    from hetsched.spec import FormulationSpec
 
     def build_without_barrier(inst):
         m = ti.build(inst)

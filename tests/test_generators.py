@@ -16,7 +16,10 @@ def test_small_family_respects_its_ranges():
         assert 2 <= len(inst.jobs) <= 6 and inst.n_tasks <= 16
         for j in inst.jobs:
             assert 1 <= j.rounds <= 3 and 1 <= j.tasks_per_round <= 4
-            assert all(float(t).is_integer() for t in [*j.train_time.values(), *j.sync_time.values(), j.arrival])
+            assert all(
+                float(t).is_integer()
+                for t in [*j.train_time.values(), *j.sync_time.values(), j.arrival]
+            )
 
 
 def test_ladder_has_the_requested_size():

@@ -3,6 +3,7 @@ when stopped early, and the generator behind ``bench hadar``."""
 
 import numpy as np
 import pytest
+from conftest import INSTANCES
 
 from hetsched.generators import hadar_cluster
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
@@ -11,8 +12,6 @@ from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
-
-from conftest import INSTANCES
 
 
 def _round(seed: int, n: int):

@@ -1,8 +1,8 @@
 """Eq. (4)'s pricing problem, the dual certificate D(k) and column generation for LP(P2) = P3."""
 
-
 import numpy as np
 import pytest
+from conftest import INSTANCES, hadar_tiny_variant
 
 from hetsched.hadar.certificate import lp_p2
 from hetsched.hadar.online import hadar_online
@@ -12,8 +12,6 @@ from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
 from hetsched.models.hadar_p2 import schedules
-
-from conftest import INSTANCES, hadar_tiny_variant
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"
 FIG1 = INSTANCES / "paper" / "hadar_fig1.json"
@@ -31,8 +29,10 @@ def test_best_schedule_equals_enumeration(seed):
     for _ in range(5):
         k = rng.uniform(0, 4, size=(*v.capacity.shape, v.horizon + 1))
         for j in range(v.n_jobs):
-            enumerated = [u - sum(k[h, r, t] * n for t, g in plan.items() for (h, r), n in g.items())
-                          for plan, u in schedules(v, j)]
+            enumerated = [
+                u - sum(k[h, r, t] * n for t, g in plan.items() for (h, r), n in g.items())
+                for plan, u in schedules(v, j)
+            ]
             s = best_schedule(v, j, k)
             assert (s is None) == (not enumerated)
             if s is not None:
@@ -56,8 +56,12 @@ def test_column_generation_reaches_lp_p2_and_its_pool_is_feasible():
     inst = load_instance(TINY)
     v = hadar_view(inst)
     cg = lp_p2(v)
-    assert cg.converged and cg.bound == pytest.approx(79 / 3) and cg.lp_value == pytest.approx(79 / 3)
-    assert dual_value(v, cg.prices)[0] == pytest.approx(79 / 3)  # the prices of the best bound certify it
+    assert (
+        cg.converged and cg.bound == pytest.approx(79 / 3) and cg.lp_value == pytest.approx(79 / 3)
+    )
+    assert dual_value(v, cg.prices)[0] == pytest.approx(
+        79 / 3
+    )  # the prices of the best bound certify it
     report = validate_decisions(inst, cg.decisions)
     assert report.valid and report.utility == pytest.approx(cg.value) and cg.value <= 74 / 3 + 1e-9
 
@@ -69,14 +73,18 @@ def test_column_generation_matches_the_enumerated_lp(seed):
     inst = _variant(seed)
     v = hadar_view(inst)
     cg = lp_p2(v, plans=plans_of(v, hadar_online(inst).decisions))
-    assert cg.converged and cg.bound == pytest.approx(solve(inst, "hadar-p2-lp", "highs").objective, rel=1e-7)
+    assert cg.converged and cg.bound == pytest.approx(
+        solve(inst, "hadar-p2-lp", "highs").objective, rel=1e-7
+    )
 
 
 def test_iteration_limit_still_returns_a_valid_bound():
     inst = load_instance(FIG1)
     v = hadar_view(inst)
     cg = lp_p2(v, max_iterations=1)
-    assert not cg.converged and cg.bound >= 80 / 3 + 15 + 50 / 7  # P1's optimum (test_hadar_foundation)
+    assert (
+        not cg.converged and cg.bound >= 80 / 3 + 15 + 50 / 7
+    )  # P1's optimum (test_hadar_foundation)
 
 
 def test_online_certificate_on_fig1(capsys):

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import INSTANCES, hadar_tiny_variant
-from hetsched.models.hadar_p2 import schedules
 
 from hetsched.hadar.pricing import best_schedule
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
+from hetsched.models.hadar_p2 import schedules
 from hetsched.solve import solve
 from hetsched.solvers import Status
 
@@ -54,8 +54,11 @@ def test_pricing_obeys_a_utility_range(seed):
         for _ in range(4):
             k = rng.uniform(0, 4, size=(*v.capacity.shape, v.horizon + 1))
             lo, hi = sorted(rng.choice(us + [max(us) + 1.0], size=2)) if us else (0.0, 1.0)
-            inside = [u - sum(k[h, r, t] * n for t, g in plan.items() for (h, r), n in g.items())
-                      for plan, u in all_s if lo <= u < hi]
+            inside = [
+                u - sum(k[h, r, t] * n for t, g in plan.items() for (h, r), n in g.items())
+                for plan, u in all_s
+                if lo <= u < hi
+            ]
             s = best_schedule(v, j, k, utilities=(lo, hi))
             assert (s is None) == (not inside)
             if s is not None:

@@ -4,6 +4,7 @@ finish-time fairness as min-max objectives over P1's constraints."""
 import dataclasses
 
 import pytest
+from conftest import INSTANCES
 
 from hetsched.errors import InputError
 from hetsched.hadar.online import hadar_online
@@ -13,8 +14,6 @@ from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
 from hetsched.solvers.result import Status
-
-from conftest import INSTANCES
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"
 FIG1 = INSTANCES / "paper" / "hadar_fig1.json"
@@ -51,7 +50,12 @@ def test_finish_time_fairness_utility_uses_the_isolated_jct():
     run = hadar_online(inst)
     report = validate_decisions(inst, run.decisions)
     assert report.valid and report.utility == pytest.approx(
-        sum(isolated_jct(v, j) / report.jct[jid] for j, jid in enumerate(v.job_ids) if jid in report.jct))
+        sum(
+            isolated_jct(v, j) / report.jct[jid]
+            for j, jid in enumerate(v.job_ids)
+            if jid in report.jct
+        )
+    )
 
 
 def test_makespan_and_ftf_on_fig1():
@@ -65,11 +69,16 @@ def test_makespan_and_ftf_on_fig1():
     v = hadar_view(inst)
     assert ftf.status == Status.OPTIMAL and ftf.validation.valid
     rep = validate_decisions(inst, ftf.solution.decisions, require_all=True)
-    assert ftf.objective == pytest.approx(max(rep.jct[jid] / isolated_jct(v, j) for j, jid in enumerate(v.job_ids)))
+    assert ftf.objective == pytest.approx(
+        max(rep.jct[jid] / isolated_jct(v, j) for j, jid in enumerate(v.job_ids))
+    )
     # the utility optimum (Fig. 1b) is no fairer than the fairness optimum
     best = solve(inst, "hadar-p1", "highs")
     util = validate_decisions(inst, best.solution.decisions)
-    assert max(util.jct[jid] / isolated_jct(v, j) for j, jid in enumerate(v.job_ids)) >= ftf.objective - 1e-9
+    assert (
+        max(util.jct[jid] / isolated_jct(v, j) for j, jid in enumerate(v.job_ids))
+        >= ftf.objective - 1e-9
+    )
 
 
 def test_min_max_needs_every_job_to_finish():

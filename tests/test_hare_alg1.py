@@ -14,10 +14,19 @@ from hetsched.validate import validate
 
 def two_gpu_instance(sync=1.0) -> Instance:
     """g0 slow (T^c 3), g1 fast (T^c 1), sync ``sync`` on both; one job, 2 rounds x 2 tasks."""
-    cluster = Cluster({"k80": GpuType("k80"), "v100": GpuType("v100")},
-                      (Server("s", (Gpu("g0", "k80", "s"), Gpu("g1", "v100", "s"))),))
-    job = Job(id="A", arrival=0.0, weight=1.0, rounds=2, tasks_per_round=2,
-              train_time={"k80": 3.0, "v100": 1.0}, sync_time={"k80": sync, "v100": sync})
+    cluster = Cluster(
+        {"k80": GpuType("k80"), "v100": GpuType("v100")},
+        (Server("s", (Gpu("g0", "k80", "s"), Gpu("g1", "v100", "s"))),),
+    )
+    job = Job(
+        id="A",
+        arrival=0.0,
+        weight=1.0,
+        rounds=2,
+        tasks_per_round=2,
+        train_time={"k80": 3.0, "v100": 1.0},
+        sync_time={"k80": sync, "v100": sync},
+    )
     return Instance(name="two-gpu", cluster=cluster, jobs=(job,))
 
 
@@ -25,7 +34,9 @@ def starts(run):
     """(round, task) -> (start, GPU) of a one-job run."""
     v = run.view
     _, r, k = v.task_arrays
-    return {(int(b), int(c)): (float(s), v.gpu_ids[g]) for b, c, g, s in zip(r, k, run.gpu, run.start)}
+    return {
+        (int(b), int(c)): (float(s), v.gpu_ids[g]) for b, c, g, s in zip(r, k, run.gpu, run.start)
+    }
 
 
 def test_algorithm1_lines_5_to_17_by_hand():
@@ -34,7 +45,12 @@ def test_algorithm1_lines_5_to_17_by_hand():
     inst = two_gpu_instance()
     v = hare_view(inst)
     run = hare_alg1(v, np.array([0.0, 0.1, 5.0, 5.1]))
-    assert starts(run) == {(0, 0): (0.0, "g0"), (0, 1): (0.0, "g1"), (1, 0): (4.0, "g1"), (1, 1): (4.0, "g0")}
+    assert starts(run) == {
+        (0, 0): (0.0, "g0"),
+        (0, 1): (0.0, "g1"),
+        (1, 0): (4.0, "g1"),
+        (1, 1): (4.0, "g0"),
+    }
     assert run.objective() == 8.0
     report = validate(inst, run.to_schedule())
     assert report.valid and report.objective == 8.0
@@ -44,7 +60,12 @@ def test_earliest_finish_variant_by_hand():
     """The named variant puts every task on the GPU where it ends first: all on g1, C = 6."""
     inst = two_gpu_instance()
     run = hare_alg1(hare_view(inst), np.array([0.0, 0.1, 5.0, 5.1]), rule="earliest_finish")
-    assert starts(run) == {(0, 0): (0.0, "g1"), (0, 1): (1.0, "g1"), (1, 0): (3.0, "g1"), (1, 1): (4.0, "g1")}
+    assert starts(run) == {
+        (0, 0): (0.0, "g1"),
+        (0, 1): (1.0, "g1"),
+        (1, 0): (3.0, "g1"),
+        (1, 1): (4.0, "g1"),
+    }
     assert run.objective() == 6.0
 
 
@@ -84,15 +105,22 @@ def test_alpha_and_its_sync_conventions():
     assert alpha(v0) == 3.0  # 0/0 counts as 1
     inst = two_gpu_instance()
     job = inst.jobs[0]
-    mixed = Instance(name="m", cluster=inst.cluster, jobs=(Job(**{**job.__dict__, "sync_time": {"k80": 1.0, "v100": 0.0}}),))
+    mixed = Instance(
+        name="m",
+        cluster=inst.cluster,
+        jobs=(Job(**{**job.__dict__, "sync_time": {"k80": 1.0, "v100": 0.0}}),),
+    )
     assert alpha(hare_view(mixed)) == float("inf")
 
 
-@pytest.mark.parametrize("order", ["hare-sched-rl", "hare-sched-rl-subsets", "hare-interval-lp", "arrival", "wspt"])
+@pytest.mark.parametrize(
+    "order", ["hare-sched-rl", "hare-sched-rl-subsets", "hare-interval-lp", "arrival", "wspt"]
+)
 @pytest.mark.parametrize("rule", ["earliest_available", "earliest_finish"])
 def test_every_ordering_and_rule_gives_a_valid_schedule_above_its_bound(order, rule):
-    from hetsched.instance.io import load_instance
     from conftest import instance_path
+
+    from hetsched.instance.io import load_instance
 
     inst = load_instance(instance_path("hare_fig5.json"))
     res = run_heuristic(inst, order=order, rule=rule, time_limit=30)

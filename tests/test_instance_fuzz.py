@@ -15,10 +15,34 @@ from hetsched.errors import InputError
 from hetsched.instance.io import instance_to_dict, parse_instance, parse_json_text
 from hetsched.resources import shipped
 
-BASES = [json.loads(shipped("instances", "paper", name).read_text()) for name in ("hare_fig9.json", "hadar_fig1.json")]
+BASES = [
+    json.loads(shipped("instances", "paper", name).read_text())
+    for name in ("hare_fig9.json", "hadar_fig1.json")
+]
 HOSTILE = st.one_of(
-    st.sampled_from([0, -1, -1e-300, 1e15, 1e16, 1e308, -1e308, 2**63, 10**9, 10**7 + 1, 0.5, "", "x", None, True,
-                     [], {}, [1, 2], {"a": 1}]),
+    st.sampled_from(
+        [
+            0,
+            -1,
+            -1e-300,
+            1e15,
+            1e16,
+            1e308,
+            -1e308,
+            2**63,
+            10**9,
+            10**7 + 1,
+            0.5,
+            "",
+            "x",
+            None,
+            True,
+            [],
+            {},
+            [1, 2],
+            {"a": 1},
+        ]
+    ),
     st.floats(allow_nan=True, allow_infinity=True),
     st.integers(-(2**70), 2**70),
     st.text(max_size=5),
@@ -59,7 +83,9 @@ def mutated(draw):
 @settings(max_examples=300)
 @given(mutated())
 def test_a_mutated_instance_loads_or_is_refused_with_a_path(doc):
-    text = json.dumps(doc)  # NaN and Infinity become the non-standard tokens a hostile file may hold
+    text = json.dumps(
+        doc
+    )  # NaN and Infinity become the non-standard tokens a hostile file may hold
     try:
         inst = parse_instance(parse_json_text(text, "fuzz.json"), source="fuzz.json")
     except InputError as exc:
@@ -67,7 +93,10 @@ def test_a_mutated_instance_loads_or_is_refused_with_a_path(doc):
         return
     # what loads is sane: finite times within the limits, and it round-trips
     for j in inst.jobs:
-        assert all(math.isfinite(t) and 0 <= t <= 1e15 for t in (*j.train_time.values(), *j.sync_time.values(), j.arrival))
+        assert all(
+            math.isfinite(t) and 0 <= t <= 1e15
+            for t in (*j.train_time.values(), *j.sync_time.values(), j.arrival)
+        )
     assert parse_instance(instance_to_dict(inst), source="again").jobs == inst.jobs
 
 

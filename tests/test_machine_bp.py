@@ -15,15 +15,19 @@ from conftest import INSTANCES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsched.solvers.colgen.machines import machine_problem, solve_machine_schedules, unsupported_reason
-from hetsched.solvers.colgen.machines.pricing import ClassPricer
-from hetsched.solvers.colgen.machines.schedules import list_schedule
-from hetsched.solvers.colgen.machines.search import _Node, _Search
 from hetsched.generators import pm_wct, rm_wct
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
 from hetsched.solvers import Status
+from hetsched.solvers.colgen.machines import (
+    machine_problem,
+    solve_machine_schedules,
+    unsupported_reason,
+)
+from hetsched.solvers.colgen.machines.pricing import ClassPricer
+from hetsched.solvers.colgen.machines.schedules import list_schedule
+from hetsched.solvers.colgen.machines.search import _Node, _Search
 from hetsched.validate import validate
 
 
@@ -35,8 +39,18 @@ def wct_instance(p, w, sync=None, arrival: float = 0.0, types=None) -> Instance:
     types = types or [f"u{g}" for g in range(m)]
     first = {t: types.index(t) for t in dict.fromkeys(types)}
     servers = tuple(Server(f"s{g}", (Gpu(f"g{g}", types[g], f"s{g}"),)) for g in range(m))
-    jobs = tuple(Job(f"J{j}", arrival, float(w[j]), 1, 1, {t: float(p[j, g]) for t, g in first.items()},
-                     {t: float(sync[j, g]) for t, g in first.items()}) for j in range(n))
+    jobs = tuple(
+        Job(
+            f"J{j}",
+            arrival,
+            float(w[j]),
+            1,
+            1,
+            {t: float(p[j, g]) for t, g in first.items()},
+            {t: float(sync[j, g]) for t, g in first.items()},
+        )
+        for j in range(n)
+    )
     return Instance("wct", Cluster({t: GpuType(t) for t in first}, servers), jobs)
 
 
@@ -49,7 +63,10 @@ def p2_oracle(p, w) -> float:
         done += p[j]
         nxt: dict[int, int] = {}
         for load, cost in best.items():
-            for new, c in ((load + p[j], cost + w[j] * (load + p[j])), (load, cost + w[j] * (done - load))):
+            for new, c in (
+                (load + p[j], cost + w[j] * (load + p[j])),
+                (load, cost + w[j] * (done - load)),
+            ):
                 if c < nxt.get(new, math.inf):
                     nxt[new] = c
         best = nxt
@@ -103,7 +120,9 @@ def test_unrelated_gpus_with_sync_match_enumeration(n, m, seed):
     assert res.objective == pytest.approx(enumerate_optimum(inst), rel=1e-9)
 
 
-@pytest.mark.parametrize("family,n,m,seed", [("pm", 7, 2, 1), ("pm", 8, 3, 2), ("rm", 7, 2, 3), ("rm", 6, 3, 4)])
+@pytest.mark.parametrize(
+    "family,n,m,seed", [("pm", 7, 2, 1), ("pm", 8, 3, 2), ("rm", 7, 2, 3), ("rm", 6, 3, 4)]
+)
 def test_agrees_with_cpsat(family, n, m, seed):
     gen = pm_wct if family == "pm" else rm_wct
     inst = gen(seed, n_jobs=n, n_gpus=m)
@@ -126,7 +145,9 @@ def test_pricing_dp_is_the_least_over_enumerated_columns(n, seed):
     allowed = rng.random(n) < 0.8
     order = np.array(sorted(range(n), key=lambda j: (-w[j] / p[j], j)))
     horizon = int(p.sum())
-    best_value, cols = ClassPricer(order, p, w, const, horizon).price(pi, lo, hi, allowed, most=50, below=1e9)
+    best_value, cols = ClassPricer(order, p, w, const, horizon).price(
+        pi, lo, hi, allowed, most=50, below=1e9
+    )
     brute = 0.0  # the empty column
     for r in range(1, n + 1):
         for subset in itertools.combinations(order.tolist(), r):  # combinations keep Smith's order
@@ -152,8 +173,13 @@ def test_root_bound_is_below_every_validated_schedule(n, m, seed):
     start = list_schedule(prob)
     for col in start:
         s.add(col)
-    root = _Node(-math.inf, 0, np.zeros(n, dtype=np.int64), np.full(n, int(prob.horizon.max()), dtype=np.int64),
-                 np.ones((n, prob.n_classes), dtype=bool))
+    root = _Node(
+        -math.inf,
+        0,
+        np.zeros(n, dtype=np.int64),
+        np.full(n, int(prob.horizon.max()), dtype=np.int64),
+        np.ones((n, prob.n_classes), dtype=bool),
+    )
     _, bound, _ = s.solve_node(root)
     res = bp(inst)
     heuristic = sum(c.cost for c in start) / prob.divisor
@@ -166,7 +192,9 @@ def test_phase_one_prunes_a_node_no_schedule_obeys():
     s = _Search(prob, math.inf, 0, 0.8, 10)
     for col in list_schedule(prob):
         s.add(col)
-    node = _Node(-math.inf, 1, np.array([1, 1, 1]), np.array([1, 1, 1]), np.ones((3, 1), dtype=bool))  # all end at 1
+    node = _Node(
+        -math.inf, 1, np.array([1, 1, 1]), np.array([1, 1, 1]), np.ones((3, 1), dtype=bool)
+    )  # all end at 1
     status, bound, _ = s.solve_node(node)
     assert status == "pruned" and bound == math.inf and s.stats.phase_one == 1
 
@@ -193,7 +221,10 @@ def test_what_it_takes():
     assert unsupported_reason(pm_wct(0, 5, 2)) is None
     fig9 = load_instance("hare_fig9")
     assert "rounds" in unsupported_reason(fig9)
-    spread = replace(pm_wct(0, 3, 2), jobs=tuple(replace(j, arrival=float(i)) for i, j in enumerate(pm_wct(0, 3, 2).jobs)))
+    spread = replace(
+        pm_wct(0, 3, 2),
+        jobs=tuple(replace(j, arrival=float(i)) for i, j in enumerate(pm_wct(0, 3, 2).jobs)),
+    )
     assert "arrive" in unsupported_reason(spread)
     base = pm_wct(0, 3, 2)
     huge = replace(base, jobs=(replace(base.jobs[0], train_time={"gpu": 1e300}),) + base.jobs[1:])

@@ -20,9 +20,20 @@ def one_gpu(models=(A, B)) -> Instance:
 
     table = load_throughputs(TABLE)
     cluster = Cluster({"v100": GpuType("v100")}, (Server("s", (Gpu("g", "v100", "s"),)),))
-    jobs = tuple(Job(f"J{i}", 0.0, 1.0, 1, 1, {"v100": 1.0}, {"v100": 0.0},
-                     throughput={"v100": table.isolated["v100"][(m, 1)]}, model=ModelInfo(name=m))
-                 for i, m in enumerate(models))
+    jobs = tuple(
+        Job(
+            f"J{i}",
+            0.0,
+            1.0,
+            1,
+            1,
+            {"v100": 1.0},
+            {"v100": 0.0},
+            throughput={"v100": table.isolated["v100"][(m, 1)]},
+            model=ModelInfo(name=m),
+        )
+        for i, m in enumerate(models)
+    )
     return Instance("one-gpu", cluster, jobs)
 
 
@@ -35,10 +46,16 @@ def test_packed_max_min_matches_a_three_variable_lp():
     ta, tb = table.isolated["v100"][(A, 1)], table.isolated["v100"][(B, 1)]
     pa, pb = table.pairs["v100"][(A, 1)][(B, 1)]
     # variables p, qa, qb, z: max z; z <= (pa p + ta qa) / (ta/2); z <= (pb p + tb qb) / (tb/2)
-    res = linprog([0, 0, 0, -1], A_ub=[[-pa / (ta / 2), -2, 0, 1], [-pb / (tb / 2), 0, -2, 1], [1, 1, 1, 0]],
-                  b_ub=[0, 0, 1], bounds=[(0, None)] * 3 + [(None, None)])
+    res = linprog(
+        [0, 0, 0, -1],
+        A_ub=[[-pa / (ta / 2), -2, 0, 1], [-pb / (tb / 2), 0, -2, 1], [1, 1, 1, 0]],
+        b_ub=[0, 0, 1],
+        bounds=[(0, None)] * 3 + [(None, None)],
+    )
     inst = one_gpu()
-    packed = solve(inst, "gavel-max-min-fairness-perf-packed", "highs", options={"throughputs": str(TABLE)})
+    packed = solve(
+        inst, "gavel-max-min-fairness-perf-packed", "highs", options={"throughputs": str(TABLE)}
+    )
     plain = solve(inst, "gavel-max-min-fairness-perf", "highs")
     assert packed.status == Status.OPTIMAL and packed.validation.valid
     assert packed.objective == pytest.approx(-res.fun, rel=1e-7)
@@ -49,7 +66,9 @@ def test_packed_max_min_matches_a_three_variable_lp():
 
 def test_packed_total_throughput_at_least_unpacked():
     inst = one_gpu((A, B, "CycleGAN"))
-    packed = solve(inst, "gavel-max-throughput-packed", "highs", options={"throughputs": str(TABLE)})
+    packed = solve(
+        inst, "gavel-max-throughput-packed", "highs", options={"throughputs": str(TABLE)}
+    )
     plain = solve(inst, "gavel-max-throughput", "highs")
     assert packed.status == Status.OPTIMAL and packed.objective >= plain.objective - 1e-9
 
@@ -57,9 +76,14 @@ def test_packed_total_throughput_at_least_unpacked():
 def test_packing_needs_the_job_type():
     inst = one_gpu()
     import dataclasses
-    bare = dataclasses.replace(inst, jobs=(dataclasses.replace(inst.jobs[0], model=None), inst.jobs[1]))
+
+    bare = dataclasses.replace(
+        inst, jobs=(dataclasses.replace(inst.jobs[0], model=None), inst.jobs[1])
+    )
     with pytest.raises(InputError, match=r"\$.jobs\[0\].model.name"):
-        solve(bare, "gavel-max-min-fairness-perf-packed", "highs", options={"throughputs": str(TABLE)})
+        solve(
+            bare, "gavel-max-min-fairness-perf-packed", "highs", options={"throughputs": str(TABLE)}
+        )
 
 
 def test_allocate_packed_cli(tmp_path, capsys):
@@ -67,7 +91,25 @@ def test_allocate_packed_cli(tmp_path, capsys):
 
     path = tmp_path / "i.json"
     dump_instance(one_gpu(), path)
-    assert main(["allocate", str(path), "--policy", "max-min-fairness-perf", "--packed",
-                 "--throughputs", str(TABLE), "--json"]) == 0
-    assert main(["allocate", str(path), "--policy", "makespan", "--packed", "--throughputs", str(TABLE)]) == 2
+    assert (
+        main(
+            [
+                "allocate",
+                str(path),
+                "--policy",
+                "max-min-fairness-perf",
+                "--packed",
+                "--throughputs",
+                str(TABLE),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            ["allocate", str(path), "--policy", "makespan", "--packed", "--throughputs", str(TABLE)]
+        )
+        == 2
+    )
     assert "--packed exists for" in capsys.readouterr().err

@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 from hetsched.cli import main
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.io import instance_to_dict, load_instance, parse_instance
-from hetsched.placement import Placement, check_placement, placement_view
-from hetsched.placement import data
+from hetsched.placement import Placement, check_placement, data, placement_view
 from hetsched.placement.exhaustive import exhaustive_placement
 from hetsched.placement.generate import make_instance, random_instance
 from hetsched.placement.heuristics import RULES, greedy_by_reward, place_by_rule
@@ -29,11 +28,19 @@ COUNTEREXAMPLE = ROOT / "instances" / "audit" / "placement_tetris_counterexample
 
 
 def tiny(seed: int) -> "object":
-    return random_instance(seed, n_servers=2 + seed % 2, n_new=2, n_old=seed % 3, max_workers=2, max_ps=2)
+    return random_instance(
+        seed, n_servers=2 + seed % 2, n_new=2, n_old=seed % 3, max_workers=2, max_ps=2
+    )
 
 
 def job(jid, model, workers, ps, epochs=8.0):
-    return {"id": jid, "model": model, "workers": workers, "parameter_servers": ps, "epochs": epochs}
+    return {
+        "id": jid,
+        "model": model,
+        "workers": workers,
+        "parameter_servers": ps,
+        "epochs": epochs,
+    }
 
 
 def test_speed_model_by_hand():
@@ -46,18 +53,24 @@ def test_speed_model_by_hand():
     assert rep.valid
     assert rep.completion["A"] == pytest.approx(2.0 * (1 - I["resnext110"]["ctc"]))
     assert rep.completion["B"] == pytest.approx(3.0 * (1 - I["ctc"]["resnext110"]))
-    assert rep.objective == pytest.approx((1 - I["resnext110"]["ctc"]) + (1 - I["ctc"]["resnext110"]))
+    assert rep.objective == pytest.approx(
+        (1 - I["resnext110"]["ctc"]) + (1 - I["ctc"]["resnext110"])
+    )
     apart = check_placement(inst, Placement({"A": {"s0": (1, 0)}, "B": {"s1": (1, 0)}}))
     assert apart.objective == pytest.approx(2.0)
     spread = make_instance("spread", 2, [job("V", "vgg16", 2, 0, 1.0)])
     rep = check_placement(spread, Placement({"V": {"s0": (1, 0), "s1": (1, 0)}}))
-    assert rep.objective == pytest.approx(data.STANDALONE_SPEED["vgg16"] * (1 - data.COMMUNICATION["vgg16"]))
+    assert rep.objective == pytest.approx(
+        data.STANDALONE_SPEED["vgg16"] * (1 - data.COMMUNICATION["vgg16"])
+    )
     crowded = make_instance("crowded", 1, [job("A", "resnext110", 1, 0), job("B", "ctc", 1, 0)])
     d = instance_to_dict(crowded)
     d["metadata"]["placement"]["interference"] = {"resnext110": {"ctc": 0.95}}
     rep = check_placement(parse_instance(d), Placement({"A": {"s0": (1, 0)}, "B": {"s0": (1, 0)}}))
     assert rep.valid
-    assert rep.completion["A"] == pytest.approx(data.STANDALONE_SPEED["resnext110"] * data.MIN_SPEED_FRACTION)
+    assert rep.completion["A"] == pytest.approx(
+        data.STANDALONE_SPEED["resnext110"] * data.MIN_SPEED_FRACTION
+    )
 
 
 def test_validator_rejects_each_kind_of_violation():
@@ -71,13 +84,17 @@ def test_validator_rejects_each_kind_of_violation():
         "partial_job": Placement({new[0]: {"s0": (w + 1, p)}}),
         "unknown_server": Placement({new[0]: {"nowhere": (w, p)}}),
         "unknown_job": Placement({"ghost": {"s0": (1, 0)}}),
-        "capacity": Placement({j: {"s0": (int(v.workers[v.job_ids.index(j)]) + 5, 0)} for j in new[:1]}),
+        "capacity": Placement(
+            {j: {"s0": (int(v.workers[v.job_ids.index(j)]) + 5, 0)} for j in new[:1]}
+        ),
     }
     if old:
         kinds["moved"] = Placement({old[0]: {"s1": (1, 0)}})
     # capacity: put the job's demands far above one server by repeating it through a fake count
     big = make_instance("big", 1, [job("A", "ctc", 3, 3)])
-    assert {x.kind for x in check_placement(big, Placement({"A": {"s0": (3, 3)}})).violations} == {"capacity"}
+    assert {x.kind for x in check_placement(big, Placement({"A": {"s0": (3, 3)}})).violations} == {
+        "capacity"
+    }
     for kind, plan in kinds.items():
         rep = check_placement(inst, plan)
         assert not rep.valid and kind in {x.kind for x in rep.violations}, (kind, rep.violations)
@@ -94,7 +111,10 @@ def test_milp_and_enumeration_agree_and_heuristics_stay_below(seed):
     assert res.status == Status.OPTIMAL and res.validation.valid
     assert res.objective == pytest.approx(value, rel=1e-6, abs=1e-9)
     assert res.bound >= value - 1e-6
-    methods = [place_by_rule(v, r) for r in RULES] + [greedy_by_reward(v), greedy_by_reward(v, default_predictor().speed_fractions)]
+    methods = [place_by_rule(v, r) for r in RULES] + [
+        greedy_by_reward(v),
+        greedy_by_reward(v, default_predictor().speed_fractions),
+    ]
     for m in methods:
         rep = check_placement(inst, m)
         assert rep.valid and rep.objective <= value + 1e-9
@@ -115,7 +135,12 @@ def test_place_all_optimum_places_every_job(seed):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), servers=st.integers(1, 4), new=st.integers(1, 4), old=st.integers(0, 3))
+@given(
+    seed=st.integers(0, 10_000),
+    servers=st.integers(1, 4),
+    new=st.integers(1, 4),
+    old=st.integers(0, 3),
+)
 def test_rules_give_valid_placements(seed, servers, new, old):
     inst = random_instance(seed, n_servers=servers, n_new=new, n_old=old)
     v = placement_view(inst)
@@ -143,7 +168,9 @@ def test_tetris_counterexample_is_shipped_and_exact():
     best = solve(inst, "harmony-placement", "highs")
     assert best.objective == pytest.approx(b_over_e)
     assert tetris.objective == pytest.approx(b_over_e * (1 - v.communication[n]))
-    assert best.objective / tetris.objective == pytest.approx(1 / (1 - data.COMMUNICATION["resnext110"]))
+    assert best.objective / tetris.objective == pytest.approx(
+        1 / (1 - data.COMMUNICATION["resnext110"])
+    )
 
 
 def test_predictor_is_deterministic_and_accurate_enough():
@@ -151,10 +178,14 @@ def test_predictor_is_deterministic_and_accurate_enough():
     assert np.array_equal(a.theta, b.theta)
     assert not np.array_equal(a.theta, train_predictor(6, samples=300).theta)
     p = default_predictor()
-    assert p.test_error < 0.15, p.test_error  # the paper trains to about 10% relative error (Sec. VI)
+    assert p.test_error < 0.15, (
+        p.test_error
+    )  # the paper trains to about 10% relative error (Sec. VI)
     inst = make_instance("unknown", 1, [job("X", "bert", 1, 0)])
     d = instance_to_dict(inst)
-    d["metadata"]["placement"].update(interference={"bert": {"bert": 0.1}}, communication={"bert": 0.1})
+    d["metadata"]["placement"].update(
+        interference={"bert": {"bert": 0.1}}, communication={"bert": 0.1}
+    )
     d["metadata"]["placement"]["jobs"]["X"]["standalone_speed"] = 1.0
     view = placement_view(parse_instance(d))
     with pytest.raises(HetschedError, match="not trained on model 'bert'"):
@@ -181,27 +212,45 @@ def test_input_errors_name_the_field():
 
     def miscount(d):
         old = next(j for j, e in d["metadata"]["placement"]["jobs"].items() if "placed" in e)
-        d["metadata"]["placement"]["jobs"][old]["placed"] = {"s0": {"workers": 9, "parameter_servers": 0}}
+        d["metadata"]["placement"]["jobs"][old]["placed"] = {
+            "s0": {"workers": 9, "parameter_servers": 0}
+        }
 
     def no_epochs(d):
         d["jobs"][0].pop("epochs")
 
     assert "$.metadata.placement: missing" in _bad(no_meta)
     assert "$.metadata.placement.servers.s0.cpu: must be a number >= 0 (got -1)" in _bad(neg_cpu)
-    assert "$.jobs[0].model.name: no interference/communication data for model 'gpt-9'" in _bad(unknown_model)
+    assert "$.jobs[0].model.name: no interference/communication data for model 'gpt-9'" in _bad(
+        unknown_model
+    )
     assert ".placed: places 9 workers" in _bad(miscount)
     assert "$.jobs[0].epochs: missing" in _bad(no_epochs)
 
 
 def test_audit_cli_reports_the_shared_keys(tmp_path, capsys):
-    assert main(["audit", "placement", "--trials", "6", "--out", str(tmp_path), "--json", "--quiet"]) == 0
+    assert (
+        main(["audit", "placement", "--trials", "6", "--out", str(tmp_path), "--json", "--quiet"])
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     for key in ("claim", "trials", "worst_ratio", "bound_at_worst", "violations", "worst_instance"):
         assert key in report
     assert report["evaluated"] == 6 and report["worst_ratio"] >= 1.0 - 1e-9
-    assert set(report["checks"]) == {"load_balancing", "bin_packing", "standalone", "greedy_true", "greedy_learned"}
-    log = [json.loads(x) for x in (tmp_path / "placement-ci-s0" / "trials.jsonl").read_text().splitlines()]
-    for rec in log:  # every method's value is at most the optimum, except when it left a job waiting
+    assert set(report["checks"]) == {
+        "load_balancing",
+        "bin_packing",
+        "standalone",
+        "greedy_true",
+        "greedy_learned",
+    }
+    log = [
+        json.loads(x)
+        for x in (tmp_path / "placement-ci-s0" / "trials.jsonl").read_text().splitlines()
+    ]
+    for (
+        rec
+    ) in log:  # every method's value is at most the optimum, except when it left a job waiting
         d = rec["details"]
         for name, value in d["values"].items():
             if name not in d["waiting"]:
@@ -210,16 +259,39 @@ def test_audit_cli_reports_the_shared_keys(tmp_path, capsys):
 
 def test_solve_and_validate_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "placement.json"
-    assert main(["solve", str(COUNTEREXAMPLE), "--model", "harmony-placement", "--solver", "highs",
-                 "--option", "place_all=true", "--out", str(out), "--json"]) == 0
+    assert (
+        main(
+            [
+                "solve",
+                str(COUNTEREXAMPLE),
+                "--model",
+                "harmony-placement",
+                "--solver",
+                "highs",
+                "--option",
+                "place_all=true",
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     res = json.loads(capsys.readouterr().out)
     assert res["status"] == "optimal" and res["solution"]["format"] == "hetsched.placement/1"
     assert main(["validate", str(COUNTEREXAMPLE), str(out)]) == 0
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"format": "hetsched.placement/1", "placement": {"J2": {"s1": {"workers": 9}}}}))
+    bad.write_text(
+        json.dumps({"format": "hetsched.placement/1", "placement": {"J2": {"s1": {"workers": 9}}}})
+    )
     assert main(["validate", str(COUNTEREXAMPLE), str(bad)]) == 1
     capsys.readouterr()
-    assert main(["solve", str(COUNTEREXAMPLE), "--model", "harmony-placement", "--option", "nonsense=1"]) == 2
+    assert (
+        main(
+            ["solve", str(COUNTEREXAMPLE), "--model", "harmony-placement", "--option", "nonsense=1"]
+        )
+        == 2
+    )
     assert "nonsense" in capsys.readouterr().err
 
 
@@ -251,8 +323,21 @@ def test_place_commands(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     by = {r["method"]: r for r in out["methods"]}
     assert out["exact"]["status"] == "optimal"
-    assert by["tetris"]["optimum_over_reward"] == pytest.approx(1 / (1 - data.COMMUNICATION["resnext110"]))
-    args = ["place-sim", "--jobs", "8", "--servers", "2", "--policies", "load-balancing,exact", "--out", str(tmp_path), "--json"]
+    assert by["tetris"]["optimum_over_reward"] == pytest.approx(
+        1 / (1 - data.COMMUNICATION["resnext110"])
+    )
+    args = [
+        "place-sim",
+        "--jobs",
+        "8",
+        "--servers",
+        "2",
+        "--policies",
+        "load-balancing,exact",
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
     assert {r["policy"] for r in first["results"]} == {"load-balancing", "exact"}
@@ -275,7 +360,9 @@ def test_shipped_placement_optima_are_reproduced(name):
     inst = load_instance(PLACEMENT_DIR / name)
     assert instance_hash(inst) == entry["hash"]
     free = solve(inst, "harmony-placement", "highs")
-    assert free.status == Status.OPTIMAL and free.objective == pytest.approx(entry["optimum"], rel=1e-9)
+    assert free.status == Status.OPTIMAL and free.objective == pytest.approx(
+        entry["optimum"], rel=1e-9
+    )
     every = solve(inst, "harmony-placement", "highs", options={"place_all": True})
     if entry["optimum_place_all"] is None:
         assert every.status == Status.INFEASIBLE

@@ -30,5 +30,7 @@ def test_tables_align_whatever_the_name_lengths():
 
     text = aligned(("policy", "avg_jct"), [("hare-earliest-finish", "12.5"), ("fifo", "3")])
     lines = text.splitlines()
-    assert len({len(line) for line in lines}) == 1  # every row as wide: the numbers line up on the right
+    assert (
+        len({len(line) for line in lines}) == 1
+    )  # every row as wide: the numbers line up on the right
     assert lines[1].startswith("hare-earliest-finish") and lines[2].endswith("   3")

@@ -6,15 +6,14 @@ import itertools
 import numpy as np
 import pyomo.environ as pe
 import pytest
+from conftest import instance_path
+from test_exact import CERTIFIED, MANIFEST
 
 from hetsched.heuristic import run_heuristic
 from hetsched.instance.io import load_instance
 from hetsched.models import hare_sched_rl
 from hetsched.solve import solve
 from hetsched.solvers import Status
-
-from conftest import instance_path
-from test_exact import CERTIFIED, MANIFEST
 
 TOL = 1e-6
 
@@ -55,8 +54,9 @@ def test_rl_solved_to_optimality_is_le_opt(name):
 
 def _satisfied(con) -> bool:
     body = pe.value(con.body)
-    return ((con.lower is None or body >= pe.value(con.lower) - 1e-7)
-            and (con.upper is None or body <= pe.value(con.upper) + 1e-7))
+    return (con.lower is None or body >= pe.value(con.lower) - 1e-7) and (
+        con.upper is None or body <= pe.value(con.upper) + 1e-7
+    )
 
 
 def test_linearized_and_quadratic_forms_of_eq9_accept_the_same_points():
@@ -87,16 +87,27 @@ def test_linearized_and_quadratic_forms_of_eq9_accept_the_same_points():
     assert agree[True] and agree[False]  # both outcomes were exercised
 
 
-@pytest.mark.parametrize("model,solver", [("hare-sched", "highs"), ("hare-sched", "cpsat"), ("hare-sched-ti", "highs"),
-                                          ("hare-sched-rl", "highs"), ("hare-sched-rl-subsets", "highs"),
-                                          ("hare-interval-lp", "highs")])
+@pytest.mark.parametrize(
+    "model,solver",
+    [
+        ("hare-sched", "highs"),
+        ("hare-sched", "cpsat"),
+        ("hare-sched-ti", "highs"),
+        ("hare-sched-rl", "highs"),
+        ("hare-sched-rl-subsets", "highs"),
+        ("hare-interval-lp", "highs"),
+    ],
+)
 def test_windows_that_pin_every_start_do_not_break_highs(model, solver):
     """Regression (found by the deep hypothesis profile): one job of 2 rounds on one GPU has start
     windows of width ~0; with a 1e-6 slack HiGHS's presolve declared a 1e-6-infeasible optimum and
     the run ended in an error. Every method must give 2 * (3 + 1 + 1) = 10."""
     from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 
-    inst = Instance("pinned", Cluster({"v100": GpuType("v100")}, (Server("s", (Gpu("g", "v100", "s"),)),)),
-                    (Job("J0", 3.0, 2.0, 2, 1, {"v100": 1.0}, {"v100": 0.0}),))
+    inst = Instance(
+        "pinned",
+        Cluster({"v100": GpuType("v100")}, (Server("s", (Gpu("g", "v100", "s"),)),)),
+        (Job("J0", 3.0, 2.0, 2, 1, {"v100": 1.0}, {"v100": 0.0}),),
+    )
     r = solve(inst, model, solver)
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(10.0, rel=1e-6)

@@ -6,14 +6,13 @@ import json
 
 import highspy
 import pytest
+from conftest import INSTANCES
 
 from hetsched.cli import main
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
 from hetsched.solvers import OPTIONAL, Status, available_solvers
 from hetsched.solvers.optional import is_available
-
-from conftest import INSTANCES
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 FIG5 = INSTANCES / "paper" / "hare_fig5.json"
@@ -32,9 +31,23 @@ def highs_optimum(path) -> float:
 @pytest.mark.parametrize("name", ["small-01.json", "small-02.json"])
 def test_exported_model_solved_elsewhere_gives_the_optimum(tmp_path, capsys, fmt, name):
     out = tmp_path / f"m.{fmt}"
-    assert main(["export", str(INSTANCES / "small" / name), "--model", "hare-sched-ti", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(INSTANCES / "small" / name),
+                "--model",
+                "hare-sched-ti",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert f"({fmt.upper()}," in capsys.readouterr().out
-    assert highs_optimum(out) == pytest.approx(MANIFEST[name]["optimum"])  # read back by plain HiGHS, no Pyomo
+    assert highs_optimum(out) == pytest.approx(
+        MANIFEST[name]["optimum"]
+    )  # read back by plain HiGHS, no Pyomo
 
 
 def test_export_names_constraints_after_the_paper(tmp_path):
@@ -44,11 +57,14 @@ def test_export_names_constraints_after_the_paper(tmp_path):
     assert "total_weighted_completion" in text and "arrival" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--groups", "2"], "takes no option groups"),
-    (["--model", "nope"], "unknown model"),
-    (["--format", "xls"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--groups", "2"], "takes no option groups"),
+        (["--model", "nope"], "unknown model"),
+        (["--format", "xls"], "invalid choice"),
+    ],
+)
 def test_export_bad_requests(tmp_path, capsys, args, message):
     code = None
     try:
@@ -83,14 +99,30 @@ def test_optional_solver_agrees_or_says_it_is_missing(name, capsys):
 
 @pytest.mark.parametrize("name", [n for n in ("glpk", "cbc") if is_available(n)])
 def test_optional_solver_time_limit_is_never_optimal(name):
-    inst = load_instance(INSTANCES / "small" / "small-07.json")  # not proven in 1 s by these solvers
+    inst = load_instance(
+        INSTANCES / "small" / "small-07.json"
+    )  # not proven in 1 s by these solvers
     res = solve(inst, "hare-sched", name, time_limit=1)
-    assert res.status != Status.OPTIMAL or res.objective == pytest.approx(MANIFEST["small-07.json"]["optimum"])
+    assert res.status != Status.OPTIMAL or res.objective == pytest.approx(
+        MANIFEST["small-07.json"]["optimum"]
+    )
 
 
 def test_show_validates_lists_and_draws(tmp_path, capsys):
     sol = tmp_path / "sol.json"
-    assert main(["solve", str(INSTANCES / "small" / "small-19.json"), "--solver", "cpsat", "--out", str(sol)]) == 0
+    assert (
+        main(
+            [
+                "solve",
+                str(INSTANCES / "small" / "small-19.json"),
+                "--solver",
+                "cpsat",
+                "--out",
+                str(sol),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     png = tmp_path / "g.png"
     assert main(["show", str(sol), "--gantt", str(png)]) == 0  # the instance found by its hash
@@ -118,7 +150,9 @@ def test_show_unknown_instance_hash_is_named(tmp_path, capsys):
 
 
 def test_show_audit_histogram(tmp_path, capsys):
-    assert main(["audit", "hare-alg1", "--trials", "6", "--out", str(tmp_path), "--quiet", "--json"]) in (0, 1)
+    assert main(
+        ["audit", "hare-alg1", "--trials", "6", "--out", str(tmp_path), "--quiet", "--json"]
+    ) in (0, 1)
     report = next(tmp_path.rglob("report.json"))
     capsys.readouterr()
     png = tmp_path / "h.png"

@@ -29,12 +29,19 @@ def test_retime_repairs_round_off_and_never_delays(inst, eps):
     before = validate(inst, schedule)
     assert before.valid
     # what a MILP solver's tolerances do: every start a little early
-    early = replace(schedule, assignments=tuple(replace(a, start=max(inst.job(a.job).arrival, a.start - eps))
-                                                for a in schedule.assignments))
+    early = replace(
+        schedule,
+        assignments=tuple(
+            replace(a, start=max(inst.job(a.job).arrival, a.start - eps))
+            for a in schedule.assignments
+        ),
+    )
     fixed = retime(inst, early)
     report = validate(inst, fixed, tol=0.0)
     assert report.valid, report.violations[:2]
-    assert report.objective <= before.objective + 1e-9  # semi-active: no task later than in a valid schedule
+    assert (
+        report.objective <= before.objective + 1e-9
+    )  # semi-active: no task later than in a valid schedule
 
 
 @pytest.mark.parametrize("name", SMALL)

@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
+from conftest import instance_path
 
 from hetsched.allocation import allocation_view
 from hetsched.allocation.rounds import RoundScheduler
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
-
-from conftest import instance_path
 
 
 def scheduler(policy: str):

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import INSTANCES
 
 from hetsched.errors import HetschedError
 from hetsched.instance.io import load_instance
@@ -12,16 +13,16 @@ from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.engine import SimState, simulate
 from hetsched.sim.metrics import metrics
 from hetsched.sim.policies import POLICIES, make_policy
-from hetsched.sim.workloads import gavel_poisson, philly_split, philly_rows, philly_window
-
-from conftest import INSTANCES
+from hetsched.sim.workloads import gavel_poisson, philly_rows, philly_split, philly_window
 
 FIG12 = INSTANCES / "paper" / "hlas_fig12.json"
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
-@pytest.mark.parametrize("name", ["hare_fig5.json", "hare_fig9.json", "small-03.json", "small-07.json", "small-19.json"])
+@pytest.mark.parametrize(
+    "name", ["hare_fig5.json", "hare_fig9.json", "small-03.json", "small-07.json", "small-19.json"]
+)
 def test_every_policy_is_valid_and_no_better_than_the_optimum(policy, name):
     path = (INSTANCES / "paper" / name) if name.startswith("hare") else (INSTANCES / "small" / name)
     inst = load_instance(path)
@@ -35,22 +36,42 @@ def test_every_policy_is_valid_and_no_better_than_the_optimum(policy, name):
 def test_fig12_average_jcts():
     """TCC Fig. 12: 20/3 under HLAS, 16/3 with full knowledge (SRTF), 17/3 with J3 >= 3 rounds (HLAS-P)."""
     inst = load_instance(FIG12)
-    avg = {p: metrics(inst, simulate(inst, make_policy(p)))["avg_jct"] for p in ("hlas", "srtf", "hlas-p")}
+    avg = {
+        p: metrics(inst, simulate(inst, make_policy(p)))["avg_jct"]
+        for p in ("hlas", "srtf", "hlas-p")
+    }
     assert avg == pytest.approx({"hlas": 20 / 3, "srtf": 16 / 3, "hlas-p": 17 / 3})
     assert simulate(inst, make_policy("hlas")).completion == {"J1": 4.0, "J2": 7.0, "J3": 9.0}
     assert simulate(inst, make_policy("hlas-p")).completion == {"J1": 3.0, "J2": 5.0, "J3": 9.0}
 
 
-@pytest.mark.parametrize("gpus,job,service", [((0, 1), "J_B", 8.0), ((0, 1), "J_A", 12.0),
-                                              ((2, 3), "J_B", 9.0), ((2, 3), "J_A", 7.2)])
+@pytest.mark.parametrize(
+    "gpus,job,service",
+    [((0, 1), "J_B", 8.0), ((0, 1), "J_A", 12.0), ((2, 3), "J_B", 9.0), ((2, 3), "J_A", 7.2)],
+)
 def test_fig9_10_attained_service(gpus, job, service):
     """TCC Figs. 9-10: one round's task-GPU time on GPUs 1-2 (B 8, A 12) and on GPUs 3-4 (B 9, A 7.2)."""
     times = {"J_A": (3, 3, 1.8, 1.8), "J_B": (1, 2, 2.5, 1)}
     tasks = {"J_A": 4, "J_B": 6}
     ids = [f"g{m + 1}" for m in gpus]
-    cluster = Cluster({g: GpuType(g) for g in ids}, (Server("s", tuple(Gpu(g, g, "s") for g in ids)),))
-    inst = Instance("fig9", cluster, (Job(job, 0.0, 1.0, 1, tasks[job], {g: float(times[job][m]) for g, m in zip(ids, gpus)},
-                                          {g: 0.0 for g in ids}),))
+    cluster = Cluster(
+        {g: GpuType(g) for g in ids}, (Server("s", tuple(Gpu(g, g, "s") for g in ids)),)
+    )
+    inst = Instance(
+        "fig9",
+        cluster,
+        (
+            Job(
+                job,
+                0.0,
+                1.0,
+                1,
+                tasks[job],
+                {g: float(times[job][m]) for g, m in zip(ids, gpus)},
+                {g: 0.0 for g in ids},
+            ),
+        ),
+    )
     result = simulate(inst, make_policy("fifo"))
     used = sum(inst.jobs[0].train_time[a.gpu] for a in result.schedule.assignments)
     assert used == pytest.approx(service)
@@ -63,7 +84,9 @@ def test_hare_offline_executes_algorithm_1_exactly():
     planned = run_heuristic(inst, order="hare-interval-lp")
     simulated = simulate(inst, make_policy("hare"))
     key = lambda a: (a.job, a.round, a.gpu, a.start)  # noqa: E731 - task indices inside a round are interchangeable
-    assert sorted(map(key, simulated.schedule.assignments)) == sorted(map(key, planned.solution.assignments))
+    assert sorted(map(key, simulated.schedule.assignments)) == sorted(
+        map(key, planned.solution.assignments)
+    )
     assert simulated.validation.objective == pytest.approx(planned.objective)
 
 
@@ -113,7 +136,9 @@ def test_a_policy_that_idles_forever_is_caught():
 def test_workloads_are_seeded_and_documented_shapes():
     rows = philly_rows()
     split = philly_split(rows)
-    assert set(split) <= {1, 2, 4, 8} and split[1] > 0.8 and sum(split.values()) == pytest.approx(1.0)
+    assert (
+        set(split) <= {1, 2, 4, 8} and split[1] > 0.8 and sum(split.values()) == pytest.approx(1.0)
+    )
     w = philly_window(0, n_jobs=60)
     assert len(w.jobs) == 60 and len(w.gpus) == 60 and w == philly_window(0, n_jobs=60)
     assert min(j.arrival for j in w.jobs) == 0.0 and all(j.rounds <= 50 for j in w.jobs)
@@ -129,7 +154,14 @@ def test_simulate_and_compare_cli(tmp_path, capsys):
     assert main(["simulate", str(FIG12), "--policy", "hlas", "--json", "--out", str(tmp_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["policy"] == "hlas" and out["seed"] == 0 and out["valid"]
-    assert set(out["metrics"]) >= {"avg_jct", "weighted_jct", "makespan", "ftf", "utilization", "queueing_delay"}
+    assert set(out["metrics"]) >= {
+        "avg_jct",
+        "weighted_jct",
+        "makespan",
+        "ftf",
+        "utilization",
+        "queueing_delay",
+    }
     assert out["metrics"]["avg_jct"] == pytest.approx(20 / 3)
     assert (tmp_path / "hlas-jobs.csv").read_text().splitlines()[0].startswith("job,arrival")
     d = tmp_path / "cmp"
@@ -137,8 +169,13 @@ def test_simulate_and_compare_cli(tmp_path, capsys):
     table = capsys.readouterr().out
     assert "hlas" in table and "srtf" in table and (d / "jct_cdf.png").exists()
     first = (d / "srtf.json").read_text()
-    assert main(["compare", str(FIG12), "--policies", "hlas,srtf,fifo", "--out", str(d), "--quiet"]) == 0
-    assert (d / "srtf.json").read_text() == first and (d / "fifo.json").exists()  # resumed, not rerun
+    assert (
+        main(["compare", str(FIG12), "--policies", "hlas,srtf,fifo", "--out", str(d), "--quiet"])
+        == 0
+    )
+    assert (d / "srtf.json").read_text() == first and (
+        d / "fifo.json"
+    ).exists()  # resumed, not rerun
     assert len(json.loads((d / "compare.json").read_text())) == 3
 
 
@@ -150,4 +187,9 @@ def test_bench_sim_quick(tmp_path, capsys):
     assert {r["policy"] for r in out["philly_window"]} == set(POLICIES)
     parts = ("philly_window", "large", "philly_window_gang", "large_gang")
     assert all(r["valid"] and r["jobs_per_second"] > 0 for part in parts for r in out[part])
-    assert {r["policy"] for r in out["large_gang"]} == {"yarn-cs", "tiresias", "gavel", "gavel:makespan"}
+    assert {r["policy"] for r in out["large_gang"]} == {
+        "yarn-cs",
+        "tiresias",
+        "gavel",
+        "gavel:makespan",
+    }

@@ -5,6 +5,7 @@ deterministic on every kind of workload, and policies that cheat are caught."""
 import json
 
 import pytest
+from conftest import INSTANCES
 
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.io import load_instance
@@ -17,19 +18,30 @@ from hetsched.sim.metrics import gang_metrics
 from hetsched.sim.policies import is_job_level, make_policy
 from hetsched.sim.workloads import gavel_poisson, philly_window
 
-from conftest import INSTANCES
-
 
 def cluster(types: dict[str, int], per_server: int = 4) -> Cluster:
     gpus = [(t, i) for t, n in types.items() for i in range(n)]
-    servers = tuple(Server(f"s{k}", tuple(Gpu(f"{t}{i}", t, f"s{k}") for t, i in gpus[j:j + per_server]))
-                    for k, j in enumerate(range(0, len(gpus), per_server)))
+    servers = tuple(
+        Server(f"s{k}", tuple(Gpu(f"{t}{i}", t, f"s{k}") for t, i in gpus[j : j + per_server]))
+        for k, j in enumerate(range(0, len(gpus), per_server))
+    )
     return Cluster({t: GpuType(t) for t in types}, servers)
 
 
 def job(jid: str, arrival: float, work: float, thr: dict[str, float], gang: int = 1) -> Job:
-    return Job(jid, arrival, 1.0, 1, gang, {t: 1.0 for t in thr}, {t: 0.0 for t in thr}, requested_workers=gang,
-               epochs=1.0, iterations_per_epoch=int(work), throughput=thr)
+    return Job(
+        jid,
+        arrival,
+        1.0,
+        1,
+        gang,
+        {t: 1.0 for t in thr},
+        {t: 0.0 for t in thr},
+        requested_workers=gang,
+        epochs=1.0,
+        iterations_per_epoch=int(work),
+        throughput=thr,
+    )
 
 
 def test_tiresias_preempts_and_the_resumed_job_pays_the_restore_delay():
@@ -37,14 +49,24 @@ def test_tiresias_preempts_and_the_resumed_job_pays_the_restore_delay():
     [0, 360) and is demoted; B arrives at 100, runs [360, 460) and completes; A resumes at 720
     (the GPU idles from 460: reallocation at boundaries), restores until 730 and finishes its
     640 remaining units at 1370."""
-    inst = Instance("pre", cluster({"a": 1}), (job("A", 0.0, 1000, {"a": 1.0}), job("B", 100.0, 100, {"a": 1.0})))
+    inst = Instance(
+        "pre",
+        cluster({"a": 1}),
+        (job("A", 0.0, 1000, {"a": 1.0}), job("B", 100.0, 100, {"a": 1.0})),
+    )
     result = simulate_gang(inst, make_policy("tiresias:200"), round_seconds=360, restore_seconds=10)
     assert result.completion == pytest.approx({"A": 1370.0, "B": 460.0})
     assert result.validation.completion == pytest.approx(result.completion)
     assert result.preemptions == 1 and result.validation.restores == 1
-    assert [(s.job, s.start, s.end) for s in result.segments] == [("A", 0, 360), ("B", 360, 460), ("A", 720, 1370)]
+    assert [(s.job, s.start, s.end) for s in result.segments] == [
+        ("A", 0, 360),
+        ("B", 360, 460),
+        ("A", 720, 1370),
+    ]
     yarn = simulate_gang(inst, make_policy("yarn-cs"), round_seconds=360, restore_seconds=10)
-    assert yarn.completion == pytest.approx({"A": 1000.0, "B": 1180.0})  # non-preemptive: B waits for A
+    assert yarn.completion == pytest.approx(
+        {"A": 1000.0, "B": 1180.0}
+    )  # non-preemptive: B waits for A
     assert yarn.preemptions == 0
 
 
@@ -53,10 +75,19 @@ def test_strict_yarn_cs_blocks_behind_the_head_of_the_queue():
     100 s) arrives last. Backfilling starts S at the first boundary (360); strict FIFO makes S wait
     for W, which starts when R has finished (boundary 1080) and ends at 1580; S then starts at the
     next boundary (1800) and ends at 1900."""
-    inst = Instance("hol", cluster({"a": 2}), (job("R", 0.0, 1000, {"a": 1.0}), job("W", 10.0, 500, {"a": 1.0}, gang=2),
-                                               job("S", 20.0, 100, {"a": 1.0})))
+    inst = Instance(
+        "hol",
+        cluster({"a": 2}),
+        (
+            job("R", 0.0, 1000, {"a": 1.0}),
+            job("W", 10.0, 500, {"a": 1.0}, gang=2),
+            job("S", 20.0, 100, {"a": 1.0}),
+        ),
+    )
     backfill = simulate_gang(inst, make_policy("yarn-cs"), round_seconds=360, restore_seconds=10)
-    strict = simulate_gang(inst, make_policy("yarn-cs:strict"), round_seconds=360, restore_seconds=10)
+    strict = simulate_gang(
+        inst, make_policy("yarn-cs:strict"), round_seconds=360, restore_seconds=10
+    )
     assert backfill.validation.valid and strict.validation.valid
     assert backfill.completion["S"] == pytest.approx(460.0)
     assert strict.completion == pytest.approx({"R": 1000.0, "W": 1580.0, "S": 1900.0})
@@ -64,14 +95,22 @@ def test_strict_yarn_cs_blocks_behind_the_head_of_the_queue():
 
 def test_a_gang_on_mixed_types_runs_at_its_slowest_type():
     """Hadar's bottleneck (1b): a gang of 2 over a fast and a slow GPU progresses at the slow pace."""
-    inst = Instance("mix", cluster({"fast": 1, "slow": 1}), (job("J", 0.0, 100, {"fast": 4.0, "slow": 1.0}, gang=2),))
+    inst = Instance(
+        "mix",
+        cluster({"fast": 1, "slow": 1}),
+        (job("J", 0.0, 100, {"fast": 4.0, "slow": 1.0}, gang=2),),
+    )
     result = simulate_gang(inst, make_policy("yarn-cs"), round_seconds=360)
     assert result.completion == pytest.approx({"J": 100.0})
     assert gang_jobs(inst).alone_seconds(0) == pytest.approx(100.0)
 
 
 def test_gavel_puts_a_lone_job_on_its_fastest_type_and_keeps_it():
-    inst = Instance("one", cluster({"k80": 2, "v100": 2}), (job("J", 0.0, 3000, {"k80": 1.0, "v100": 5.0}, gang=2),))
+    inst = Instance(
+        "one",
+        cluster({"k80": 2, "v100": 2}),
+        (job("J", 0.0, 3000, {"k80": 1.0, "v100": 5.0}, gang=2),),
+    )
     result = simulate_gang(inst, make_policy("gavel"), round_seconds=360)
     assert result.completion == pytest.approx({"J": 600.0})
     assert len(result.segments) == 1 and all(g.startswith("v100") for g in result.segments[0].gpus)
@@ -94,15 +133,26 @@ WORKLOADS = {
     "small-07": lambda: load_instance(INSTANCES / "small" / "small-07.json"),
     "hadar_fig1": lambda: load_instance(INSTANCES / "paper" / "hadar_fig1.json"),
 }
-POLICY_NAMES = ["yarn-cs", "yarn-cs:strict", "tiresias", "tiresias:60,600", "gavel", "gavel:max-min-fairness", "gavel:makespan",
-                "hadar", "hadar:dp"]
+POLICY_NAMES = [
+    "yarn-cs",
+    "yarn-cs:strict",
+    "tiresias",
+    "tiresias:60,600",
+    "gavel",
+    "gavel:max-min-fairness",
+    "gavel:makespan",
+    "hadar",
+    "hadar:dp",
+]
 
 
 @pytest.mark.parametrize("policy", POLICY_NAMES)
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 def test_every_gang_policy_is_valid_deterministic_and_no_faster_than_alone(policy, workload):
     if policy == "hadar:dp" and workload in ("philly", "poisson"):
-        pytest.skip("the exact DP is exponential in the cluster state: bnb covers the large workloads")
+        pytest.skip(
+            "the exact DP is exponential in the cluster state: bnb covers the large workloads"
+        )
     inst = WORKLOADS[workload]()
     L = 360.0 if workload in ("philly", "poisson") else 1.0
     opts = {"node_limit": 300} if policy == "hadar" else {}
@@ -111,40 +161,70 @@ def test_every_gang_policy_is_valid_deterministic_and_no_faster_than_alone(polic
         with pytest.raises(InputError, match="one GPU type"):  # Gavel's gangs are single-type
             simulate_gang(inst, make_policy(policy), round_seconds=L, restore_seconds=0.0)
         return
-    result = simulate_gang(inst, make_policy(policy, seed=3, **opts), round_seconds=L, restore_seconds=L / 36)
+    result = simulate_gang(
+        inst, make_policy(policy, seed=3, **opts), round_seconds=L, restore_seconds=L / 36
+    )
     assert result.validation.valid and set(result.completion) == {j.id for j in inst.jobs}
     for j, jid in enumerate(data.job_ids):  # no job beats its run alone on its fastest gang
         assert result.completion[jid] - data.arrival[j] >= data.alone_seconds(j) * (1 - 1e-9)
     m = gang_metrics(inst, result)
     assert 0 < m["utilization"] <= 1 + 1e-9 and m["avg_jct"] > 0
-    again = simulate_gang(inst, make_policy(policy, seed=3, **opts), round_seconds=L, restore_seconds=L / 36)
+    again = simulate_gang(
+        inst, make_policy(policy, seed=3, **opts), round_seconds=L, restore_seconds=L / 36
+    )
     assert again.segments == result.segments
 
 
 def test_the_validator_rejects_each_kind_of_broken_run():
-    inst = Instance("v", cluster({"a": 2}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 50.0, 100, {"a": 2.0})))
+    inst = Instance(
+        "v", cluster({"a": 2}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 50.0, 100, {"a": 2.0}))
+    )
     good = [Segment("A", 0, 100, ("a0",)), Segment("B", 50, 100, ("a1",))]
     assert validate_gang(inst, good, 10.0).valid
-    split = [Segment("A", 0, 40, ("a0",)), Segment("A", 40, 100, ("a0",)), Segment("B", 50, 100, ("a1",))]
-    assert validate_gang(inst, split, 10.0).completion == pytest.approx({"A": 100, "B": 100})  # contiguous: no restore
+    split = [
+        Segment("A", 0, 40, ("a0",)),
+        Segment("A", 40, 100, ("a0",)),
+        Segment("B", 50, 100, ("a1",)),
+    ]
+    assert validate_gang(inst, split, 10.0).completion == pytest.approx(
+        {"A": 100, "B": 100}
+    )  # contiguous: no restore
     cases = {
         "overlap": [Segment("A", 0, 100, ("a0",)), Segment("B", 50, 100, ("a0",))],
         "arrival": [Segment("A", 0, 100, ("a0",)), Segment("B", 0, 50, ("a1",))],
         "gang": [Segment("A", 0, 100, ("a0", "a1")), Segment("B", 100, 150, ("a1",))],
-        "progress": [Segment("A", 0, 120, ("a0",)), Segment("B", 50, 100, ("a1",))],  # holds GPUs after it is done
+        "progress": [
+            Segment("A", 0, 120, ("a0",)),
+            Segment("B", 50, 100, ("a1",)),
+        ],  # holds GPUs after it is done
         "incomplete": [Segment("A", 0, 100, ("a0",)), Segment("B", 50, 90, ("a1",))],
         "unknown": [Segment("A", 0, 100, ("zz",)), Segment("B", 50, 100, ("a1",))],
-        "bad_interval": [Segment("A", 100, 100, ("a0",)), Segment("A", 0, 100, ("a1",)), Segment("B", 50, 100, ("a0",))],
+        "bad_interval": [
+            Segment("A", 100, 100, ("a0",)),
+            Segment("A", 0, 100, ("a1",)),
+            Segment("B", 50, 100, ("a0",)),
+        ],
     }
     for kind, segs in cases.items():
         report = validate_gang(inst, segs, 10.0)
         assert not report.valid and kind in {v.kind for v in report.violations}, kind
     # a resumed job must pay the restore: without it, A's work ends at 100, with it at 110
-    moved = [Segment("A", 0, 40, ("a0",)), Segment("A", 40, 100, ("a1",)), Segment("B", 100, 150, ("a0",))]
+    moved = [
+        Segment("A", 0, 40, ("a0",)),
+        Segment("A", 40, 100, ("a1",)),
+        Segment("B", 100, 150, ("a0",)),
+    ]
     report = validate_gang(inst, moved, 10.0)
     assert not report.valid and {v.kind for v in report.violations} == {"incomplete"}
-    assert validate_gang(inst, [Segment("A", 0, 40, ("a0",)), Segment("A", 40, 110, ("a1",)),
-                                Segment("B", 110, 160, ("a0",))], 10.0).completion["A"] == pytest.approx(110)
+    assert validate_gang(
+        inst,
+        [
+            Segment("A", 0, 40, ("a0",)),
+            Segment("A", 40, 110, ("a1",)),
+            Segment("B", 110, 160, ("a0",)),
+        ],
+        10.0,
+    ).completion["A"] == pytest.approx(110)
 
 
 class _Cheat:
@@ -161,14 +241,18 @@ class _Cheat:
 
 
 def test_policies_that_cheat_are_caught():
-    inst = Instance("c", cluster({"a": 2}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 0.0, 100, {"a": 1.0})))
+    inst = Instance(
+        "c", cluster({"a": 2}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 0.0, 100, {"a": 1.0}))
+    )
     with pytest.raises(HetschedError, match="two jobs"):
         simulate_gang(inst, _Cheat(lambda s: {0: (0,), 1: (0,)}))
     with pytest.raises(HetschedError, match="gang"):
         simulate_gang(inst, _Cheat(lambda s: {0: (0, 1)}))
     with pytest.raises(HetschedError, match="non-clairvoyant"):
         simulate_gang(inst, _Cheat(lambda s: {0: (0,)} if s.remaining(0) else {}))
-    late = Instance("l", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 5000.0, 100, {"a": 1.0})))
+    late = Instance(
+        "l", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}), job("B", 5000.0, 100, {"a": 1.0}))
+    )
     with pytest.raises(HetschedError, match="not active"):  # B has not arrived
         simulate_gang(late, _Cheat(lambda s: {1: (0,)}))
 
@@ -193,16 +277,47 @@ def test_simulate_and_compare_cli_with_gang_policies(tmp_path, capsys):
     from hetsched.cli import main
 
     fig = str(INSTANCES / "paper" / "hadar_fig1.json")
-    assert main(["simulate", fig, "--policy", "hadar", "--round-seconds", "1", "--restore-seconds", "0",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                fig,
+                "--policy",
+                "hadar",
+                "--round-seconds",
+                "1",
+                "--restore-seconds",
+                "0",
+                "--json",
+            ]
+        )
+        == 0
+    )
     s = json.loads(capsys.readouterr().out)
-    assert s["level"] == "job" and s["valid"] and {"avg_jct", "weighted_jct", "makespan", "ftf", "utilization",
-                                                     "queueing_delay"} <= set(s["metrics"])
+    assert (
+        s["level"] == "job"
+        and s["valid"]
+        and {"avg_jct", "weighted_jct", "makespan", "ftf", "utilization", "queueing_delay"}
+        <= set(s["metrics"])
+    )
     d = tmp_path / "cmp"
-    args = ["compare", fig, "--policies", "yarn-cs,tiresias:1,5,gavel:makespan", "--out", str(d), "--quiet",
-            "--round-seconds", "1", "--restore-seconds", "0.1"]
+    args = [
+        "compare",
+        fig,
+        "--policies",
+        "yarn-cs,tiresias:1,5,gavel:makespan",
+        "--out",
+        str(d),
+        "--quiet",
+        "--round-seconds",
+        "1",
+        "--restore-seconds",
+        "0.1",
+    ]
     assert main(args) == 0
-    assert {"yarn-cs.json", "tiresias_1-5.json", "gavel_makespan.json", "jct_cdf.png"} <= {p.name for p in d.iterdir()}
+    assert {"yarn-cs.json", "tiresias_1-5.json", "gavel_makespan.json", "jct_cdf.png"} <= {
+        p.name for p in d.iterdir()
+    }
     before = (d / "gavel_makespan.json").stat().st_mtime_ns
     assert main(args) == 0  # resumed: nothing recomputed
     assert (d / "gavel_makespan.json").stat().st_mtime_ns == before
@@ -225,8 +340,12 @@ def test_philly_windows_of_other_virtual_clusters():
     from hetsched.sim.workloads import load_workload
 
     default = load_workload("philly", n_jobs=60)
-    assert {j.requested_workers for j in default.jobs} == {1}  # the largest VC's busy window: 1-GPU jobs only
+    assert {j.requested_workers for j in default.jobs} == {
+        1
+    }  # the largest VC's busy window: 1-GPU jobs only
     other = load_workload("philly-static:0e4a51", n_jobs=60)
-    assert all(j.arrival == 0 for j in other.jobs) and max(j.requested_workers for j in other.jobs) > 1
+    assert (
+        all(j.arrival == 0 for j in other.jobs) and max(j.requested_workers for j in other.jobs) > 1
+    )
     with pytest.raises(InputError, match="VC nope"):
         load_workload("philly:nope")

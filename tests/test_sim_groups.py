@@ -22,10 +22,14 @@ def test_a_group_runs_a_task_at_the_sum_of_its_gpus_speeds(seed):
     machine = hare_view(group_machine(inst, members))
     speed = 1.0 / hare_view(inst).cycle
     for u, grp in enumerate(members):
-        assert machine.cycle[:, u] == pytest.approx(1.0 / speed[:, grp].sum(axis=1))  # eq. (5)'s group speed
+        assert machine.cycle[:, u] == pytest.approx(
+            1.0 / speed[:, grp].sum(axis=1)
+        )  # eq. (5)'s group speed
         assert (machine.train[:, u] > 0).all() and (machine.sync[:, u] >= 0).all()
     view = hare_view(inst)  # a group of one GPU keeps that GPU's own times
-    assert machine.train[:, 1] == pytest.approx(view.train[:, 1]) and machine.sync[:, 1] == pytest.approx(view.sync[:, 1])
+    assert machine.train[:, 1] == pytest.approx(view.train[:, 1]) and machine.sync[
+        :, 1
+    ] == pytest.approx(view.sync[:, 1])
 
 
 def test_singleton_groups_give_the_ungrouped_run():
@@ -39,13 +43,17 @@ def test_singleton_groups_give_the_ungrouped_run():
 def test_small_clusters_get_the_optimal_grouping_and_it_beats_serpentine(seed):
     inst = random_instance(seed, n_gpus=6, n_types=3, n_jobs=3, rounds=(1, 1), tasks=(1, 1))
     g = grouped_cluster(inst, 2)
-    assert g.method == "milp-optimal" and sorted(m for grp in g.groups for m in grp) == list(range(6))
+    assert g.method == "milp-optimal" and sorted(m for grp in g.groups for m in grp) == list(
+        range(6)
+    )
     assert g.spread == pytest.approx(spread(inst, [list(x) for x in g.groups]))
     assert g.spread <= spread(inst, serpentine_groups(inst, 2)) + 1e-9
 
 
 def test_philly_groups_of_one_gpu_per_type_have_no_spread():
-    inst = philly_window(0, n_jobs=40)  # 3 types x 20 GPUs: serpentine puts one GPU of each type in each of 20 groups
+    inst = philly_window(
+        0, n_jobs=40
+    )  # 3 types x 20 GPUs: serpentine puts one GPU of each type in each of 20 groups
     g = grouped_cluster(inst, 20)
     assert g.method == "serpentine" and g.spread == pytest.approx(0, abs=1e-12)
     types = [sorted(inst.gpus[m].type for m in grp) for grp in g.groups]
@@ -72,11 +80,23 @@ def _history_instance() -> Instance:
     cluster = Cluster({"v": GpuType("v")}, (Server("s", (Gpu("g", "v", "s"),)),))
 
     def job(i, name, arrival):
-        return Job(id=i, arrival=arrival, weight=1.0, rounds=4, tasks_per_round=1, train_time={"v": 1.0},
-                   sync_time={"v": 0.0}, model=ModelInfo(name=name))
+        return Job(
+            id=i,
+            arrival=arrival,
+            weight=1.0,
+            rounds=4,
+            tasks_per_round=1,
+            train_time={"v": 1.0},
+            sync_time={"v": 0.0},
+            model=ModelInfo(name=name),
+        )
 
-    return Instance("history", cluster, (job("A1", "a", 0.0), job("B", "b", 0.5), job("A2", "a", 0.5)),
-                    metadata={"hlas": {"thresholds": [100.0]}})  # one queue: the sub-queues decide
+    return Instance(
+        "history",
+        cluster,
+        (job("A1", "a", 0.0), job("B", "b", 0.5), job("A2", "a", 0.5)),
+        metadata={"hlas": {"thresholds": [100.0]}},
+    )  # one queue: the sub-queues decide
 
 
 def test_hlas_p_learns_from_completed_jobs_of_the_same_model():

@@ -6,7 +6,14 @@ import pytest
 
 from hetsched.errors import InputError
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
-from hetsched.similarity import VARIANTS, check_round, cosine_similarity, gavel_reference_db, greedy_round, round_view
+from hetsched.similarity import (
+    VARIANTS,
+    check_round,
+    cosine_similarity,
+    gavel_reference_db,
+    greedy_round,
+    round_view,
+)
 from hetsched.solve import solve
 from hetsched.solvers import Status
 
@@ -16,12 +23,30 @@ TYPES = ("k80", "p100", "v100")
 def round_instance(rng, variant, unseen=True):
     db = gavel_reference_db()
     names = [r.name for r in db.jobs]
-    gpus = tuple(Gpu(f"g{i}", TYPES[int(t)], "s") for i, t in enumerate(rng.integers(3, size=int(rng.integers(2, 7)))))
-    jobs = tuple(Job(f"J{k}", float(k), 1.0, 1, 1, {t: 1.0 for t in TYPES}, {t: 0.0 for t in TYPES},
-                     requested_workers=int(rng.choice([1, 1, 2, 4])), model=ModelInfo(name=names[int(rng.integers(len(names)))]))
-                 for k in range(int(rng.integers(2, 6))))
-    return Instance("round", Cluster({t: GpuType(t) for t in TYPES}, (Server("s", gpus),)), jobs,
-                    metadata={"similarity": {"variant": variant, "unseen": unseen}})
+    gpus = tuple(
+        Gpu(f"g{i}", TYPES[int(t)], "s")
+        for i, t in enumerate(rng.integers(3, size=int(rng.integers(2, 7))))
+    )
+    jobs = tuple(
+        Job(
+            f"J{k}",
+            float(k),
+            1.0,
+            1,
+            1,
+            {t: 1.0 for t in TYPES},
+            {t: 0.0 for t in TYPES},
+            requested_workers=int(rng.choice([1, 1, 2, 4])),
+            model=ModelInfo(name=names[int(rng.integers(len(names)))]),
+        )
+        for k in range(int(rng.integers(2, 6)))
+    )
+    return Instance(
+        "round",
+        Cluster({t: GpuType(t) for t in TYPES}, (Server("s", gpus),)),
+        jobs,
+        metadata={"similarity": {"variant": variant, "unseen": unseen}},
+    )
 
 
 def test_cosine_similarity_basics():

@@ -9,16 +9,28 @@ import pytest
 
 from hetsched.cli import main
 from hetsched.errors import InputError
-from hetsched.similarity.reference import gavel_reference_db, parse_row
 from hetsched.sim.similarity import SimilarityWorkload, similarity_workload, simulate_similarity
+from hetsched.similarity.reference import gavel_reference_db, parse_row
 
 
 def test_one_job_alone_runs_at_its_true_rate():
     """One job, one V100: it trains at the table's rate from time 0 and finishes mid-round."""
     row = "ResNet-18 (batch size 64)"
     rate = gavel_reference_db().get(row).throughput[("v100", 1)] * parse_row(row)[1]
-    wl = SimilarityWorkload("one", {"v100": 1}, ({"id": "J0", "row": row, "workers": 1, "samples": rate * 500.0,
-                                                   "memory_gb": 4.0, "arrival": 0.0},))
+    wl = SimilarityWorkload(
+        "one",
+        {"v100": 1},
+        (
+            {
+                "id": "J0",
+                "row": row,
+                "workers": 1,
+                "samples": rate * 500.0,
+                "memory_gb": 4.0,
+                "arrival": 0.0,
+            },
+        ),
+    )
     res = simulate_similarity(wl, "gpu_ngpu")
     assert res["jobs"][0]["completion"] == pytest.approx(500.0)
     assert res["metrics"]["makespan"] == pytest.approx(500.0)
@@ -54,10 +66,23 @@ def test_exact_rounds_use_the_solver_and_stay_valid():
 
 
 def test_similarity_sim_command(tmp_path, capsys):
-    args = ["similarity-sim", "--jobs", "8", "--variants", "gpu,gpu_ngpu", "--packing", "--out", str(tmp_path), "--json"]
+    args = [
+        "similarity-sim",
+        "--jobs",
+        "8",
+        "--variants",
+        "gpu,gpu_ngpu",
+        "--packing",
+        "--out",
+        str(tmp_path),
+        "--json",
+    ]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
-    assert [r["policy"] for r in first["results"]] == ["similarity_gpu_cd_jp", "similarity_gpu_ngpu_cd_jp"]
+    assert [r["policy"] for r in first["results"]] == [
+        "similarity_gpu_cd_jp",
+        "similarity_gpu_ngpu_cd_jp",
+    ]
     assert main(args) == 0  # resumed from the stored runs
     assert json.loads(capsys.readouterr().out) == first
     assert main(["similarity-sim", "--cluster", "a100=2"]) == 2

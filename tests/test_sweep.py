@@ -11,18 +11,19 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import INSTANCES
 
 from hetsched.cli import main
 from hetsched.errors import InputError
 from hetsched.sweep import ResultStore, load_spec, run_sweep
 
-from conftest import INSTANCES
-
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 SMALL = ["small-01.json", "small-02.json", "small-05.json"]
 
 
-def write_spec(tmp_path: Path, body: str = "", instances=SMALL, seeds=(0, 1), store="runs.sqlite") -> Path:
+def write_spec(
+    tmp_path: Path, body: str = "", instances=SMALL, seeds=(0, 1), store="runs.sqlite"
+) -> Path:
     files = ", ".join(json.dumps(str(INSTANCES / "small" / f)) for f in instances)
     text = f'''[sweep]
 name = "t"
@@ -31,7 +32,9 @@ instances = [{files}]
 seeds = {list(seeds)}
 time_limit = 30
 threads = 1
-''' + (body or '''
+''' + (
+        body
+        or """
 [[method]]
 solve = "hare-sched"
 solver = "cpsat"
@@ -42,7 +45,8 @@ order = "hare-interval-lp"
 
 [[method]]
 simulate = "hlas"
-''')
+"""
+    )
     path = tmp_path / "spec.toml"
     path.write_text(text)
     return path
@@ -89,10 +93,24 @@ def test_limit_then_resume(tmp_path):
 def _start_fifo_sweep(tmp_path: Path, seeds: int, workers: int, **popen):
     """(spec, store, process): ``hetsched sweep`` of fifo over ``seeds`` Philly windows, started in the background."""
     path = tmp_path / "spec.toml"
-    path.write_text(f'[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = {list(range(seeds))}\n'
-                    '[[method]]\nsimulate = "fifo"\n')
-    proc = subprocess.Popen([sys.executable, "-m", "hetsched.cli", "sweep", str(path), "--workers", str(workers),
-                             "--no-progress"], stdout=subprocess.DEVNULL, **popen)
+    path.write_text(
+        f'[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = {list(range(seeds))}\n'
+        '[[method]]\nsimulate = "fifo"\n'
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hetsched.cli",
+            "sweep",
+            str(path),
+            "--workers",
+            str(workers),
+            "--no-progress",
+        ],
+        stdout=subprocess.DEVNULL,
+        **popen,
+    )
     return path, tmp_path / "runs.sqlite", proc
 
 
@@ -113,8 +131,9 @@ def _wait_for_rows(proc, db: Path, rows: int, each=lambda: None, seconds: float 
 
 def test_a_killed_sweep_resumes_with_nothing_lost(tmp_path):
     # slow enough to be killed midway: 6 seeded Philly windows simulated one after another
-    path, db, proc = _start_fifo_sweep(tmp_path, seeds=6, workers=1, start_new_session=True,
-                                       stderr=subprocess.DEVNULL)
+    path, db, proc = _start_fifo_sweep(
+        tmp_path, seeds=6, workers=1, start_new_session=True, stderr=subprocess.DEVNULL
+    )
     _wait_for_rows(proc, db, 2)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker, without warning
@@ -124,7 +143,9 @@ def test_a_killed_sweep_resumes_with_nothing_lost(tmp_path):
     report = run_sweep(load_spec(path), workers=2, progress=False)
     assert report.already == len(kept) and report.already + report.ran == 6
     after = {r["key"]: r for r in stored(path)}
-    assert len(after) == 6 and all(after[k]["finished_at"] == r["finished_at"] for k, r in kept.items())
+    assert len(after) == 6 and all(
+        after[k]["finished_at"] == r["finished_at"] for k, r in kept.items()
+    )
     assert all(r["valid"] and r["status"] == "done" for r in after.values())
 
 
@@ -133,22 +154,29 @@ def test_dask_executor_matches_local(tmp_path):
     local = write_spec(tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path)
     run_sweep(load_spec(local), workers=2, progress=False)
     remote = write_spec(tmp_path / "b" if (tmp_path / "b").mkdir() is None else tmp_path)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        report = run_sweep(load_spec(remote), executor="dask", scheduler=cluster.scheduler_address, progress=False)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        report = run_sweep(
+            load_spec(remote), executor="dask", scheduler=cluster.scheduler_address, progress=False
+        )
     assert report.ran == 18
     a = {r["key"]: (r["status"], r["objective"], r["valid"]) for r in stored(local)}
     b = {r["key"]: (r["status"], r["objective"], r["valid"]) for r in stored(remote)}
     assert a == b  # same keys (the key does not depend on the executor), same results
 
 
-@pytest.mark.parametrize("body, where", [
-    ("[[method]]\nsolve = 'no-such-model'\n", "method[0].solve"),
-    ("[[method]]\nsolve = 'hare-sched'\nsolver = 'nosolver'\n", "method[0].solver"),
-    ("[[method]]\nsimulate = 'no-policy'\n", "method[0].simulate"),
-    ("[[method]]\nheuristic = 'hare-alg1'\ncolour = 'red'\n", "method[0].colour"),
-    ("[[method]]\nsolve = 'hare-sched'\nheuristic = 'hare-alg1'\n", "method[0]"),
-    ("", "method"),
-])
+@pytest.mark.parametrize(
+    "body, where",
+    [
+        ("[[method]]\nsolve = 'no-such-model'\n", "method[0].solve"),
+        ("[[method]]\nsolve = 'hare-sched'\nsolver = 'nosolver'\n", "method[0].solver"),
+        ("[[method]]\nsimulate = 'no-policy'\n", "method[0].simulate"),
+        ("[[method]]\nheuristic = 'hare-alg1'\ncolour = 'red'\n", "method[0].colour"),
+        ("[[method]]\nsolve = 'hare-sched'\nheuristic = 'hare-alg1'\n", "method[0]"),
+        ("", "method"),
+    ],
+)
 def test_bad_methods_are_named(tmp_path, body, where):
     path = write_spec(tmp_path, body=body or "\n")
     with pytest.raises(InputError) as e:
@@ -159,9 +187,18 @@ def test_bad_methods_are_named(tmp_path, body, where):
 def test_bad_sweep_tables_are_named(tmp_path, capsys):
     cases = {
         "no_sweep.toml": ("[[method]]\nsolve='hare-sched'\n", "sweep"),
-        "bad_glob.toml": ("[sweep]\ninstances=['nothing-*.json']\n[[method]]\nsolve='hare-sched'\n", "sweep.instances[0]"),
-        "bad_seeds.toml": ("[sweep]\ninstances=[]\nworkloads=['philly']\nseeds='0'\n[[method]]\nsimulate='hlas'\n", "sweep.seeds"),
-        "bad_limit.toml": ("[sweep]\nworkloads=['philly']\ntime_limit=-1\n[[method]]\nsimulate='hlas'\n", "sweep.time_limit"),
+        "bad_glob.toml": (
+            "[sweep]\ninstances=['nothing-*.json']\n[[method]]\nsolve='hare-sched'\n",
+            "sweep.instances[0]",
+        ),
+        "bad_seeds.toml": (
+            "[sweep]\ninstances=[]\nworkloads=['philly']\nseeds='0'\n[[method]]\nsimulate='hlas'\n",
+            "sweep.seeds",
+        ),
+        "bad_limit.toml": (
+            "[sweep]\nworkloads=['philly']\ntime_limit=-1\n[[method]]\nsimulate='hlas'\n",
+            "sweep.time_limit",
+        ),
         "not_toml.toml": ("[sweep\n", "not valid TOML"),
     }
     for name, (text, where) in cases.items():
@@ -176,8 +213,16 @@ def test_sweep_cli_json(tmp_path, capsys):
     path = write_spec(tmp_path, instances=SMALL[:1], seeds=(0,))
     assert main(["sweep", str(path), "--json", "--workers", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["total"] == 3 and out["ran"] == 3 and set(out["methods"]) == {
-        'solve:hare-sched[solver="cpsat"]', 'heuristic:hare-alg1[order="hare-interval-lp"]', "simulate:hlas"}
+    assert (
+        out["total"] == 3
+        and out["ran"] == 3
+        and set(out["methods"])
+        == {
+            'solve:hare-sched[solver="cpsat"]',
+            'heuristic:hare-alg1[order="hare-interval-lp"]',
+            "simulate:hlas",
+        }
+    )
 
 
 def test_the_shipped_example_spec_is_valid():
@@ -208,7 +253,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see the workers")
 def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
-    path, db, proc = _start_fifo_sweep(tmp_path, seeds=8, workers=2, stderr=subprocess.PIPE, text=True)
+    path, db, proc = _start_fifo_sweep(
+        tmp_path, seeds=8, workers=2, stderr=subprocess.PIPE, text=True
+    )
     workers: set[int] = set()
     _wait_for_rows(proc, db, 1, each=lambda: workers.update(_children(proc.pid)))
     assert proc.poll() is None, "the sweep ended before it could be stopped"
@@ -221,13 +268,17 @@ def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
     while time.time() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers), "a worker outlived the sweep"
-    kept = stored(path)  # what was stored before the signal is intact (resuming it: the killed-sweep test)
+    kept = stored(
+        path
+    )  # what was stored before the signal is intact (resuming it: the killed-sweep test)
     assert 1 <= len(kept) < 8 and all(r["valid"] and r["status"] == "done" for r in kept)
 
 
 def test_a_store_that_is_not_sqlite_is_bad_input(tmp_path, capsys):
     (tmp_path / "runs.sqlite").write_text("not a database")
     path = tmp_path / "spec.toml"
-    path.write_text('[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0]\n[[method]]\nsimulate = "fifo"\n')
+    path.write_text(
+        '[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0]\n[[method]]\nsimulate = "fifo"\n'
+    )
     assert main(["sweep", str(path), "--no-progress"]) == 2
     assert "not a hetsched run store" in capsys.readouterr().err

@@ -4,6 +4,7 @@ import dataclasses
 import math
 
 import pytest
+from conftest import INSTANCES
 
 from hetsched.heuristics.list_scheduling import arrival_order, list_schedule, quick_upper_bound
 from hetsched.instance.hare_view import hare_view
@@ -11,16 +12,19 @@ from hetsched.instance.io import instance_hash, load_instance
 from hetsched.schedule import TaskAssignment, TaskSchedule
 from hetsched.validate import KINDS, validate
 
-from conftest import INSTANCES
-
 FIG5 = load_instance(INSTANCES / "paper" / "hare_fig5.json")
 
 
 def hand_schedule() -> TaskSchedule:
     """Fig. 5(b) with our numbers: n's tasks follow i_1 twice on GPU1 and i_2 on GPU2."""
-    a = [TaskAssignment("J1", 0, 0, "GPU1", 0), TaskAssignment("J2", 0, 0, "GPU2", 0),
-         TaskAssignment("J3", 0, 0, "GPU3", 0), TaskAssignment("n", 0, 0, "GPU1", 2),
-         TaskAssignment("n", 0, 1, "GPU2", 3), TaskAssignment("n", 0, 2, "GPU1", 4)]
+    a = [
+        TaskAssignment("J1", 0, 0, "GPU1", 0),
+        TaskAssignment("J2", 0, 0, "GPU2", 0),
+        TaskAssignment("J3", 0, 0, "GPU3", 0),
+        TaskAssignment("n", 0, 0, "GPU1", 2),
+        TaskAssignment("n", 0, 1, "GPU2", 3),
+        TaskAssignment("n", 0, 2, "GPU1", 4),
+    ]
     return TaskSchedule(tuple(a), FIG5.name, instance_hash(FIG5))
 
 
@@ -33,17 +37,26 @@ def test_objective_recomputed_by_hand():
 
 def test_scale_fixed_schedule_of_fig5a_costs_more():
     """Fig. 5(a): n waits until all 3 GPUs are free (after i_3): C_n = 8."""
-    a = list(hand_schedule().assignments[:3]) + [TaskAssignment("n", 0, k, f"GPU{k + 1}", 6) for k in range(3)]
+    a = list(hand_schedule().assignments[:3]) + [
+        TaskAssignment("n", 0, k, f"GPU{k + 1}", 6) for k in range(3)
+    ]
     r = validate(FIG5, TaskSchedule(tuple(a)))
     assert r.valid and r.objective == 2 + 3 + 6 + 8
 
 
 def test_sync_may_overlap_the_next_task_on_a_gpu():
     inst = load_instance(INSTANCES / "paper" / "hare_fig9.json")
-    d = dataclasses.replace(inst.jobs[0], sync_time={k: 1.0 for k in inst.jobs[0].sync_time}, rounds=1, tasks_per_round=2)
+    d = dataclasses.replace(
+        inst.jobs[0],
+        sync_time={k: 1.0 for k in inst.jobs[0].sync_time},
+        rounds=1,
+        tasks_per_round=2,
+    )
     inst2 = dataclasses.replace(inst, jobs=(d,))
     # two tasks back to back on GPU1: the first syncs during [3, 4) while the second trains
-    s = TaskSchedule((TaskAssignment("J_A", 0, 0, "GPU1", 0), TaskAssignment("J_A", 0, 1, "GPU1", 3)))
+    s = TaskSchedule(
+        (TaskAssignment("J_A", 0, 0, "GPU1", 0), TaskAssignment("J_A", 0, 1, "GPU1", 3))
+    )
     r = validate(inst2, s)
     assert r.valid and r.objective == 7
 
@@ -63,7 +76,11 @@ def _mutations(base: TaskSchedule):
     yield "bad_start", rest(("n", 0, 2)) + [dataclasses.replace(by[("n", 0, 2)], start=math.nan)]
 
 
-@pytest.mark.parametrize("kind,assignments", list(_mutations(hand_schedule())), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "kind,assignments",
+    list(_mutations(hand_schedule())),
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 def test_each_violation_kind_is_caught(kind, assignments):
     r = validate(FIG5, TaskSchedule(tuple(assignments), FIG5.name, instance_hash(FIG5)))
     assert not r.valid

@@ -20,10 +20,16 @@ from hetsched.solve import solve
 from hetsched.solvers.result import SolveResult
 
 
-
-def allocate(instance: Instance, policy: str, *, packed: bool = False, fast: bool = False,
-             throughputs: str | None = None, time_limit: float | None = None,
-             threads: int | None = None) -> SolveResult:
+def allocate(
+    instance: Instance,
+    policy: str,
+    *,
+    packed: bool = False,
+    fast: bool = False,
+    throughputs: str | None = None,
+    time_limit: float | None = None,
+    threads: int | None = None,
+) -> SolveResult:
     """The allocation of ``policy`` (Gavel OSDI'20 Sec. 4) for ``instance``; ``throughputs`` is
     the pair-throughput table of ``packed`` (None: the copy shipped with hetsched)."""
     if policy not in POLICIES:
@@ -33,8 +39,14 @@ def allocate(instance: Instance, policy: str, *, packed: bool = False, fast: boo
     if packed:
         if policy not in PACKED_POLICIES:
             raise HetschedError(f"--packed exists for {', '.join(PACKED_POLICIES)}, not {policy}")
-        return solve(instance, f"gavel-{policy}-packed", "highs", time_limit=time_limit, threads=threads,
-                     options={"throughputs": throughputs})
+        return solve(
+            instance,
+            f"gavel-{policy}-packed",
+            "highs",
+            time_limit=time_limit,
+            threads=threads,
+            options={"throughputs": throughputs},
+        )
     if fast:
         if policy not in FAST_POLICIES:
             raise HetschedError(f"--fast exists for {', '.join(FAST_POLICIES)}, not {policy}")

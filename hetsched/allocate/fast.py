@@ -33,12 +33,15 @@ from hetsched.instance.model import Instance
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult, Status
 
-def solve_max_min(a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True,
-                  solver: str = "ipm") -> tuple[Status, float, np.ndarray, int]:
+
+def solve_max_min(
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True, solver: str = "ipm"
+) -> tuple[Status, float, np.ndarray, int]:
     """max z over the LP above; returns (status, z, x[j, r], number of job classes solved)."""
     if merge:
-        classes, inverse, mult = np.unique(np.column_stack([a, scale]), axis=0, return_inverse=True,
-                                           return_counts=True)
+        classes, inverse, mult = np.unique(
+            np.column_stack([a, scale]), axis=0, return_inverse=True, return_counts=True
+        )
         inverse = inverse.ravel()
         ca, cs = classes[:, :-1], classes[:, -1]
     else:
@@ -47,8 +50,13 @@ def solve_max_min(a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bo
     nv = n * k + 1
     jj = np.repeat(np.arange(n), k)
     cols = np.arange(n * k)
-    fair = sp.coo_matrix((np.concatenate([-ca.ravel(), np.ones(n)]), (np.concatenate([jj, np.arange(n)]),
-                          np.concatenate([cols, np.full(n, n * k)]))), shape=(n, nv))
+    fair = sp.coo_matrix(
+        (
+            np.concatenate([-ca.ravel(), np.ones(n)]),
+            (np.concatenate([jj, np.arange(n)]), np.concatenate([cols, np.full(n, n * k)])),
+        ),
+        shape=(n, nv),
+    )
     share = sp.coo_matrix((np.ones(n * k), (jj, cols)), shape=(n, nv))
     cap = sp.coo_matrix((np.repeat(mult * cs, k), (np.tile(np.arange(k), n), cols)), shape=(k, nv))
     A = sp.vstack([fair, share, cap]).tocsc()
@@ -81,15 +89,35 @@ def fast_solve(instance: Instance, policy: str, merge: bool = True) -> SolveResu
     """The fast path behind the same result type as :func:`hetsched.solve.solve`."""
     t0 = time.perf_counter()
     view = allocation_view(instance)
-    status, z, x, classes = solve_max_min(coefficients(view, policy), view.scale, view.count, merge=merge)
+    status, z, x, classes = solve_max_min(
+        coefficients(view, policy), view.scale, view.count, merge=merge
+    )
     spec = find_formulation(f"gavel-{policy}", "pyomo")
-    claimed = (equal_share_makespan(view) / z if z > 0 else float("inf")) if policy == "makespan" else z
+    claimed = (
+        (equal_share_makespan(view) / z if z > 0 else float("inf")) if policy == "makespan" else z
+    )
     alloc = Allocation(policy, view, x, instance.name)
     report = spec.validator(instance, alloc)
-    result = SolveResult(instance=instance.name, model=f"gavel-{policy}", solver="highs-arrays", status=status,
-                         objective=None, bound=None, gap=None, seconds=0.0, solution=alloc, solver_objective=claimed,
-                         sense=spec.sense, notes=[f"fast path: {classes} job classes for {view.n_jobs} jobs" if merge
-                                                  else "fast path, no merging"])
-    finalize(result, report, claimed=claimed)  # proven optimal: the bound is the validated objective
+    result = SolveResult(
+        instance=instance.name,
+        model=f"gavel-{policy}",
+        solver="highs-arrays",
+        status=status,
+        objective=None,
+        bound=None,
+        gap=None,
+        seconds=0.0,
+        solution=alloc,
+        solver_objective=claimed,
+        sense=spec.sense,
+        notes=[
+            f"fast path: {classes} job classes for {view.n_jobs} jobs"
+            if merge
+            else "fast path, no merging"
+        ],
+    )
+    finalize(
+        result, report, claimed=claimed
+    )  # proven optimal: the bound is the validated objective
     result.seconds = time.perf_counter() - t0
     return result

@@ -10,8 +10,8 @@ import numpy as np
 from hetsched.allocate.fast import solve_max_min
 from hetsched.allocation.policies import denominators, need, rho_max, waited
 from hetsched.allocation.problem import Allocation, allocation_view
-from hetsched.instance.model import Instance
 from hetsched.allocation.validate import allocation_report
+from hetsched.instance.model import Instance
 from hetsched.solve import solve
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult, Status
@@ -26,7 +26,9 @@ def finish_time_fairness(instance: Instance, tol: float = 1e-9, route: str = "fa
 
     def test(rho: float):
         if route == "fast":
-            status, z, x, _ = solve_max_min(view.throughput / need(view, t, rho)[:, None], view.scale, view.count)
+            status, z, x, _ = solve_max_min(
+                view.throughput / need(view, t, rho)[:, None], view.scale, view.count
+            )
             return status, z, x
         r = solve(instance, "gavel-finish-time-fairness-test", "highs", options={"rho": rho})
         return r.status, r.solver_objective, None if r.solution is None else r.solution.x
@@ -53,11 +55,23 @@ def finish_time_fairness(instance: Instance, tol: float = 1e-9, route: str = "fa
         notes.append(f"bisection on rho: {steps} LP tests, bracket [{lo:.12g}, {hi:.12g}]")
     alloc = Allocation("finish-time-fairness", view, best_x, instance.name)
     report = allocation_report(rho_max(instance))(instance, alloc)
-    result = SolveResult(instance=instance.name, model="gavel-finish-time-fairness", solver=f"highs-{route}",
-                         status=Status.OPTIMAL, objective=None, bound=lo, gap=None, seconds=0.0, solution=alloc,
-                         sense="min", notes=notes)
+    result = SolveResult(
+        instance=instance.name,
+        model="gavel-finish-time-fairness",
+        solver=f"highs-{route}",
+        status=Status.OPTIMAL,
+        objective=None,
+        bound=lo,
+        gap=None,
+        seconds=0.0,
+        solution=alloc,
+        sense="min",
+        notes=notes,
+    )
     finalize(result, report)
-    if result.gap is not None and result.gap > 10 * tol + 1e-7:  # the bisection's bracket is still open
+    if (
+        result.gap is not None and result.gap > 10 * tol + 1e-7
+    ):  # the bisection's bracket is still open
         result.status = Status.FEASIBLE
     result.seconds = time.perf_counter() - t0
     return result

@@ -4,4 +4,11 @@ runs on GPU type r with its s_j workers."""
 from hetsched.allocation.problem import Allocation, AllocationView, allocation_view, equal_share
 from hetsched.allocation.validate import allocation_report, check_allocation
 
-__all__ = ["Allocation", "AllocationView", "allocation_view", "allocation_report", "check_allocation", "equal_share"]
+__all__ = [
+    "Allocation",
+    "AllocationView",
+    "allocation_view",
+    "allocation_report",
+    "check_allocation",
+    "equal_share",
+]

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsched.errors import InputError
-from hetsched.resources import shipped, shipped_dir
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
-
+from hetsched.resources import shipped, shipped_dir
 
 KEY = re.compile(r"\('(.*)', (\d+)\)")
 BATCH = re.compile(r"\(batch size (\d+)\)")
@@ -48,14 +47,19 @@ class ThroughputTable:
         try:
             return self.isolated[worker_type][(model, scale)]
         except KeyError:
-            raise InputError(source or "throughputs", f"$['{worker_type}']",
-                             f"no throughput for ('{model}', {scale})") from None
+            raise InputError(
+                source or "throughputs",
+                f"$['{worker_type}']",
+                f"no throughput for ('{model}', {scale})",
+            ) from None
 
 
 def _key(text: str, source: str, path: str) -> tuple[str, int]:
     m = KEY.fullmatch(text)
     if not m:
-        raise InputError(source, path, f"job type key {text!r} is not \"('<model>', <scale factor>)\"")
+        raise InputError(
+            source, path, f"job type key {text!r} is not \"('<model>', <scale factor>)\""
+        )
     return m.group(1), int(m.group(2))
 
 
@@ -75,10 +79,15 @@ def load_throughputs(path: str | Path | None = None) -> ThroughputTable:
         for key, entry in jobs.items():
             k = _key(key, source, f"$['{wtype}']")
             if "null" not in entry:
-                raise InputError(source, f"$['{wtype}']['{key}']", "missing the isolated throughput \"null\"")
+                raise InputError(
+                    source, f"$['{wtype}']['{key}']", 'missing the isolated throughput "null"'
+                )
             isolated[wtype][k] = float(entry["null"])
-            pairs[wtype][k] = {_key(other, source, f"$['{wtype}']['{key}']"): (float(v[0]), float(v[1]))
-                               for other, v in entry.items() if other != "null"}
+            pairs[wtype][k] = {
+                _key(other, source, f"$['{wtype}']['{key}']"): (float(v[0]), float(v[1]))
+                for other, v in entry.items()
+                if other != "null"
+            }
     return ThroughputTable(isolated, pairs)
 
 
@@ -88,7 +97,9 @@ def parse_cluster(spec: str) -> dict[str, int]:
     for part in spec.split(","):
         name, _, count = part.partition("=")
         if not name or not count.isdigit() or int(count) < 1:
-            raise InputError("--cluster", part, "expected TYPE=COUNT with COUNT >= 1, e.g. v100=4,p100=4,k80=4")
+            raise InputError(
+                "--cluster", part, "expected TYPE=COUNT with COUNT >= 1, e.g. v100=4,p100=4,k80=4"
+            )
         out[name.strip()] = int(count)
     return out
 
@@ -98,12 +109,22 @@ def shipped_trace(path: str | Path) -> Path:
     p = Path(path)
     if p.exists() or len(p.parts) > 1:
         return p
-    named = shipped_dir("data") / "gavel" / "traces" / (p.name if p.suffix == ".trace" else f"{p.name}.trace")
+    named = (
+        shipped_dir("data")
+        / "gavel"
+        / "traces"
+        / (p.name if p.suffix == ".trace" else f"{p.name}.trace")
+    )
     return named if named.exists() else p
 
 
-def load_trace(path: str | Path, table: ThroughputTable, cluster: dict[str, int], name: str | None = None,
-               gpus_per_server: int = 4) -> Instance:
+def load_trace(
+    path: str | Path,
+    table: ThroughputTable,
+    cluster: dict[str, int],
+    name: str | None = None,
+    gpus_per_server: int = 4,
+) -> Instance:
     """A Gavel trace file as an instance; a bare name (``physical_cluster_max_min_fairness``) that is
     not a file here is one of the traces shipped in ``data/gavel/traces/``."""
     path = shipped_trace(path)
@@ -111,15 +132,23 @@ def load_trace(path: str | Path, table: ThroughputTable, cluster: dict[str, int]
     types = sorted(cluster)
     for t in types:
         if t not in table.isolated:
-            raise InputError("--cluster", t, f"no such worker type in the throughput table ({', '.join(table.isolated)})")
+            raise InputError(
+                "--cluster",
+                t,
+                f"no such worker type in the throughput table ({', '.join(table.isolated)})",
+            )
     gpus = [Gpu(f"{t}-{i}", t, "") for t in types for i in range(cluster[t])]
-    servers = tuple(Server(f"s{k}", tuple(Gpu(g.id, g.type, f"s{k}") for g in gpus[i:i + gpus_per_server]))
-                    for k, i in enumerate(range(0, len(gpus), gpus_per_server)))
+    servers = tuple(
+        Server(f"s{k}", tuple(Gpu(g.id, g.type, f"s{k}") for g in gpus[i : i + gpus_per_server]))
+        for k, i in enumerate(range(0, len(gpus), gpus_per_server))
+    )
     jobs = []
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, "$", f"cannot read the trace: {exc.__class__.__name__}: {exc}") from None
+        raise InputError(
+            source, "$", f"cannot read the trace: {exc.__class__.__name__}: {exc}"
+        ) from None
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -127,26 +156,55 @@ def load_trace(path: str | Path, table: ThroughputTable, cluster: dict[str, int]
         where = f"line {lineno}"
         try:
             if len(f) == 10:
-                job_type, steps, scale, weight, arrival = f[0], int(f[5]), int(f[6]), float(f[7]), float(f[9])
+                job_type, steps, scale, weight, arrival = (
+                    f[0],
+                    int(f[5]),
+                    int(f[6]),
+                    float(f[7]),
+                    float(f[9]),
+                )
             elif len(f) == 7:
-                job_type, steps, arrival, scale, weight = f[0], int(f[4]), float(f[5]), int(f[6]), 1.0
+                job_type, steps, arrival, scale, weight = (
+                    f[0],
+                    int(f[4]),
+                    float(f[5]),
+                    int(f[6]),
+                    1.0,
+                )
             else:
                 raise InputError(source, where, f"{len(f)} tab-separated fields; expected 10 or 7")
         except ValueError as exc:
             raise InputError(source, where, f"bad number: {exc}") from None
         thr = {t: table.throughput(t, job_type, scale, source=f"{source} {where}") for t in types}
         if steps < 1 or not any(v > 0 for v in thr.values()):
-            raise InputError(source, where, "needs total_steps >= 1 and a positive throughput on some type")
+            raise InputError(
+                source, where, "needs total_steps >= 1 and a positive throughput on some type"
+            )
         batch = BATCH.search(job_type)
-        jobs.append(Job(
-            id=f"J{len(jobs)}", arrival=arrival, weight=weight if weight > 0 else 1.0, rounds=steps,
-            tasks_per_round=scale, train_time={t: 1.0 / v if v > 0 else NEVER for t, v in thr.items()},
-            sync_time={t: 0.0 for t in types}, requested_workers=scale, epochs=1.0, iterations_per_epoch=steps,
-            throughput=thr, model=ModelInfo(name=job_type, batch_size=int(batch.group(1)) if batch else None)))
+        jobs.append(
+            Job(
+                id=f"J{len(jobs)}",
+                arrival=arrival,
+                weight=weight if weight > 0 else 1.0,
+                rounds=steps,
+                tasks_per_round=scale,
+                train_time={t: 1.0 / v if v > 0 else NEVER for t, v in thr.items()},
+                sync_time={t: 0.0 for t in types},
+                requested_workers=scale,
+                epochs=1.0,
+                iterations_per_epoch=steps,
+                throughput=thr,
+                model=ModelInfo(name=job_type, batch_size=int(batch.group(1)) if batch else None),
+            )
+        )
     if not jobs:
         raise InputError(source, "$", "no jobs in the trace")
     gtypes = {t: GpuType(t, cost_per_hour=GAVEL_COST.get(t)) for t in types}
-    return Instance(name or Path(path).stem, Cluster(gtypes, servers), tuple(jobs),
-                    description=f"Gavel trace {source} on {', '.join(f'{cluster[t]} {t}' for t in types)}; "
-                                "see hetsched.allocation.gavel_data for the mapping",
-                    metadata={"source": str(source), "format": "gavel-trace"})
+    return Instance(
+        name or Path(path).stem,
+        Cluster(gtypes, servers),
+        tuple(jobs),
+        description=f"Gavel trace {source} on {', '.join(f'{cluster[t]} {t}' for t in types)}; "
+        "see hetsched.allocation.gavel_data for the mapping",
+        metadata={"source": str(source), "format": "gavel-trace"},
+    )

@@ -12,8 +12,14 @@ from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 
 #: every policy ``hetsched.allocate.allocate`` takes
-POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "finish-time-fairness", "max-throughput",
-            "max-throughput-cost")
+POLICIES = (
+    "max-min-fairness",
+    "max-min-fairness-perf",
+    "makespan",
+    "finish-time-fairness",
+    "max-throughput",
+    "max-throughput-cost",
+)
 #: the policies with a packed (space-sharing) formulation
 PACKED_POLICIES = ("max-min-fairness-perf", "max-throughput")
 #: the policies of the form max z s.t. z <= sum_r a_{j,r} x_{j,r} (the fast path takes them)
@@ -33,7 +39,9 @@ def coefficients(view: AllocationView, policy: str) -> np.ndarray:
         return max_min_coefficients(view, aware=policy == "max-min-fairness-perf")
     if policy == "makespan":  # zeta = M / makespan, scaled as in models/gavel/makespan.py
         if np.any(np.isnan(view.steps)):
-            raise InputError("instance", "$.jobs", "makespan needs epochs and iterations_per_epoch on every job")
+            raise InputError(
+                "instance", "$.jobs", "makespan needs epochs and iterations_per_epoch on every job"
+            )
         return view.throughput * (equal_share_makespan(view) / view.steps)[:, None]
     raise HetschedError(f"no fast path for policy '{policy}' (it has: {', '.join(FAST_POLICIES)})")
 
@@ -47,7 +55,11 @@ def waited(view: AllocationView, instance: Instance) -> np.ndarray:
 def denominators(view: AllocationView, t: np.ndarray) -> np.ndarray:
     """D_j = t_j + R_j / thr_j(X^equal)."""
     if np.any(np.isnan(view.steps)):
-        raise InputError("instance", "$.jobs", "finish-time fairness needs epochs and iterations_per_epoch on every job")
+        raise InputError(
+            "instance",
+            "$.jobs",
+            "finish-time fairness needs epochs and iterations_per_epoch on every job",
+        )
     return t + view.steps / equal_share_throughput(view)
 
 
@@ -58,9 +70,11 @@ def need(view: AllocationView, t: np.ndarray, rho: float) -> np.ndarray:
 
 def rho_max(instance: Instance):
     """max_j rho_j(X): the policy's objective, recomputed from the instance."""
+
     def objective(view: AllocationView, x: np.ndarray) -> float:
         t = waited(view, instance)
         thr = np.sum(view.throughput * x, axis=1)
         shared = np.where(thr > 0, t + view.steps / np.where(thr > 0, thr, 1), np.inf)
         return float(np.max(shared / denominators(view, t)))
+
     return objective

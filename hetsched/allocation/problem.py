@@ -47,18 +47,37 @@ def allocation_view(instance: Instance) -> AllocationView:
     for j, job in enumerate(instance.jobs):
         for r, t in enumerate(types):
             if t not in job.throughput:
-                raise InputError(instance.name, f"$.jobs[{j}].throughput",
-                                 f"no throughput for GPU type '{t}' (allocation policies need one per type; 0 = cannot run)")
+                raise InputError(
+                    instance.name,
+                    f"$.jobs[{j}].throughput",
+                    f"no throughput for GPU type '{t}' (allocation policies need one per type; 0 = cannot run)",
+                )
             thr[j, r] = job.throughput[t]
         if not np.any(thr[j] > 0):
-            raise InputError(instance.name, f"$.jobs[{j}].throughput", "zero on every GPU type: the job can never run")
-    steps = np.array([j.epochs * j.iterations_per_epoch if j.epochs and j.iterations_per_epoch else np.nan
-                      for j in instance.jobs])
-    cost = np.array([instance.cluster.gpu_types[t].cost_per_hour or np.nan for t in types], dtype=float)
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].throughput",
+                "zero on every GPU type: the job can never run",
+            )
+    steps = np.array(
+        [
+            j.epochs * j.iterations_per_epoch if j.epochs and j.iterations_per_epoch else np.nan
+            for j in instance.jobs
+        ]
+    )
+    cost = np.array(
+        [instance.cluster.gpu_types[t].cost_per_hour or np.nan for t in types], dtype=float
+    )
     return AllocationView(
-        job_ids=tuple(j.id for j in instance.jobs), types=types, count=np.array([counts[t] for t in types], dtype=float),
-        throughput=thr, scale=np.array([j.requested_workers or 1 for j in instance.jobs], dtype=float),
-        weight=np.array([j.weight for j in instance.jobs]), steps=steps, cost=cost)
+        job_ids=tuple(j.id for j in instance.jobs),
+        types=types,
+        count=np.array([counts[t] for t in types], dtype=float),
+        throughput=thr,
+        scale=np.array([j.requested_workers or 1 for j in instance.jobs], dtype=float),
+        weight=np.array([j.weight for j in instance.jobs]),
+        steps=steps,
+        cost=cost,
+    )
 
 
 def equal_share(view: AllocationView) -> np.ndarray:
@@ -96,6 +115,13 @@ class Allocation:
 
     def to_dict(self) -> dict[str, Any]:
         v = self.view
-        return {"format": "hetsched.allocation/1", "policy": self.policy, "instance": self.instance,
-                "allocation": {j: {t: float(self.x[a, b]) for b, t in enumerate(v.types)} for a, j in enumerate(v.job_ids)},
-                "effective_throughput": dict(zip(v.job_ids, effective_throughput(v, self.x).tolist()))}
+        return {
+            "format": "hetsched.allocation/1",
+            "policy": self.policy,
+            "instance": self.instance,
+            "allocation": {
+                j: {t: float(self.x[a, b]) for b, t in enumerate(v.types)}
+                for a, j in enumerate(v.job_ids)
+            },
+            "effective_throughput": dict(zip(v.job_ids, effective_throughput(v, self.x).tolist())),
+        }

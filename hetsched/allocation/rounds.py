@@ -61,8 +61,10 @@ def priority_placement(priority: np.ndarray, scale, types, free: dict, previous:
     held = {g for _, gs in previous.values() for g in gs}
     rank = {t: {g: i for i, g in enumerate(gs)} for t, gs in free.items()}
     n_jobs, n_types = priority.shape
-    pairs = sorted(((j, r) for j in range(n_jobs) for r in range(n_types) if priority[j, r] > -np.inf),
-                   key=lambda jr: (-priority[jr], jr[0], jr[1]))
+    pairs = sorted(
+        ((j, r) for j in range(n_jobs) for r in range(n_types) if priority[j, r] > -np.inf),
+        key=lambda jr: (-priority[jr], jr[0], jr[1]),
+    )
     placed: dict[int, tuple[str, tuple]] = {}
     for j, r in pairs:
         t, need = types[r], int(scale[j])

@@ -9,8 +9,17 @@ from hetsched.errors import HetschedError
 def claims() -> dict[str, Claim]:
     from hetsched.audit import hadar, hadar_competitive, hare, packing, placement
 
-    return {c.name: c for c in (hare.CLAIM, hare.CLAIM_SUBSETS, hadar.CLAIM, hadar_competitive.CLAIM, packing.CLAIM,
-                                     placement.CLAIM)}
+    return {
+        c.name: c
+        for c in (
+            hare.CLAIM,
+            hare.CLAIM_SUBSETS,
+            hadar.CLAIM,
+            hadar_competitive.CLAIM,
+            packing.CLAIM,
+            placement.CLAIM,
+        )
+    }
 
 
 def find_claim(name: str) -> Claim:

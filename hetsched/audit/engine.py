@@ -22,7 +22,9 @@ from hetsched.instance.io import dump_instance, instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
 
 TOL = 1e-9  # relative tolerance on ratios of validated objectives before a finding counts as a violation
-CHECK_TOL = 1e-6  # on intermediate inequalities, which read a MILP solution (feasibility tolerance ~1e-7)
+CHECK_TOL = (
+    1e-6  # on intermediate inequalities, which read a MILP solution (feasibility tolerance ~1e-7)
+)
 
 
 @dataclass
@@ -54,8 +56,13 @@ class Claim:
     size: Callable[[Instance], tuple] | None = None  # what "smaller" means, for shrink
 
 
-def shrink(claim: Claim, instance: Instance, prof: Profile, violated: Callable[[Evaluation], bool] | None = None,
-           progress: Callable[[str], None] | None = None) -> tuple[Instance, Evaluation]:
+def shrink(
+    claim: Claim,
+    instance: Instance,
+    prof: Profile,
+    violated: Callable[[Evaluation], bool] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Instance, Evaluation]:
     """Greedy delta debugging: keep taking the first reduction (claim.reductions) that still
     violates the claim, until none does. Returns a locally minimal violating instance."""
     if claim.reductions is None or claim.size is None:
@@ -75,8 +82,10 @@ def shrink(claim: Claim, instance: Instance, prof: Profile, violated: Callable[[
                 instance, ev, improved = smaller, cand, True
                 if progress:
                     checks = ", ".join(f"{k} {v:.4g}" for k, v in ev.checks.items())
-                    progress(f"shrunk to {claim.size(instance)}: ratio {ev.ratio:.4g} (bound {ev.bound:.4g})"
-                             + (f"; checks (LHS/RHS) {checks}" if checks else ""))
+                    progress(
+                        f"shrunk to {claim.size(instance)}: ratio {ev.ratio:.4g} (bound {ev.bound:.4g})"
+                        + (f"; checks (LHS/RHS) {checks}" if checks else "")
+                    )
                 break
     return instance, ev
 
@@ -94,15 +103,25 @@ def _score(ev: Evaluation) -> float:
     return ev.ratio / ev.bound if ev.ratio is not None and ev.bound > 0 else -math.inf
 
 
-def run_audit(claim: Claim, trials: int | None = None, seed: int = 0, profile: str = "ci",
-              out_dir: str | Path = "audit-results", progress: Callable[[str], None] | None = None) -> dict:
+def run_audit(
+    claim: Claim,
+    trials: int | None = None,
+    seed: int = 0,
+    profile: str = "ci",
+    out_dir: str | Path = "audit-results",
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     """Run (or resume) ``trials`` trials of ``claim``; returns the report (also written as JSON)."""
     prof = claim.profiles[profile]
     n_trials = prof.trials if trials is None else trials
     out = Path(out_dir) / f"{claim.name}-{profile}-s{seed}"
     out.mkdir(parents=True, exist_ok=True)
     log = out / "trials.jsonl"
-    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    records = (
+        [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        if log.exists()
+        else []
+    )
     worst, worst_checks = Worst(), {c: Worst() for c in claim.checks}
     n_random = int(round(n_trials * prof.random_fraction))
 
@@ -111,7 +130,12 @@ def run_audit(claim: Claim, trials: int | None = None, seed: int = 0, profile: s
             return
         ev = Evaluation(rec["ratio"], rec["bound"])
         if _score(ev) > (worst.value if worst.trial is not None else -math.inf):
-            worst.value, worst.trial, worst.instance, worst.bound = _score(ev), rec["trial"], rec["instance"], rec["bound"]
+            worst.value, worst.trial, worst.instance, worst.bound = (
+                _score(ev),
+                rec["trial"],
+                rec["instance"],
+                rec["bound"],
+            )
         for c, v in rec["checks"].items():
             w = worst_checks.setdefault(c, Worst())
             if v > w.value:
@@ -125,19 +149,35 @@ def run_audit(claim: Claim, trials: int | None = None, seed: int = 0, profile: s
             if t < n_random or worst.instance is None:
                 inst, origin = claim.sample(rng, prof), "random"
             else:
-                inst = claim.mutate(parse_instance(worst.instance, source=f"trial {worst.trial}"), rng, prof)
+                inst = claim.mutate(
+                    parse_instance(worst.instance, source=f"trial {worst.trial}"), rng, prof
+                )
                 origin = f"mutation of trial {worst.trial}"
-            inst = replace(inst, name=f"{claim.name}-s{seed}-t{t}",
-                           description=f"audit {claim.name}, seed {seed}, trial {t} ({origin})")
+            inst = replace(
+                inst,
+                name=f"{claim.name}-s{seed}-t{t}",
+                description=f"audit {claim.name}, seed {seed}, trial {t} ({origin})",
+            )
             ev = claim.evaluate(inst, prof)
-            rec = {"trial": t, "origin": origin, "ratio": ev.ratio, "bound": ev.bound, "checks": ev.checks,
-                   "details": ev.details, "instance": instance_to_dict(inst)}
+            rec = {
+                "trial": t,
+                "origin": origin,
+                "ratio": ev.ratio,
+                "bound": ev.bound,
+                "checks": ev.checks,
+                "details": ev.details,
+                "instance": instance_to_dict(inst),
+            }
             f.write(json.dumps(rec) + "\n")
             f.flush()
             records.append(rec)
             absorb(rec)
             if progress:
-                r = "skipped" if ev.ratio is None else f"ratio {ev.ratio:.4f} (bound {ev.bound:.4f})"
+                r = (
+                    "skipped"
+                    if ev.ratio is None
+                    else f"ratio {ev.ratio:.4f} (bound {ev.bound:.4f})"
+                )
                 progress(f"trial {t + 1}/{n_trials} [{origin}]: {r}")
 
     done = [r for r in records[:n_trials] if r["ratio"] is not None]
@@ -162,11 +202,18 @@ def run_audit(claim: Claim, trials: int | None = None, seed: int = 0, profile: s
         wi = parse_instance(worst.instance, source="worst")
         dump_instance(wi, path)
         best = next(r for r in records if r["trial"] == worst.trial)
-        report.update(worst_ratio=best["ratio"], bound_at_worst=best["bound"], worst_instance=str(path),
-                      worst_trial=worst.trial, worst_details=best["details"])
+        report.update(
+            worst_ratio=best["ratio"],
+            bound_at_worst=best["bound"],
+            worst_instance=str(path),
+            worst_trial=worst.trial,
+            worst_details=best["details"],
+        )
     for c, w in worst_checks.items():
-        entry: dict[str, Any] = {"worst_lhs_over_rhs": None if w.trial is None else w.value,
-                                 "violations": sum(1 for r in done if r["checks"].get(c, -math.inf) > 1 + CHECK_TOL)}
+        entry: dict[str, Any] = {
+            "worst_lhs_over_rhs": None if w.trial is None else w.value,
+            "violations": sum(1 for r in done if r["checks"].get(c, -math.inf) > 1 + CHECK_TOL),
+        }
         if w.instance is not None:
             path = out / f"worst-{c}.json"
             dump_instance(parse_instance(w.instance, source=c), path)

@@ -22,25 +22,46 @@ from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 
 TYPES = ("k80", "p100", "v100")
-PROFILES = {"ci": Profile(trials=20, max_tasks=6, time_limit=10.0), "deep": Profile(trials=400, max_tasks=9, time_limit=30.0)}
+PROFILES = {
+    "ci": Profile(trials=20, max_tasks=6, time_limit=10.0),
+    "deep": Profile(trials=400, max_tasks=9, time_limit=30.0),
+}
 
 
 def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     """1-3 machines with 0-2 GPUs of each type, 2..max_tasks queued jobs of 1-3 GPUs."""
     servers = []
     for h in range(int(rng.integers(1, 4))):
-        gpus = tuple(Gpu(f"m{h}-{t}-{i}", t, f"m{h}") for t in TYPES for i in range(int(rng.integers(0, 3))))
+        gpus = tuple(
+            Gpu(f"m{h}-{t}-{i}", t, f"m{h}") for t in TYPES for i in range(int(rng.integers(0, 3)))
+        )
         if gpus:
             servers.append(Server(f"m{h}", gpus))
     if not servers:
         servers = [Server("m0", (Gpu("m0-v100-0", "v100", "m0"),))]
     n_gpus = sum(len(s.gpus) for s in servers)
-    jobs = tuple(Job(f"J{j}", 0.0, 1.0, 1, 1, {t: 1.0 for t in TYPES}, {t: 0.0 for t in TYPES},
-                     requested_workers=int(rng.integers(1, min(3, n_gpus) + 1)), epochs=float(rng.integers(2, 60)),
-                     iterations_per_epoch=1, throughput=dict(zip(TYPES, rng.integers(1, 40, size=3).astype(float).tolist())))
-                 for j in range(int(rng.integers(2, prof.max_tasks + 1))))
-    return Instance("hadar-dp", Cluster({t: GpuType(t) for t in TYPES}, tuple(servers)), jobs,
-                    metadata={"hadar": {"slot_seconds": 1.0, "progress": "bottleneck"}})
+    jobs = tuple(
+        Job(
+            f"J{j}",
+            0.0,
+            1.0,
+            1,
+            1,
+            {t: 1.0 for t in TYPES},
+            {t: 0.0 for t in TYPES},
+            requested_workers=int(rng.integers(1, min(3, n_gpus) + 1)),
+            epochs=float(rng.integers(2, 60)),
+            iterations_per_epoch=1,
+            throughput=dict(zip(TYPES, rng.integers(1, 40, size=3).astype(float).tolist())),
+        )
+        for j in range(int(rng.integers(2, prof.max_tasks + 1)))
+    )
+    return Instance(
+        "hadar-dp",
+        Cluster({t: GpuType(t) for t in TYPES}, tuple(servers)),
+        jobs,
+        metadata={"hadar": {"slot_seconds": 1.0, "progress": "bottleneck"}},
+    )
 
 
 def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
@@ -60,7 +81,9 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
     return parse_instance(d, source="mutation")
 
 
-def brute_force_payoff(v, queue: list[int], free0: np.ndarray, prices, remaining: np.ndarray, t: int) -> float:
+def brute_force_payoff(
+    v, queue: list[int], free0: np.ndarray, prices, remaining: np.ndarray, t: int
+) -> float:
     """The best total payoff over every include/skip vector, jobs in queue order, each taking
     FIND_ALLOC's gang at the prices of what is allocated before it (what DP_allocation searches)."""
     best = 0.0
@@ -80,7 +103,9 @@ def brute_force_payoff(v, queue: list[int], free0: np.ndarray, prices, remaining
     return best
 
 
-def best_over_all_gangs(v, queue: list[int], free0: np.ndarray, prices, remaining: np.ndarray, t: int) -> float:
+def best_over_all_gangs(
+    v, queue: list[int], free0: np.ndarray, prices, remaining: np.ndarray, t: int
+) -> float:
     """max total payoff over include/skip and every gang of each taken job, jobs in queue order, each
     priced at the allocation levels before it (memoized on (index, free GPUs); tiny clusters only)."""
     from functools import lru_cache
@@ -100,6 +125,7 @@ def best_over_all_gangs(v, queue: list[int], free0: np.ndarray, prices, remainin
             h, r = cells[i]
             for n in range(min(left, int(free[h, r])), -1, -1):
                 yield from rec(i + 1, left - n, acc + ([(h, r, n)] if n else []))
+
         yield from rec(0, need, [])
 
     @lru_cache(maxsize=None)
@@ -117,7 +143,10 @@ def best_over_all_gangs(v, queue: list[int], free0: np.ndarray, prices, remainin
             rate = v.rate(j, kinds, need)
             slots = int(np.ceil(remaining[j] / rate - 1e-12))
             u = utility(v, None, j, (t + slots - 1 - v.arrival[j] + 1) * v.slot_seconds)
-            cost = sum(prices.price(v.capacity[h, r] - free[h, r], v.capacity[h, r]) * n for h, r, n in gang)
+            cost = sum(
+                prices.price(v.capacity[h, r] - free[h, r], v.capacity[h, r]) * n
+                for h, r, n in gang
+            )
             if u - cost <= 0:
                 continue
             after = free.copy()
@@ -139,12 +168,20 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
     ratio = 1.0 if best <= 0 and dp <= 0 else (best / dp if dp > 0 else float("inf"))
     any_gang = best_over_all_gangs(v, queue, v.capacity.copy(), prices, remaining, 1)
     loss = 1.0 if any_gang <= 0 and dp <= 0 else (any_gang / dp if dp > 0 else float("inf"))
-    return Evaluation(ratio, 1.0, {"find_alloc_best": loss},
-                      {"dp": dp, "brute_force": best, "best_over_all_gangs": any_gang, "jobs": v.n_jobs})
+    return Evaluation(
+        ratio,
+        1.0,
+        {"find_alloc_best": loss},
+        {"dp": dp, "brute_force": best, "best_over_all_gangs": any_gang, "jobs": v.n_jobs},
+    )
 
 
 CLAIM = Claim(
     name="hadar-dp",
     statement="Hadar Algorithm 2: DP_allocation returns the best total payoff of the round (brute force / DP = 1)",
-    sample=sample, mutate=mutate, evaluate=evaluate, checks=("find_alloc_best",), profiles=PROFILES,
+    sample=sample,
+    mutate=mutate,
+    evaluate=evaluate,
+    checks=("find_alloc_best",),
+    profiles=PROFILES,
 )

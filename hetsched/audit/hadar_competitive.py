@@ -31,9 +31,9 @@ import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.audit.hare import drop_gpu
+from hetsched.hadar.gangs import fastest_rate
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
-from hetsched.hadar.gangs import fastest_rate
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.io import instance_to_dict, parse_instance
@@ -42,7 +42,10 @@ from hetsched.solve import solve
 from hetsched.solvers.result import Status
 
 TYPES = ("k80", "p100", "v100")
-PROFILES = {"ci": Profile(trials=16, max_tasks=4, time_limit=20.0), "deep": Profile(trials=400, max_tasks=6, time_limit=60.0)}
+PROFILES = {
+    "ci": Profile(trials=16, max_tasks=4, time_limit=20.0),
+    "deep": Profile(trials=400, max_tasks=6, time_limit=60.0),
+}
 
 
 def alone_finish(v: HadarView, j: int) -> int:
@@ -51,9 +54,19 @@ def alone_finish(v: HadarView, j: int) -> int:
 
 
 def _job(j: int, rng: np.random.Generator, types: list[str], n_gpus: int) -> Job:
-    return Job(f"J{j}", float(rng.integers(0, 3)), 1.0, 1, 1, {t: 1.0 for t in types}, {t: 0.0 for t in types},
-               requested_workers=int(rng.integers(1, min(2, n_gpus) + 1)), epochs=float(rng.integers(1, 13)),
-               iterations_per_epoch=1, throughput={t: float(rng.integers(1, 7)) for t in types})
+    return Job(
+        f"J{j}",
+        float(rng.integers(0, 3)),
+        1.0,
+        1,
+        1,
+        {t: 1.0 for t in types},
+        {t: 0.0 for t in types},
+        requested_workers=int(rng.integers(1, min(2, n_gpus) + 1)),
+        epochs=float(rng.integers(1, 13)),
+        iterations_per_epoch=1,
+        throughput={t: float(rng.integers(1, 7)) for t in types},
+    )
 
 
 def sample(rng: np.random.Generator, prof: Profile) -> Instance:
@@ -61,13 +74,26 @@ def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     n_gpus = int(rng.integers(2, 5))
     n_machines = int(rng.integers(1, 3))
     gpus = [(f"m{i % n_machines}", types[int(rng.integers(len(types)))]) for i in range(n_gpus)]
-    servers = tuple(Server(m, tuple(Gpu(f"{m}-g{i}", t, m) for i, (mm, t) in enumerate(gpus) if mm == m))
-                    for m in sorted({m for m, _ in gpus}))
+    servers = tuple(
+        Server(m, tuple(Gpu(f"{m}-g{i}", t, m) for i, (mm, t) in enumerate(gpus) if mm == m))
+        for m in sorted({m for m, _ in gpus})
+    )
     present = sorted({t for _, t in gpus})
-    jobs = tuple(_job(j, rng, present, n_gpus) for j in range(int(rng.integers(2, prof.max_tasks + 1))))
-    inst = Instance("hadar-competitive", Cluster({t: GpuType(t) for t in present}, servers), jobs,
-                    metadata={"hadar": {"slot_seconds": 1.0, "progress": str(rng.choice(["bottleneck", "per-worker"])),
-                                        "horizon_slots": 1}})
+    jobs = tuple(
+        _job(j, rng, present, n_gpus) for j in range(int(rng.integers(2, prof.max_tasks + 1)))
+    )
+    inst = Instance(
+        "hadar-competitive",
+        Cluster({t: GpuType(t) for t in present}, servers),
+        jobs,
+        metadata={
+            "hadar": {
+                "slot_seconds": 1.0,
+                "progress": str(rng.choice(["bottleneck", "per-worker"])),
+                "horizon_slots": 1,
+            }
+        },
+    )
     return with_horizon(inst, slack=int(rng.integers(0, 3)))
 
 
@@ -76,7 +102,9 @@ def with_horizon(inst: Instance, slack: int = 0) -> Instance:
     d = instance_to_dict(inst)
     d["metadata"]["hadar"]["horizon_slots"] = 10_000
     v = hadar_view(parse_instance(d, source="horizon"))
-    d["metadata"]["hadar"]["horizon_slots"] = max(alone_finish(v, j) for j in range(v.n_jobs)) + slack
+    d["metadata"]["hadar"]["horizon_slots"] = (
+        max(alone_finish(v, j) for j in range(v.n_jobs)) + slack
+    )
     return parse_instance(d, source="horizon")
 
 
@@ -90,7 +118,9 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
     kind = rng.choice(["throughput", "epochs", "workers", "arrival", "add"])
     if kind == "throughput":
         t = types[int(rng.integers(len(types)))]
-        job["throughput"][t] = float(min(12, max(1, job["throughput"][t] + rng.choice([-2, -1, 1, 2]))))
+        job["throughput"][t] = float(
+            min(12, max(1, job["throughput"][t] + rng.choice([-2, -1, 1, 2])))
+        )
     elif kind == "epochs":
         job["epochs"] = float(min(30, max(1, job["epochs"] + rng.choice([-3, -1, 1, 3]))))
     elif kind == "workers":
@@ -98,8 +128,15 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
     elif kind == "arrival":
         job["arrival"] = float(rng.integers(0, 4))
     elif len(d["jobs"]) < prof.max_tasks:
-        d["jobs"].append(instance_to_dict(Instance("x", parse_instance(d, source="m").cluster,
-                                                   (_job(len(d["jobs"]), rng, types, n_gpus),)))["jobs"][0])
+        d["jobs"].append(
+            instance_to_dict(
+                Instance(
+                    "x",
+                    parse_instance(d, source="m").cluster,
+                    (_job(len(d["jobs"]), rng, types, n_gpus),),
+                )
+            )["jobs"][0]
+        )
     return with_horizon(parse_instance(d, source="mutation"), slack=int(rng.integers(0, 3)))
 
 
@@ -107,7 +144,9 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
     v = hadar_view(inst)
     late = [v.job_ids[j] for j in range(v.n_jobs) if alone_finish(v, j) > v.horizon]
     if late:  # outside the audited family (see the module docstring)
-        return Evaluation(None, math.inf, {}, {"skipped": f"jobs {late} cannot finish by T even alone"})
+        return Evaluation(
+            None, math.inf, {}, {"skipped": f"jobs {late} cannot finish by T even alone"}
+        )
     eta = eta_from_proof(v)
     prices = price_function(v, None, eta=eta)
     run = hadar_online(inst, eta=eta)
@@ -123,14 +162,29 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
     checks = {"d0_half_opt": d0 / (best / 2) if best > 0 else math.inf}
     if any(run.decisions.values()):
         checks["definition1"] = allocation_cost_ratio(v, run.decisions, prices)
-    return Evaluation(ratio, 2 * prices.alpha, checks,
-                      {"opt": best, "online": alg, "alpha": prices.alpha, "eta": eta, "u_max": prices.u_max,
-                       "u_min": prices.u_min, "D0": d0, "horizon": v.horizon, "online_finish": online.finish})
+    return Evaluation(
+        ratio,
+        2 * prices.alpha,
+        checks,
+        {
+            "opt": best,
+            "online": alg,
+            "alpha": prices.alpha,
+            "eta": eta,
+            "u_max": prices.u_max,
+            "u_min": prices.u_min,
+            "D0": d0,
+            "horizon": v.horizon,
+            "online_finish": online.finish,
+        },
+    )
 
 
 def allocation_cost_ratio(v: HadarView, decisions: dict, prices: PriceFunction) -> float:
     """max over the run's allocations of (c/alpha)(k(gamma + n) - k(gamma)) / (k(gamma) n), Definition 1."""
-    order = [v.job_ids[j] for j in np.argsort(v.arrival, kind="stable")]  # the queue order of every round
+    order = [
+        v.job_ids[j] for j in np.argsort(v.arrival, kind="stable")
+    ]  # the queue order of every round
     mach = {m: h for h, m in enumerate(v.machines)}
     typ = {t: r for r, t in enumerate(v.types)}
     worst = 0.0
@@ -149,7 +203,10 @@ def allocation_cost_ratio(v: HadarView, decisions: dict, prices: PriceFunction) 
 def size(inst: Instance) -> tuple:
     """Jobs, GPUs, horizon, then the sum of all numbers."""
     h = inst.metadata["hadar"]
-    numbers = sum(j.arrival + j.epochs + sum(j.throughput.values()) + (j.requested_workers or 1) for j in inst.jobs)
+    numbers = sum(
+        j.arrival + j.epochs + sum(j.throughput.values()) + (j.requested_workers or 1)
+        for j in inst.jobs
+    )
     return (len(inst.jobs), len(inst.gpus), h.get("horizon_slots", 0), numbers)
 
 
@@ -175,9 +232,17 @@ def reductions(inst: Instance) -> list[Instance]:
             variant(lambda d, n=n: d["jobs"][n].update(requested_workers=1, tasks_per_round=1))
         for t, x in job["throughput"].items():
             if x > 1:
-                variant(lambda d, n=n, t=t: d["jobs"][n]["throughput"].__setitem__(t, d["jobs"][n]["throughput"][t] - 1))
+                variant(
+                    lambda d, n=n, t=t: d["jobs"][n]["throughput"].__setitem__(
+                        t, d["jobs"][n]["throughput"][t] - 1
+                    )
+                )
     if d0["metadata"]["hadar"]["horizon_slots"] > 1:
-        variant(lambda d: d["metadata"]["hadar"].__setitem__("horizon_slots", d["metadata"]["hadar"]["horizon_slots"] - 1))
+        variant(
+            lambda d: d["metadata"]["hadar"].__setitem__(
+                "horizon_slots", d["metadata"]["hadar"]["horizon_slots"] - 1
+            )
+        )
     gpus = [g["id"] for s in d0["cluster"]["servers"] for g in s["gpus"]]
     for victim in gpus if len(gpus) > 1 else []:
         variant(lambda d, victim=victim: drop_gpu(d, victim))
@@ -195,8 +260,13 @@ def reductions(inst: Instance) -> list[Instance]:
 CLAIM = Claim(
     name="hadar-competitive",
     statement="Hadar Theorem 2: OPT(P1) <= 2 alpha x the online Algorithm 1's total utility, alpha = "
-              "max(1, ln(U_max/U_min)) with eta the smallest the proof allows; with step (9) D_0 <= OPT/2 "
-              "and Definition 1 (Lemma 2's premise) on every allocation (instances where every job can finish by T alone)",
-    sample=sample, mutate=mutate, evaluate=evaluate, checks=("d0_half_opt", "definition1"), profiles=PROFILES,
-    reductions=reductions, size=size,
+    "max(1, ln(U_max/U_min)) with eta the smallest the proof allows; with step (9) D_0 <= OPT/2 "
+    "and Definition 1 (Lemma 2's premise) on every allocation (instances where every job can finish by T alone)",
+    sample=sample,
+    mutate=mutate,
+    evaluate=evaluate,
+    checks=("d0_half_opt", "definition1"),
+    profiles=PROFILES,
+    reductions=reductions,
+    size=size,
 )

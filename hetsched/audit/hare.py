@@ -19,10 +19,10 @@ import numpy as np
 from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.generators import random_instance
 from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
-from hetsched.orderings import starts_in_d_order
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
+from hetsched.orderings import starts_in_d_order
 from hetsched.solve import solve
 from hetsched.solvers.result import Status
 from hetsched.validate import validate
@@ -40,9 +40,17 @@ def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     a job with sync 0 on one type and > 0 on another has alpha = inf and says nothing.
     """
     n_gpus = int(rng.integers(2, 4))
-    inst = random_instance(int(rng.integers(2**31)), n_gpus=n_gpus, n_types=int(rng.integers(1, n_gpus + 1)),
-                           n_jobs=int(rng.integers(1, 5)), rounds=(1, 3), tasks=(1, 3), max_tasks=prof.max_tasks,
-                           resolution=1.0, arrival_spread=float(rng.choice([0.0, 4.0, 10.0])))
+    inst = random_instance(
+        int(rng.integers(2**31)),
+        n_gpus=n_gpus,
+        n_types=int(rng.integers(1, n_gpus + 1)),
+        n_jobs=int(rng.integers(1, 5)),
+        rounds=(1, 3),
+        tasks=(1, 3),
+        max_tasks=prof.max_tasks,
+        resolution=1.0,
+        arrival_spread=float(rng.choice([0.0, 4.0, 10.0])),
+    )
     d = instance_to_dict(inst)
     no_sync = bool(rng.random() < 0.5)
     for job in d["jobs"]:
@@ -75,7 +83,9 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
         if kind == "weight":
             j["weight"] = float(max(1, j["weight"] + rng.choice([-2, -1, 1, 2, 5])))
         elif kind == "train":
-            j["train_time"][t] = float(max(1, j["train_time"][t] * rng.choice([0.5, 2.0]) // 1 + rng.integers(-1, 2)))
+            j["train_time"][t] = float(
+                max(1, j["train_time"][t] * rng.choice([0.5, 2.0]) // 1 + rng.integers(-1, 2))
+            )
         elif kind == "sync":
             j["sync_time"][t] = float(max(0, j["sync_time"][t] + rng.integers(-2, 3)))
         elif kind == "arrival":
@@ -86,7 +96,9 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
             if rng.random() < 0.5 and len(gpus) > 1:
                 drop_gpu(d, gpus[int(rng.integers(len(gpus)))]["id"])
             elif len(gpus) < 4:
-                servers[-1]["gpus"].append({"id": f"g{len(gpus)}x{int(rng.integers(1000))}", "type": t})
+                servers[-1]["gpus"].append(
+                    {"id": f"g{len(gpus)}x{int(rng.integers(1000))}", "type": t}
+                )
         else:
             if rng.random() < 0.5:
                 j["rounds"] = int(max(1, j["rounds"] + rng.choice([-1, 1])))
@@ -136,16 +148,23 @@ def evaluate(inst: Instance, prof: Profile, relaxation: str = "hare-sched-rl") -
     run = hare_alg1(view, task_priorities(view, starts_in_d_order(view, rl.solution)))
     report = validate(inst, run.to_schedule(inst.name))
     if not report.valid:  # Algorithm 1 must always be feasible; a failure here is our bug
-        raise AssertionError(f"Algorithm 1 produced an invalid schedule: {report.violations[0].message}")
+        raise AssertionError(
+            f"Algorithm 1 produced an invalid schedule: {report.violations[0].message}"
+        )
     details.update(alg1=report.objective, opt=opt.objective, rl=rl.objective)
     if rl.objective > opt.objective * (1 + 1e-6) + 1e-6:
-        raise AssertionError(f"{relaxation} {rl.objective} exceeds OPT {opt.objective}: the relaxation is wrong")
+        raise AssertionError(
+            f"{relaxation} {rl.objective} exceeds OPT {opt.objective}: the relaxation is wrong"
+        )
     return Evaluation(report.objective / opt.objective, bound, proof_checks(view, run), details)
 
 
 def size(inst: Instance) -> tuple:
     """Tasks, GPUs, jobs, then the sum of all numbers: what shrinking minimizes, in that order."""
-    numbers = sum(j.weight + j.arrival + sum(j.train_time.values()) + sum(j.sync_time.values()) for j in inst.jobs)
+    numbers = sum(
+        j.weight + j.arrival + sum(j.train_time.values()) + sum(j.sync_time.values())
+        for j in inst.jobs
+    )
     return (sum(j.n_tasks for j in inst.jobs), len(inst.gpus), len(inst.jobs), numbers)
 
 
@@ -165,19 +184,33 @@ def reductions(inst: Instance) -> list[Instance]:
             variant(lambda d, n=n: d["jobs"].pop(n))
         for key in ("rounds", "tasks_per_round"):
             if d0["jobs"][n][key] > 1:
-                variant(lambda d, n=n, key=key: d["jobs"][n].__setitem__(key, d["jobs"][n][key] - 1))
+                variant(
+                    lambda d, n=n, key=key: d["jobs"][n].__setitem__(key, d["jobs"][n][key] - 1)
+                )
         if d0["jobs"][n]["weight"] != 1:
             variant(lambda d, n=n: d["jobs"][n].__setitem__("weight", 1.0))
-            variant(lambda d, n=n: d["jobs"][n].__setitem__("weight", float(max(1, d["jobs"][n]["weight"] - 1))))
+            variant(
+                lambda d, n=n: d["jobs"][n].__setitem__(
+                    "weight", float(max(1, d["jobs"][n]["weight"] - 1))
+                )
+            )
         if d0["jobs"][n]["arrival"] > 0:
             variant(lambda d, n=n: d["jobs"][n].__setitem__("arrival", 0.0))
-            variant(lambda d, n=n: d["jobs"][n].__setitem__("arrival", float(max(0, d["jobs"][n]["arrival"] - 1))))
+            variant(
+                lambda d, n=n: d["jobs"][n].__setitem__(
+                    "arrival", float(max(0, d["jobs"][n]["arrival"] - 1))
+                )
+            )
         for key in ("train_time", "sync_time"):
             for t, val in d0["jobs"][n][key].items():
                 low = 1.0 if key == "train_time" else 0.0
                 if val > low:
                     for new in {max(low, float(val // 2)), val - 1}:
-                        variant(lambda d, n=n, key=key, t=t, new=new: d["jobs"][n][key].__setitem__(t, new))
+                        variant(
+                            lambda d, n=n, key=key, t=t, new=new: d["jobs"][n][key].__setitem__(
+                                t, new
+                            )
+                        )
     gpus = [g["id"] for s in d0["cluster"]["servers"] for g in s["gpus"]]
     if len(gpus) > 1:
         for victim in gpus:
@@ -194,15 +227,25 @@ def reductions(inst: Instance) -> list[Instance]:
 CLAIM = Claim(
     name="hare-alg1",
     statement="Hare HPDC'22 Theorem 4: Algorithm 1 (H from Hare_Sched_RL) is an alpha(2+alpha)-approximation "
-              "of sum_n w_n C_n; with Lemma 2 (10), Lemma 3 (14) and step (22) of the proof",
-    sample=sample, mutate=mutate, evaluate=evaluate, checks=("lemma2", "lemma3", "eq22"), profiles=PROFILES,
-    reductions=reductions, size=size,
+    "of sum_n w_n C_n; with Lemma 2 (10), Lemma 3 (14) and step (22) of the proof",
+    sample=sample,
+    mutate=mutate,
+    evaluate=evaluate,
+    checks=("lemma2", "lemma3", "eq22"),
+    profiles=PROFILES,
+    reductions=reductions,
+    size=size,
 )
 
 CLAIM_SUBSETS = Claim(
     name="hare-alg1-subsets",
     statement="Theorem 4's bound alpha(2+alpha) for Algorithm 1 with H from Hare_Sched_RL strengthened by (9) "
-              "for every task subset per GPU (hare-sched-rl-subsets), the relaxation Lemma 2's proof uses",
-    sample=sample, mutate=mutate, evaluate=lambda inst, prof: evaluate(inst, prof, "hare-sched-rl-subsets"),
-    checks=("lemma2", "lemma3", "eq22"), profiles=PROFILES, reductions=reductions, size=size,
+    "for every task subset per GPU (hare-sched-rl-subsets), the relaxation Lemma 2's proof uses",
+    sample=sample,
+    mutate=mutate,
+    evaluate=lambda inst, prof: evaluate(inst, prof, "hare-sched-rl-subsets"),
+    checks=("lemma2", "lemma3", "eq22"),
+    profiles=PROFILES,
+    reductions=reductions,
+    size=size,
 )

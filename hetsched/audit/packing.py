@@ -24,33 +24,61 @@ from hetsched.packing.problem import _table
 
 MEMORY = {"k80": 12.0, "p100": 16.0, "v100": 16.0}
 TYPES = tuple(MEMORY)
-PROFILES = {"ci": Profile(trials=200, max_tasks=4, time_limit=10.0),
-            "deep": Profile(trials=5000, max_tasks=6, time_limit=10.0)}
+PROFILES = {
+    "ci": Profile(trials=200, max_tasks=4, time_limit=10.0),
+    "deep": Profile(trials=5000, max_tasks=6, time_limit=10.0),
+}
 
 
 def single_gpu_models() -> list[str]:
     return sorted(m for m, s in _table(None).isolated["v100"] if s == 1)
 
 
-def make_instance(gpu_types: list[str], solo_models: list[str], queue_models: list[str], memory: list[float],
-                  name: str = "packing") -> Instance:
+def make_instance(
+    gpu_types: list[str],
+    solo_models: list[str],
+    queue_models: list[str],
+    memory: list[float],
+    name: str = "packing",
+) -> Instance:
     """GPU g runs job S<g> (``solo_models[g]``) alone; ``queue_models`` wait; memory per job in that order."""
     gpus = tuple(Gpu(f"g{g}", t, "s0") for g, t in enumerate(gpu_types))
     models = list(solo_models) + list(queue_models)
     ids = [f"S{g}" for g in range(len(solo_models))] + [f"Q{q}" for q in range(len(queue_models))]
-    jobs = tuple(Job(jid, float(k), 1.0, 1, 1, {t: 1.0 for t in TYPES}, {t: 0.0 for t in TYPES},
-                     requested_workers=1, memory_gb=float(memory[k]), model=ModelInfo(name=models[k]))
-                 for k, jid in enumerate(ids))
-    return Instance(name, Cluster({t: GpuType(t, memory_gb=MEMORY[t]) for t in TYPES}, (Server("s0", gpus),)), jobs,
-                    metadata={"packing": {"scheduled": {f"S{g}": f"g{g}" for g in range(len(solo_models))}}})
+    jobs = tuple(
+        Job(
+            jid,
+            float(k),
+            1.0,
+            1,
+            1,
+            {t: 1.0 for t in TYPES},
+            {t: 0.0 for t in TYPES},
+            requested_workers=1,
+            memory_gb=float(memory[k]),
+            model=ModelInfo(name=models[k]),
+        )
+        for k, jid in enumerate(ids)
+    )
+    return Instance(
+        name,
+        Cluster({t: GpuType(t, memory_gb=MEMORY[t]) for t in TYPES}, (Server("s0", gpus),)),
+        jobs,
+        metadata={"packing": {"scheduled": {f"S{g}": f"g{g}" for g in range(len(solo_models))}}},
+    )
 
 
 def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     models = single_gpu_models()
-    n_gpus, n_queue = int(rng.integers(1, prof.max_tasks + 1)), int(rng.integers(1, prof.max_tasks + 1))
+    n_gpus, n_queue = (
+        int(rng.integers(1, prof.max_tasks + 1)),
+        int(rng.integers(1, prof.max_tasks + 1)),
+    )
     pick = lambda n: [models[int(i)] for i in rng.integers(len(models), size=n)]  # noqa: E731
     memory = (np.round(rng.uniform(1, 12, size=n_gpus + n_queue) * 2) / 2).tolist()
-    return make_instance([TYPES[int(i)] for i in rng.integers(3, size=n_gpus)], pick(n_gpus), pick(n_queue), memory)
+    return make_instance(
+        [TYPES[int(i)] for i in rng.integers(3, size=n_gpus)], pick(n_gpus), pick(n_queue), memory
+    )
 
 
 def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
@@ -62,9 +90,13 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
         models = single_gpu_models()
         job["model"]["name"] = models[int(rng.integers(len(models)))]
     elif kind == "memory":
-        job["memory_gb"] = float(min(12.0, max(0.5, job["memory_gb"] + 0.5 * int(rng.integers(-4, 5)))))
+        job["memory_gb"] = float(
+            min(12.0, max(0.5, job["memory_gb"] + 0.5 * int(rng.integers(-4, 5))))
+        )
     elif kind == "gpu":
-        gpu = d["cluster"]["servers"][0]["gpus"][int(rng.integers(len(d["cluster"]["servers"][0]["gpus"])))]
+        gpu = d["cluster"]["servers"][0]["gpus"][
+            int(rng.integers(len(d["cluster"]["servers"][0]["gpus"])))
+        ]
         gpu["type"] = TYPES[int(rng.integers(3))]
     elif sum(1 for j in d["jobs"] if j["id"].startswith("Q")) < prof.max_tasks:
         new = dict(job, id=f"Q{len(d['jobs'])}", arrival=float(len(d["jobs"])))
@@ -83,8 +115,17 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
     def over(x: float) -> float:
         return o.objective / x if x > 0 else (np.inf if o.objective > 0 else 1.0)
 
-    return Evaluation(float(over(g.objective)), 1.0, {"gain_only": float(over(r.objective))}, {"greedy": [list(p) for p in greedy.pairs], "optimal": [list(p) for p in best.pairs],
-                                            "greedy_value": g.objective, "optimal_value": o.objective})
+    return Evaluation(
+        float(over(g.objective)),
+        1.0,
+        {"gain_only": float(over(r.objective))},
+        {
+            "greedy": [list(p) for p in greedy.pairs],
+            "optimal": [list(p) for p in best.pairs],
+            "greedy_value": g.objective,
+            "optimal_value": o.objective,
+        },
+    )
 
 
 def reductions(inst: Instance) -> list[Instance]:
@@ -101,7 +142,9 @@ def reductions(inst: Instance) -> list[Instance]:
         for jid, gid in sched.items():
             e = instance_to_dict(inst)
             e["jobs"] = [j for j in e["jobs"] if j["id"] != jid]
-            e["cluster"]["servers"][0]["gpus"] = [g for g in e["cluster"]["servers"][0]["gpus"] if g["id"] != gid]
+            e["cluster"]["servers"][0]["gpus"] = [
+                g for g in e["cluster"]["servers"][0]["gpus"] if g["id"] != gid
+            ]
             del e["metadata"]["packing"]["scheduled"][jid]
             out.append(parse_instance(e, source="shrink"))
     return out
@@ -114,5 +157,11 @@ def size(inst: Instance) -> tuple:
 CLAIM = Claim(
     name="packing",
     statement="Algorithm 3 (AppSci'24) finds the job combinations of maximum total normalized throughput",
-    sample=sample, mutate=mutate, evaluate=evaluate, checks=("gain_only",), profiles=PROFILES, reductions=reductions, size=size,
+    sample=sample,
+    mutate=mutate,
+    evaluate=evaluate,
+    checks=("gain_only",),
+    profiles=PROFILES,
+    reductions=reductions,
+    size=size,
 )

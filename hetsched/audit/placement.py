@@ -28,8 +28,10 @@ from hetsched.placement.heuristics import greedy_by_reward, place_by_rule
 from hetsched.placement.predictor import default_predictor
 from hetsched.placement.problem import check_placement, placement_view
 
-PROFILES = {"ci": Profile(trials=60, max_tasks=2, time_limit=20.0),
-            "deep": Profile(trials=2000, max_tasks=3, time_limit=60.0)}
+PROFILES = {
+    "ci": Profile(trials=60, max_tasks=2, time_limit=20.0),
+    "deep": Profile(trials=2000, max_tasks=3, time_limit=60.0),
+}
 CHECKS = ("load_balancing", "bin_packing", "standalone", "greedy_true", "greedy_learned")
 
 
@@ -41,15 +43,23 @@ def _all_fit(inst: Instance) -> bool:
     """Some rule places every new job (so the place-all optimum exists)."""
     view = placement_view(inst)
     need = set(view.job_ids[n] for n in np.flatnonzero(view.new))
-    return any(set(place_by_rule(view, r).jobs) == need for r in ("tetris", "load-balancing", "bin-packing"))
+    return any(
+        set(place_by_rule(view, r).jobs) == need
+        for r in ("tetris", "load-balancing", "bin-packing")
+    )
 
 
 def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     """A random interval in which the new jobs can all be placed (redrawn until one is)."""
     while True:
-        inst = random_instance(rng, n_servers=int(rng.integers(2, _max_servers(prof) + 1)),
-                               n_new=int(rng.integers(1, prof.max_tasks + 2)), n_old=int(rng.integers(0, 3)),
-                               max_workers=prof.max_tasks, max_ps=prof.max_tasks)
+        inst = random_instance(
+            rng,
+            n_servers=int(rng.integers(2, _max_servers(prof) + 1)),
+            n_new=int(rng.integers(1, prof.max_tasks + 2)),
+            n_old=int(rng.integers(0, 3)),
+            max_workers=prof.max_tasks,
+            max_ps=prof.max_tasks,
+        )
         if _all_fit(inst):
             return inst
 
@@ -74,16 +84,30 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
         if kind == "workers":
             j["requested_workers"] = int(rng.integers(1, prof.max_tasks + 1))
         else:
-            d["metadata"]["placement"]["jobs"][j["id"]]["parameter_servers"] = int(rng.integers(0, prof.max_tasks + 1))
+            d["metadata"]["placement"]["jobs"][j["id"]]["parameter_servers"] = int(
+                rng.integers(0, prof.max_tasks + 1)
+            )
     elif kind == "add" and len(new) < prof.max_tasks + 1:
         jid = f"J{len(d['jobs'])}"
         while any(j["id"] == jid for j in d["jobs"]):
             jid += "x"
-        d["jobs"].append({"id": jid, "arrival": float(len(d["jobs"])), "weight": 1.0, "rounds": 1, "tasks_per_round": 1,
-                          "train_time": dict(job["train_time"]), "sync_time": dict(job["sync_time"]),
-                          "requested_workers": int(rng.integers(1, prof.max_tasks + 1)), "epochs": 8.0,
-                          "model": {"name": data.MODELS[int(rng.integers(len(data.MODELS)))]}})
-        d["metadata"]["placement"]["jobs"][jid] = {"parameter_servers": int(rng.integers(0, prof.max_tasks + 1))}
+        d["jobs"].append(
+            {
+                "id": jid,
+                "arrival": float(len(d["jobs"])),
+                "weight": 1.0,
+                "rounds": 1,
+                "tasks_per_round": 1,
+                "train_time": dict(job["train_time"]),
+                "sync_time": dict(job["sync_time"]),
+                "requested_workers": int(rng.integers(1, prof.max_tasks + 1)),
+                "epochs": 8.0,
+                "model": {"name": data.MODELS[int(rng.integers(len(data.MODELS)))]},
+            }
+        )
+        d["metadata"]["placement"]["jobs"][jid] = {
+            "parameter_servers": int(rng.integers(0, prof.max_tasks + 1))
+        }
     return parse_instance(d, source="mutation")
 
 
@@ -92,14 +116,27 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
     from hetsched.solvers import Status
 
     view = placement_view(inst)
-    exact = solve(inst, "harmony-placement", "highs", time_limit=prof.time_limit, threads=1, options={"place_all": True})
-    if exact.status != Status.OPTIMAL:  # not proven, or the new jobs cannot all fit (a mutation's doing)
+    exact = solve(
+        inst,
+        "harmony-placement",
+        "highs",
+        time_limit=prof.time_limit,
+        threads=1,
+        options={"place_all": True},
+    )
+    if (
+        exact.status != Status.OPTIMAL
+    ):  # not proven, or the new jobs cannot all fit (a mutation's doing)
         return Evaluation(None, 1.0, {}, {"exact_status": exact.status.value})
     opt = float(exact.objective)
-    methods = {"tetris": place_by_rule(view, "tetris"), "load_balancing": place_by_rule(view, "load-balancing"),
-               "bin_packing": place_by_rule(view, "bin-packing"), "standalone": place_by_rule(view, "standalone"),
-               "greedy_true": greedy_by_reward(view),
-               "greedy_learned": greedy_by_reward(view, default_predictor().speed_fractions)}
+    methods = {
+        "tetris": place_by_rule(view, "tetris"),
+        "load_balancing": place_by_rule(view, "load-balancing"),
+        "bin_packing": place_by_rule(view, "bin-packing"),
+        "standalone": place_by_rule(view, "standalone"),
+        "greedy_true": greedy_by_reward(view),
+        "greedy_learned": greedy_by_reward(view, default_predictor().speed_fractions),
+    }
     values = {}
     for name, plan in methods.items():
         rep = check_placement(inst, plan)
@@ -111,10 +148,18 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
 
     new = [view.job_ids[n] for n in np.flatnonzero(view.new)]
     waiting = {name: [j for j in new if j not in plan.jobs] for name, plan in methods.items()}
-    return Evaluation(over(values["tetris"]), 1.0, {c: over(values[c]) for c in CHECKS},
-                      {"optimum": opt, "values": values, "optimal_placement": exact.solution.to_dict()["placement"],
-                       "tetris_placement": methods["tetris"].to_dict()["placement"],
-                       "waiting": {k: w for k, w in waiting.items() if w}})
+    return Evaluation(
+        over(values["tetris"]),
+        1.0,
+        {c: over(values[c]) for c in CHECKS},
+        {
+            "optimum": opt,
+            "values": values,
+            "optimal_placement": exact.solution.to_dict()["placement"],
+            "tetris_placement": methods["tetris"].to_dict()["placement"],
+            "waiting": {k: w for k, w in waiting.items() if w},
+        },
+    )
 
 
 def reductions(inst: Instance) -> list[Instance]:
@@ -123,7 +168,9 @@ def reductions(inst: Instance) -> list[Instance]:
     meta = d["metadata"]["placement"]
     out = []
     for k, job in enumerate(d["jobs"]):
-        if len(d["jobs"]) > 1 and (len(_new_jobs(d)) > 1 or "placed" in meta["jobs"].get(job["id"], {})):
+        if len(d["jobs"]) > 1 and (
+            len(_new_jobs(d)) > 1 or "placed" in meta["jobs"].get(job["id"], {})
+        ):
             e = instance_to_dict(inst)
             del e["jobs"][k]
             e["metadata"]["placement"]["jobs"].pop(job["id"], None)
@@ -148,5 +195,11 @@ def size(inst: Instance) -> tuple:
 CLAIM = Claim(
     name="placement",
     statement="multi-resource bin packing (Tetris) places each interval's jobs with the largest reward (1) (Harmony, ToN'22)",
-    sample=sample, mutate=mutate, evaluate=evaluate, checks=CHECKS, profiles=PROFILES, reductions=reductions, size=size,
+    sample=sample,
+    mutate=mutate,
+    evaluate=evaluate,
+    checks=CHECKS,
+    profiles=PROFILES,
+    reductions=reductions,
+    size=size,
 )

@@ -19,12 +19,24 @@ from hetsched.solvers import Status
 
 TASKS = (8, 16, 24, 32, 48, 64)
 GPUS = (2, 4, 8)
-METHODS = (("hare-sched", "cpsat"), ("hare-sched-ti", "highs"), ("hare-sched", "highs"), ("hare-sched", "colgen"))
+METHODS = (
+    ("hare-sched", "cpsat"),
+    ("hare-sched-ti", "highs"),
+    ("hare-sched", "highs"),
+    ("hare-sched", "colgen"),
+)
 
 
-def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/exact.jsonl", as_json: bool = False,
-                    threads: int = 2, solvers: list[str] | None = None, quick: bool = False,
-                   gpu_counts: tuple[int, ...] = GPUS, all_sizes: bool = False) -> int:
+def run_exact_bench(
+    time_limit: float = 60.0,
+    out: str | Path = "bench-results/exact.jsonl",
+    as_json: bool = False,
+    threads: int = 2,
+    solvers: list[str] | None = None,
+    quick: bool = False,
+    gpu_counts: tuple[int, ...] = GPUS,
+    all_sizes: bool = False,
+) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = read_runs(out, ("model", "solver", "tasks", "gpus", "time_limit"))
@@ -36,22 +48,39 @@ def run_exact_bench(time_limit: float = 60.0, out: str | Path = "bench-results/e
             failed = False
             for n in tasks:
                 key = (model, solver, n, gpus, time_limit)
-                base = {"model": model, "solver": solver, "tasks": n, "gpus": gpus, "time_limit": time_limit}
+                base = {
+                    "model": model,
+                    "solver": solver,
+                    "tasks": n,
+                    "gpus": gpus,
+                    "time_limit": time_limit,
+                }
                 if key in done:
                     row = done[key]
                 elif failed and not all_sizes:
-                    row = {**base, "status": "skipped", "note": "not proven at a smaller size on this GPU count"}
+                    row = {
+                        **base,
+                        "status": "skipped",
+                        "note": "not proven at a smaller size on this GPU count",
+                    }
                 else:
                     inst = ladder(n, gpus, seed=0)
-                    row = {**base, **solve_row(inst, model, solver, time_limit, threads=threads), "threads": threads}
+                    row = {
+                        **base,
+                        **solve_row(inst, model, solver, time_limit, threads=threads),
+                        "threads": threads,
+                    }
                     append_run(out, row)
                 if row["status"] != Status.OPTIMAL.value:
                     failed = True
                 rows.append(row)
                 if not as_json:
                     gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.2f}%"
-                    print(f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus} {row['status']:<10} "
-                          f"obj={row.get('objective')} gap={gap} t={row.get('seconds', '-')}s", flush=True)
+                    print(
+                        f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus} {row['status']:<10} "
+                        f"obj={row.get('objective')} gap={gap} t={row.get('seconds', '-')}s",
+                        flush=True,
+                    )
     largest = {}
     for r in rows:
         if r["status"] == Status.OPTIMAL.value:

@@ -42,15 +42,31 @@ def workload(n: int, table=None, seed: int = 0) -> Instance:
     for j in range(n):
         scale = int(rng.choice([1, 2, 4, 8]))
         if table is not None:
-            keys = sorted(k for k in table.isolated["v100"] if k[1] == scale
-                          and all(table.isolated[t].get(k, 0) > 0 for t in TYPES[1:]))
+            keys = sorted(
+                k
+                for k in table.isolated["v100"]
+                if k[1] == scale and all(table.isolated[t].get(k, 0) > 0 for t in TYPES[1:])
+            )
             key = keys[int(rng.integers(len(keys)))]
             thr = {t: table.isolated[t].get(key, 0.0) for t in TYPES}
         else:
             thr = dict(zip(TYPES, np.sort(rng.uniform(0.1, 10.0, size=3)).tolist()))
-        jobs.append(Job(f"J{j}", 0.0, 1.0, 1, scale, {t: 1.0 for t in TYPES}, {t: 0.0 for t in TYPES},
-                        requested_workers=scale, throughput=thr))
-    return Instance(f"gavel-bench-{n}{'' if table is not None else '-distinct'}", cluster, tuple(jobs))
+        jobs.append(
+            Job(
+                f"J{j}",
+                0.0,
+                1.0,
+                1,
+                scale,
+                {t: 1.0 for t in TYPES},
+                {t: 0.0 for t in TYPES},
+                requested_workers=scale,
+                throughput=thr,
+            )
+        )
+    return Instance(
+        f"gavel-bench-{n}{'' if table is not None else '-distinct'}", cluster, tuple(jobs)
+    )
 
 
 def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
@@ -64,22 +80,31 @@ def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
     v = allocation_view(inst)
     a = coefficients(v, aware=True)  # the same data; only the modelling route differs
     x = cp.Variable(a.shape)
-    problem = cp.Problem(cp.Maximize(cp.min(cp.sum(cp.multiply(a, x), axis=1))),
-                         [x >= 0, cp.sum(x, axis=1) <= 1, v.scale @ x <= v.count])
+    problem = cp.Problem(
+        cp.Maximize(cp.min(cp.sum(cp.multiply(a, x), axis=1))),
+        [x >= 0, cp.sum(x, axis=1) <= 1, v.scale @ x <= v.count],
+    )
     problem.solve(solver="ECOS")
     return time.perf_counter() - t, float(problem.value)
 
 
-def run_gavel_bench(out: str | Path = "bench-results/gavel.json", as_json: bool = False, quick: bool = False,
-                    throughputs: str | Path | None = None, repeats: int = 3) -> int:
+def run_gavel_bench(
+    out: str | Path = "bench-results/gavel.json",
+    as_json: bool = False,
+    quick: bool = False,
+    throughputs: str | Path | None = None,
+    repeats: int = 3,
+) -> int:
     table = load_throughputs(throughputs)
     rows = []
-    for n in (SIZES[:1] if quick else SIZES):
+    for n in SIZES[:1] if quick else SIZES:
         for inst in (workload(n, table), workload(n, None)):
             row: dict = {"instance": inst.name, "jobs": n}
-            for method, run in (("fast", lambda: fast_solve(inst, "max-min-fairness-perf")),
-                                ("fast-unmerged", lambda: fast_solve(inst, "max-min-fairness-perf", merge=False)),
-                                ("pyomo", lambda: solve(inst, "gavel-max-min-fairness-perf", "highs"))):
+            for method, run in (
+                ("fast", lambda: fast_solve(inst, "max-min-fairness-perf")),
+                ("fast-unmerged", lambda: fast_solve(inst, "max-min-fairness-perf", merge=False)),
+                ("pyomo", lambda: solve(inst, "gavel-max-min-fairness-perf", "highs")),
+            ):
                 best, obj = float("inf"), None
                 for _ in range(1 if method == "pyomo" else repeats):
                     t = time.perf_counter()
@@ -89,10 +114,18 @@ def run_gavel_bench(out: str | Path = "bench-results/gavel.json", as_json: bool 
                 row[method] = {"seconds": round(best, 4), "objective": obj}
             times = [cvxpy_ecos(inst) for _ in range(repeats)]
             if times[0][0] is None:
-                row["cvxpy-ecos"] = {"seconds": None, "note": "cvxpy not installed (pip install -e '.[bench]')"}
+                row["cvxpy-ecos"] = {
+                    "seconds": None,
+                    "note": "cvxpy not installed (pip install -e '.[bench]')",
+                }
             else:
-                row["cvxpy-ecos"] = {"seconds": round(min(t for t, _ in times), 4), "objective": times[0][1]}
-                row["fast_over_cvxpy"] = round(row["fast"]["seconds"] / row["cvxpy-ecos"]["seconds"], 3)
+                row["cvxpy-ecos"] = {
+                    "seconds": round(min(t for t, _ in times), 4),
+                    "objective": times[0][1],
+                }
+                row["fast_over_cvxpy"] = round(
+                    row["fast"]["seconds"] / row["cvxpy-ecos"]["seconds"], 3
+                )
             rows.append(row)
             if not as_json:
                 print(json_text(row), flush=True)

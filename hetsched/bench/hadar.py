@@ -48,11 +48,22 @@ def cross_check(sizes=(8, 12, 16), seed: int = 0) -> list[dict]:
         dp_value, _ = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 1, stats=stats)
         dp_seconds = time.perf_counter() - t
         res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1, time_limit=60.0)
-        rows.append({"queued_jobs": n, "dp_seconds": round(dp_seconds, 4), "dp_states": stats["states"],
-                     "bnb_seconds": round(res.seconds, 4), "bnb_nodes": res.nodes, "bnb_proven": res.proven,
-                     "dp_value": dp_value, "bnb_value": res.value,
-                     "agree": bool(res.proven and abs(dp_value - res.value) <= 1e-9 * max(1.0, abs(dp_value))),
-                     "speedup": round(dp_seconds / res.seconds, 1) if res.seconds > 0 else None})
+        rows.append(
+            {
+                "queued_jobs": n,
+                "dp_seconds": round(dp_seconds, 4),
+                "dp_states": stats["states"],
+                "bnb_seconds": round(res.seconds, 4),
+                "bnb_nodes": res.nodes,
+                "bnb_proven": res.proven,
+                "dp_value": dp_value,
+                "bnb_value": res.value,
+                "agree": bool(
+                    res.proven and abs(dp_value - res.value) <= 1e-9 * max(1.0, abs(dp_value))
+                ),
+                "speedup": round(dp_seconds / res.seconds, 1) if res.seconds > 0 else None,
+            }
+        )
     return rows
 
 
@@ -83,13 +94,27 @@ def one_round(n_jobs: int = 2000, seed: int = 0, budget: float = 0.8) -> dict:
     for cand in res.chosen.values():
         for h, r, k in cand.alloc:
             used[h, r] += k
-    return {"queued_jobs": n_jobs, "gpus": int(v.capacity.sum()), "machines": len(v.machines), "types": len(v.types),
-            "budget_seconds": budget, "bnb_seconds": round(res.seconds, 3), "lp_bound_seconds": round(lp_seconds, 3),
-            "round_seconds": round(time.perf_counter() - t, 3), "proven": res.proven, "nodes": res.nodes,
-            "best_total_payoff": res.value, "upper_bound": bound, "bnb_bound": res.bound, "lp_bound": lp,
-            "gap": (bound - res.value) / bound if bound > 0 else 0.0, "jobs_allocated": len(res.chosen),
-            "gpus_allocated": int(used.sum()), "capacity_respected": bool((used <= v.capacity).all()),
-            "greedy_pass_total_payoff": greedy_pass(v, queue, prices, remaining)}
+    return {
+        "queued_jobs": n_jobs,
+        "gpus": int(v.capacity.sum()),
+        "machines": len(v.machines),
+        "types": len(v.types),
+        "budget_seconds": budget,
+        "bnb_seconds": round(res.seconds, 3),
+        "lp_bound_seconds": round(lp_seconds, 3),
+        "round_seconds": round(time.perf_counter() - t, 3),
+        "proven": res.proven,
+        "nodes": res.nodes,
+        "best_total_payoff": res.value,
+        "upper_bound": bound,
+        "bnb_bound": res.bound,
+        "lp_bound": lp,
+        "gap": (bound - res.value) / bound if bound > 0 else 0.0,
+        "jobs_allocated": len(res.chosen),
+        "gpus_allocated": int(used.sum()),
+        "capacity_respected": bool((used <= v.capacity).all()),
+        "greedy_pass_total_payoff": greedy_pass(v, queue, prices, remaining),
+    }
 
 
 def online_rounds(n_jobs: int = 2000, rounds: int = 3, seed: int = 0, budget: float = 0.9) -> dict:
@@ -97,15 +122,26 @@ def online_rounds(n_jobs: int = 2000, rounds: int = 3, seed: int = 0, budget: fl
     t = time.perf_counter()
     run = hadar_online(inst, max_slots=rounds, round_solver="bnb", round_time_limit=budget)
     total = time.perf_counter() - t
-    return {"queued_jobs": n_jobs, "rounds": len(run.rounds), "seconds_total": round(total, 3),
-            "seconds_per_round": round(total / max(1, len(run.rounds)), 3),
-            "per_round": [{k: r[k] for k in ("slot", "queue", "payoff", "proven", "bound", "nodes", "seconds")}
-                          | {"scheduled": len(r["scheduled"])} for r in run.rounds]}
+    return {
+        "queued_jobs": n_jobs,
+        "rounds": len(run.rounds),
+        "seconds_total": round(total, 3),
+        "seconds_per_round": round(total / max(1, len(run.rounds)), 3),
+        "per_round": [
+            {k: r[k] for k in ("slot", "queue", "payoff", "proven", "bound", "nodes", "seconds")}
+            | {"scheduled": len(r["scheduled"])}
+            for r in run.rounds
+        ],
+    }
 
 
-def run_hadar_bench(out: str | Path = "bench-results/hadar.json", as_json: bool = False, quick: bool = False) -> int:
+def run_hadar_bench(
+    out: str | Path = "bench-results/hadar.json", as_json: bool = False, quick: bool = False
+) -> int:
     result = {
-        "suite": "hadar", "machine": platform.machine(), "python": platform.python_version(),
+        "suite": "hadar",
+        "machine": platform.machine(),
+        "python": platform.python_version(),
         "cross_check": cross_check(sizes=(6, 8) if quick else (8, 12, 16)),
         "one_round": one_round(n_jobs=200 if quick else 2000),
         "online": online_rounds(n_jobs=200 if quick else 2000, rounds=2 if quick else 3),
@@ -117,13 +153,19 @@ def run_hadar_bench(out: str | Path = "bench-results/hadar.json", as_json: bool 
         print(json_text(result))
     else:
         for row in result["cross_check"]:
-            print(f"{row['queued_jobs']:>5} jobs  DP {row['dp_seconds']:.3f} s ({row['dp_states']} states)  "
-                  f"B&B {row['bnb_seconds']:.3f} s ({row['bnb_nodes']} nodes)  agree {row['agree']}")
+            print(
+                f"{row['queued_jobs']:>5} jobs  DP {row['dp_seconds']:.3f} s ({row['dp_states']} states)  "
+                f"B&B {row['bnb_seconds']:.3f} s ({row['bnb_nodes']} nodes)  agree {row['agree']}"
+            )
         r = result["one_round"]
-        print(f"{r['queued_jobs']:>5} jobs  one round {r['round_seconds']:.2f} s: payoff {r['best_total_payoff']:.4g}, "
-              f"bound {r['upper_bound']:.4g}, gap {r['gap']:.1%}, proven {r['proven']}")
+        print(
+            f"{r['queued_jobs']:>5} jobs  one round {r['round_seconds']:.2f} s: payoff {r['best_total_payoff']:.4g}, "
+            f"bound {r['upper_bound']:.4g}, gap {r['gap']:.1%}, proven {r['proven']}"
+        )
         o = result["online"]
-        print(f"{o['queued_jobs']:>5} jobs  online {o['rounds']} rounds, {o['seconds_per_round']:.2f} s per round")
+        print(
+            f"{o['queued_jobs']:>5} jobs  online {o['rounds']} rounds, {o['seconds_per_round']:.2f} s per round"
+        )
         print(f"-> {path}")
     failed = [row for row in result["cross_check"] if not row["agree"]]
     return 0 if not failed and result["one_round"]["capacity_respected"] else 1

@@ -28,8 +28,15 @@ SIZES = (10**3, 10**4, 10**5, 10**6)
 
 
 def _bench_view(n_tasks: int):
-    inst = random_instance(0, n_gpus=160, n_types=4, n_jobs=max(1, n_tasks // 100), rounds=(10, 10),
-                           tasks=(10, 10), arrival_spread=n_tasks / 50)
+    inst = random_instance(
+        0,
+        n_gpus=160,
+        n_types=4,
+        n_jobs=max(1, n_tasks // 100),
+        rounds=(10, 10),
+        tasks=(10, 10),
+        arrival_spread=n_tasks / 50,
+    )
     return hare_view(inst)
 
 
@@ -49,16 +56,34 @@ def throughput(sizes=SIZES, repeats: int = 3) -> list[dict]:
         view = _bench_view(size)
         h = _arrival_h(view)
         best = min(_timed(lambda: hare_alg1(view, h)) for _ in range(repeats))
-        rows.append({"tasks": view.n_tasks, "gpus": view.n_gpus, "seconds": round(best, 6),
-                     "tasks_per_second": round(view.n_tasks / best), "first_call_jit_seconds": round(jit, 3)})
+        rows.append(
+            {
+                "tasks": view.n_tasks,
+                "gpus": view.n_gpus,
+                "seconds": round(best, 6),
+                "tasks_per_second": round(view.n_tasks / best),
+                "first_call_jit_seconds": round(jit, 3),
+            }
+        )
     # in-process baseline: the same loop interpreted, at 10^4 tasks
     view = _bench_view(10**4)
     h = _arrival_h(view)
     order = precedence_order(view, h)
-    compiled = min(_timed(lambda: ls.schedule_in_order(view, order, "earliest_available")) for _ in range(repeats))
-    interpreted = _timed(lambda: ls.schedule_in_order(view, order, "earliest_available", compiled=False))
-    rows.append({"baseline": "interpreted loop (numba py_func), 10^4 tasks", "compiled_seconds": round(compiled, 6),
-                 "interpreted_seconds": round(interpreted, 6), "speedup": round(interpreted / compiled, 1)})
+    compiled = min(
+        _timed(lambda: ls.schedule_in_order(view, order, "earliest_available"))
+        for _ in range(repeats)
+    )
+    interpreted = _timed(
+        lambda: ls.schedule_in_order(view, order, "earliest_available", compiled=False)
+    )
+    rows.append(
+        {
+            "baseline": "interpreted loop (numba py_func), 10^4 tasks",
+            "compiled_seconds": round(compiled, 6),
+            "interpreted_seconds": round(interpreted, 6),
+            "speedup": round(interpreted / compiled, 1),
+        }
+    )
     return rows
 
 
@@ -74,18 +99,36 @@ def paper_scale(seed: int = 0) -> list[dict]:
         t = time.perf_counter()
         inst = hare_table2(seed)
         res = run_heuristic(inst, order="hare-interval-lp", rule=rule)
-        rows.append({"instance": inst.name, "jobs": len(inst.jobs), "gpus": len(inst.gpus),
-                     "tasks": sum(j.n_tasks for j in inst.jobs), "rule": rule, "order": "hare-interval-lp",
-                     "status": res.status.value, "objective": res.objective, "lower_bound": res.bound,
-                     "gap": res.gap, "valid": bool(res.validation.valid),
-                     "seconds_end_to_end": round(time.perf_counter() - t, 3), "notes": res.notes})
+        rows.append(
+            {
+                "instance": inst.name,
+                "jobs": len(inst.jobs),
+                "gpus": len(inst.gpus),
+                "tasks": sum(j.n_tasks for j in inst.jobs),
+                "rule": rule,
+                "order": "hare-interval-lp",
+                "status": res.status.value,
+                "objective": res.objective,
+                "lower_bound": res.bound,
+                "gap": res.gap,
+                "valid": bool(res.validation.valid),
+                "seconds_end_to_end": round(time.perf_counter() - t, 3),
+                "notes": res.notes,
+            }
+        )
     return rows
 
 
-def run_hare_bench(out: str | Path = "bench-results/hare.json", as_json: bool = False, quick: bool = False) -> int:
+def run_hare_bench(
+    out: str | Path = "bench-results/hare.json", as_json: bool = False, quick: bool = False
+) -> int:
     sizes = SIZES[:2] if quick else SIZES
-    result = {"python": platform.python_version(), "numpy": np.__version__,
-              "throughput": throughput(sizes), "paper_scale": [] if quick else paper_scale()}
+    result = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "throughput": throughput(sizes),
+        "paper_scale": [] if quick else paper_scale(),
+    }
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")

@@ -19,8 +19,12 @@ from hetsched.placement.problem import placement_view
 
 # name -> (seed, servers, new jobs, earlier jobs, max workers, max parameter servers)
 BENCHMARKS = {
-    "small-3s-a": (201, 3, 2, 2, 2, 2), "small-3s-b": (202, 3, 3, 1, 2, 2), "small-2s-c": (203, 2, 3, 0, 2, 1),
-    "testbed-6s-a": (101, 6, 3, 3, 3, 3), "testbed-6s-b": (102, 6, 3, 3, 3, 3), "testbed-6s-c": (104, 6, 4, 4, 3, 3),
+    "small-3s-a": (201, 3, 2, 2, 2, 2),
+    "small-3s-b": (202, 3, 3, 1, 2, 2),
+    "small-2s-c": (203, 2, 3, 0, 2, 1),
+    "testbed-6s-a": (101, 6, 3, 3, 3, 3),
+    "testbed-6s-b": (102, 6, 3, 3, 3, 3),
+    "testbed-6s-c": (104, 6, 4, 4, 3, 3),
 }
 ENUMERATION_LIMIT = 300_000
 
@@ -44,7 +48,9 @@ def prove(instance, time_limit: float = 60.0) -> dict:
     except HetschedError:
         return out
     if abs(value - out["optimum"]) > 1e-9 * max(1.0, value):
-        raise HetschedError(f"{instance.name}: MILP {out['optimum']} and enumeration {value} disagree")
+        raise HetschedError(
+            f"{instance.name}: MILP {out['optimum']} and enumeration {value} disagree"
+        )
     out["methods"].append("enumeration")
     return out
 
@@ -54,7 +60,9 @@ def write_benchmarks(directory: str | Path) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     manifest: dict = {"objective": "Harmony (ToN'22) eq. (1), sum_n c_n / e_n", "instances": {}}
     for name, (seed, servers, new, old, w, p) in BENCHMARKS.items():
-        inst = random_instance(seed, n_servers=servers, n_new=new, n_old=old, max_workers=w, max_ps=p)
+        inst = random_instance(
+            seed, n_servers=servers, n_new=new, n_old=old, max_workers=w, max_ps=p
+        )
         inst = replace(inst, name=f"placement-{name}")
         path = directory / f"{name}.json"
         dump_instance(inst, path)

@@ -31,11 +31,22 @@ def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwar
     cpu = time.process_time()
     try:
         r = solve(inst, model, solver, time_limit=time_limit, **kwargs)
-        row = {"instance": inst.name, "status": r.status.value, "objective": r.objective, "bound": r.bound,
-               "gap": r.gap, "seconds": round(r.seconds, 3), "log": r.log}
+        row = {
+            "instance": inst.name,
+            "status": r.status.value,
+            "objective": r.objective,
+            "bound": r.bound,
+            "gap": r.gap,
+            "seconds": round(r.seconds, 3),
+            "log": r.log,
+        }
     except Exception as exc:  # a method that cannot build the model at this size
         row = {"instance": inst.name, "status": "error", "note": f"{exc.__class__.__name__}: {exc}"}
-    return {**row, "cpu_seconds": round(time.process_time() - cpu, 3), "python": platform.python_version()}
+    return {
+        **row,
+        "cpu_seconds": round(time.process_time() - cpu, 3),
+        "python": platform.python_version(),
+    }
 
 
 def append_run(path: Path, row: dict) -> None:

@@ -25,8 +25,14 @@ SIZES = {
 SEEDS = (1, 2, 3)
 
 
-def run_wct_bench(families: list[str], solvers: list[str], time_limit: float = 60.0,
-                  out: str | Path = "bench-results/exact-wct.jsonl", as_json: bool = False, quick: bool = False) -> int:
+def run_wct_bench(
+    families: list[str],
+    solvers: list[str],
+    time_limit: float = 60.0,
+    out: str | Path = "bench-results/exact-wct.jsonl",
+    as_json: bool = False,
+    quick: bool = False,
+) -> int:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = read_runs(out, ("family", "jobs", "gpus", "seed", "solver", "time_limit"))
@@ -40,23 +46,44 @@ def run_wct_bench(families: list[str], solvers: list[str], time_limit: float = 6
                         rows.append(done[key])
                         continue
                     inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
-                    print(f"bench: {family} n={n} m={m} seed={seed} {solver} ...", file=sys.stderr, flush=True)
-                    row = {"family": family, "jobs": n, "gpus": m, "seed": seed, "solver": solver,
-                           "time_limit": time_limit, **solve_row(inst, "hare-sched", solver, time_limit)}
+                    print(
+                        f"bench: {family} n={n} m={m} seed={seed} {solver} ...",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    row = {
+                        "family": family,
+                        "jobs": n,
+                        "gpus": m,
+                        "seed": seed,
+                        "solver": solver,
+                        "time_limit": time_limit,
+                        **solve_row(inst, "hare-sched", solver, time_limit),
+                    }
                     append_run(out, row)
                     rows.append(row)
                     if not as_json:
                         gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.3f}%"
-                        print(f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6} {row['status']:<10} gap={gap:<9} "
-                              f"t={row.get('seconds', '-')}s cpu={row['cpu_seconds']}s", flush=True)
+                        print(
+                            f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6} {row['status']:<10} gap={gap:<9} "
+                            f"t={row.get('seconds', '-')}s cpu={row['cpu_seconds']}s",
+                            flush=True,
+                        )
     proven = {}
     for r in rows:
         k = f"{r['family']}/{r['solver']}@{r['gpus']}gpus"
         ok = r["status"] == "optimal"
         proven.setdefault(k, {}).setdefault(r["jobs"], []).append(ok)
-    largest = {k: max((n for n, oks in v.items() if all(oks)), default=0) for k, v in proven.items()}
+    largest = {
+        k: max((n for n, oks in v.items() if all(oks)), default=0) for k, v in proven.items()
+    }
     if as_json:
-        print(json_text({"time_limit": time_limit, "largest_all_seeds_proven": largest, "runs": rows}))
+        print(
+            json_text({"time_limit": time_limit, "largest_all_seeds_proven": largest, "runs": rows})
+        )
     else:
-        print("largest size proven optimal on every seed within the limit:", json.dumps(largest, indent=1))
+        print(
+            "largest size proven optimal on every seed within the limit:",
+            json.dumps(largest, indent=1),
+        )
     return 0

@@ -55,19 +55,38 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``hetsched`` parser: the top-level options and every group's commands."""
-    p = argparse.ArgumentParser(prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters.")
+    p = argparse.ArgumentParser(
+        prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters."
+    )
     p.add_argument("--version", action="version", version=f"hetsched {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     for group in GROUPS:
         group.register(sub)
-    p.set_defaults(build_parser=build_parser)  # `docs` renders this parser's help without importing the CLI
+    p.set_defaults(
+        build_parser=build_parser
+    )  # `docs` renders this parser's help without importing the CLI
     return p
 
 
 #: commands that can run for more than a few seconds: a status line on stderr while they run
 #: (sweep has its own progress bar)
-LONG_COMMANDS = frozenset({"solve", "heuristic", "audit", "allocate", "online", "simulate", "compare", "certify",
-                           "bench", "place", "place-sim", "similarity-sim", "export"})
+LONG_COMMANDS = frozenset(
+    {
+        "solve",
+        "heuristic",
+        "audit",
+        "allocate",
+        "online",
+        "simulate",
+        "compare",
+        "certify",
+        "bench",
+        "place",
+        "place-sim",
+        "similarity-sim",
+        "export",
+    }
+)
 #: commands whose --time-limit bounds the whole command (elsewhere it bounds each run or trial)
 WHOLE_COMMAND_LIMIT = frozenset({"solve", "heuristic", "allocate"})
 
@@ -89,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in LONG_COMMANDS:
             from hetsched.progress import Heartbeat
 
-            limit = getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
+            limit = (
+                getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
+            )
             with Heartbeat(args.command, limit):
                 return args.func(args)
         return args.func(args)
@@ -108,10 +129,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("HETSCHED_DEBUG"):
             raise
-        print(f"hetsched: internal error: {exc.__class__.__name__}: {exc} (set HETSCHED_DEBUG=1 for the traceback)",
-              file=sys.stderr)
+        print(
+            f"hetsched: internal error: {exc.__class__.__name__}: {exc} (set HETSCHED_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAIL", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_INSTALL",
-           "EXIT_INTERRUPTED"]
+__all__ = [
+    "main",
+    "build_parser",
+    "EXIT_OK",
+    "EXIT_FAIL",
+    "EXIT_INPUT",
+    "EXIT_INTERNAL",
+    "EXIT_INSTALL",
+    "EXIT_INTERRUPTED",
+]

@@ -10,12 +10,16 @@ from typing import Callable, Sequence
 
 def name_list(known: Sequence[str], what: str = "name") -> Callable[[str], list[str]]:
     """An argparse type: comma-separated names, each one of ``known``."""
+
     def parse(text: str) -> list[str]:
         names = [x.strip() for x in text.split(",") if x.strip()]
         bad = [x for x in names if x not in known]
         if bad or not names:
-            raise argparse.ArgumentTypeError(f"unknown {what} '{bad[0] if bad else text}' (known: {', '.join(known)})")
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} '{bad[0] if bad else text}' (known: {', '.join(known)})"
+            )
         return names
+
     return parse
 
 
@@ -24,9 +28,13 @@ def positive_int_list(text: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got '{text}'") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive integers, got '{text}'"
+        ) from None
     if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got '{text}'")
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive integers, got '{text}'"
+        )
     return values
 
 
@@ -39,6 +47,7 @@ def positive(kind):
         if not value > 0 or (isinstance(value, float) and not math.isfinite(value)):
             raise argparse.ArgumentTypeError(f"must be a finite number > 0 (got {text})")
         return value
+
     return parse
 
 
@@ -66,9 +75,13 @@ def model_option(text: str) -> tuple[str, object]:
 def family_list(text: str) -> str:
     """``bench exact --family``: ``ladder`` alone, or ``pm-wct`` and/or ``rm-wct`` comma-separated."""
     names = text.split(",")
-    if text == "ladder" or (names and len(set(names)) == len(names) and set(names) <= {"pm-wct", "rm-wct"}):
+    if text == "ladder" or (
+        names and len(set(names)) == len(names) and set(names) <= {"pm-wct", "rm-wct"}
+    ):
         return text
-    raise argparse.ArgumentTypeError(f"'{text}': expected ladder, or pm-wct and/or rm-wct separated by commas")
+    raise argparse.ArgumentTypeError(
+        f"'{text}': expected ladder, or pm-wct and/or rm-wct separated by commas"
+    )
 
 
 def policy_list(text: str) -> list[str]:

@@ -18,36 +18,74 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     claim = find_claim(args.claim)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
-    report = run_audit(claim, trials=args.trials, seed=args.seed, profile=args.profile, out_dir=args.out,
-                       progress=say)
+    report = run_audit(
+        claim,
+        trials=args.trials,
+        seed=args.seed,
+        profile=args.profile,
+        out_dir=args.out,
+        progress=say,
+    )
     if args.shrink and report["violations"] and report["worst_instance"]:
-        small, ev = shrink(claim, load_instance(report["worst_instance"]), claim.profiles[args.profile], progress=say)
+        small, ev = shrink(
+            claim,
+            load_instance(report["worst_instance"]),
+            claim.profiles[args.profile],
+            progress=say,
+        )
         path = Path(report["worst_instance"]).with_name("smallest.json")
         dump_instance(small, path)
-        report["smallest_violation"] = {"instance": str(path), "ratio": ev.ratio, "bound": ev.bound,
-                                        "checks": ev.checks, "details": ev.details}
+        report["smallest_violation"] = {
+            "instance": str(path),
+            "ratio": ev.ratio,
+            "bound": ev.bound,
+            "checks": ev.checks,
+            "details": ev.details,
+        }
     for name, check in report["checks"].items() if args.shrink and claim.reductions else ():
-        if check["violations"] and check.get("instance"):  # a proof step that fails: its smallest instance too
-            small, ev = shrink(claim, load_instance(check["instance"]), claim.profiles[args.profile],
-                               violated=lambda e, name=name: e.checks.get(name, -1.0) > 1 + CHECK_TOL, progress=say)
+        if check["violations"] and check.get(
+            "instance"
+        ):  # a proof step that fails: its smallest instance too
+            small, ev = shrink(
+                claim,
+                load_instance(check["instance"]),
+                claim.profiles[args.profile],
+                violated=lambda e, name=name: e.checks.get(name, -1.0) > 1 + CHECK_TOL,
+                progress=say,
+            )
             path = Path(check["instance"]).with_name(f"smallest-{name}.json")
             dump_instance(small, path)
-            check["smallest"] = {"instance": str(path), "lhs_over_rhs": ev.checks[name], "details": ev.details}
+            check["smallest"] = {
+                "instance": str(path),
+                "lhs_over_rhs": ev.checks[name],
+                "details": ev.details,
+            }
     if args.json:
         print(json_text(report))
     else:
         print(f"claim      {report['claim']}: {report['statement']}")
-        print(f"trials     {report['trials']} ({report['evaluated']} evaluated, {report['skipped']} skipped: "
-              "reference not proven)")
-        print(f"worst      ratio {fmt(report['worst_ratio'])} against bound {fmt(report['bound_at_worst'])}")
+        print(
+            f"trials     {report['trials']} ({report['evaluated']} evaluated, {report['skipped']} skipped: "
+            "reference not proven)"
+        )
+        print(
+            f"worst      ratio {fmt(report['worst_ratio'])} against bound {fmt(report['bound_at_worst'])}"
+        )
         steps = sum(c["violations"] for c in report["checks"].values())
-        print(f"violations {report['violations']} of the claim" + (f"; {steps} of proof steps (checks below)" if steps else ""))
+        print(
+            f"violations {report['violations']} of the claim"
+            + (f"; {steps} of proof steps (checks below)" if steps else "")
+        )
         print(f"instance   {report['worst_instance']}")
         for name, c in report["checks"].items():
-            print(f"check      {name}: worst LHS/RHS {fmt(c['worst_lhs_over_rhs'])}, "
-                  f"violated in {c['violations']} trial(s) ({c.get('instance', '-')})")
+            print(
+                f"check      {name}: worst LHS/RHS {fmt(c['worst_lhs_over_rhs'])}, "
+                f"violated in {c['violations']} trial(s) ({c.get('instance', '-')})"
+            )
             if "smallest" in c:
-                print(f"           smallest: {c['smallest']['instance']} (LHS/RHS {fmt(c['smallest']['lhs_over_rhs'])})")
+                print(
+                    f"           smallest: {c['smallest']['instance']} (LHS/RHS {fmt(c['smallest']['lhs_over_rhs'])})"
+                )
         if "smallest_violation" in report:
             sv = report["smallest_violation"]
             print(f"smallest   {sv['instance']}: ratio {fmt(sv['ratio'])} > {fmt(sv['bound'])}")
@@ -64,9 +102,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--trials", type=positive(int), default=None, help="default: the profile's")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--profile", default="ci", choices=["ci", "deep"])
-    a.add_argument("--out", default="audit-results", help="directory for the trial log (resumable) and instances")
-    a.add_argument("--shrink", action="store_true", help="shrink the worst violating instance to a minimal one")
+    a.add_argument(
+        "--out",
+        default="audit-results",
+        help="directory for the trial log (resumable) and instances",
+    )
+    a.add_argument(
+        "--shrink", action="store_true", help="shrink the worst violating instance to a minimal one"
+    )
     a.add_argument("--quiet", action="store_true", help="no per-trial progress on stderr")
-    a.add_argument("--json", action="store_true",
-                   help="print one JSON object: claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...")
+    a.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...",
+    )
     a.set_defaults(func=cmd_audit)

@@ -15,54 +15,101 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "gavel":
         from hetsched.bench.gavel import run_gavel_bench
 
-        return run_gavel_bench(out=args.out or "bench-results/gavel.json", as_json=args.json, quick=args.quick,
-                               throughputs=args.throughputs)
+        return run_gavel_bench(
+            out=args.out or "bench-results/gavel.json",
+            as_json=args.json,
+            quick=args.quick,
+            throughputs=args.throughputs,
+        )
     if args.suite == "sim":
         from hetsched.bench.sim import run_sim_bench
 
-        return run_sim_bench(out=args.out or "bench-results/sim.json", as_json=args.json, quick=args.quick)
+        return run_sim_bench(
+            out=args.out or "bench-results/sim.json", as_json=args.json, quick=args.quick
+        )
     if args.suite == "hadar":
         from hetsched.bench.hadar import run_hadar_bench
 
-        return run_hadar_bench(out=args.out or "bench-results/hadar.json", as_json=args.json, quick=args.quick)
+        return run_hadar_bench(
+            out=args.out or "bench-results/hadar.json", as_json=args.json, quick=args.quick
+        )
     if args.suite == "hare":
-        return run_hare_bench(out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick)
+        return run_hare_bench(
+            out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick
+        )
     if args.suite == "exact" and args.family != "ladder":
         from hetsched.bench.wct import run_wct_bench
 
         solvers = args.solvers.split(",") if args.solvers else ["bp"]
-        return run_wct_bench(args.family.split(","), solvers, time_limit=args.time_limit,
-                             out=args.out or "bench-results/exact-wct.jsonl", as_json=args.json, quick=args.quick)
+        return run_wct_bench(
+            args.family.split(","),
+            solvers,
+            time_limit=args.time_limit,
+            out=args.out or "bench-results/exact-wct.jsonl",
+            as_json=args.json,
+            quick=args.quick,
+        )
     if args.suite == "exact":
-        return run_exact_bench(time_limit=args.time_limit, out=args.out or "bench-results/exact.jsonl", as_json=args.json,
-                               threads=args.threads, solvers=args.solvers.split(",") if args.solvers else None, quick=args.quick,
-                               gpu_counts=tuple(args.gpus), all_sizes=args.all_sizes)
+        return run_exact_bench(
+            time_limit=args.time_limit,
+            out=args.out or "bench-results/exact.jsonl",
+            as_json=args.json,
+            threads=args.threads,
+            solvers=args.solvers.split(",") if args.solvers else None,
+            quick=args.quick,
+            gpu_counts=tuple(args.gpus),
+            all_sizes=args.all_sizes,
+        )
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     b = sub.add_parser("bench", help="measure speed; results as JSON")
-    b.add_argument("suite", choices=["exact", "hare", "gavel", "hadar", "sim"],
-                   help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale "
-                        "pipeline; gavel: max-min fairness at 256-2048 jobs against cvxpy+ECOS; hadar: DP_allocation "
-                        "with 2000 queued jobs on 60 GPUs (exact DP vs branch and bound, one round, online rounds); sim: simulated "
-                        "jobs/s on the Philly window and 10,000 jobs")
-    b.add_argument("--throughputs", default=None,
-                   help="gavel: Gavel's throughput table")
+    b.add_argument(
+        "suite",
+        choices=["exact", "hare", "gavel", "hadar", "sim"],
+        help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale "
+        "pipeline; gavel: max-min fairness at 256-2048 jobs against cvxpy+ECOS; hadar: DP_allocation "
+        "with 2000 queued jobs on 60 GPUs (exact DP vs branch and bound, one round, online rounds); sim: simulated "
+        "jobs/s on the Philly window and 10,000 jobs",
+    )
+    b.add_argument("--throughputs", default=None, help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=positive(float), default=60.0, metavar="S")
     b.add_argument("--threads", type=positive(int), default=2, metavar="N")
-    b.add_argument("--solvers", default=None,
-                   help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on pm-wct/rm-wct)")
-    b.add_argument("--family", default="ladder", type=family_list, metavar="F[,F]",
-                   help="exact: ladder (Hare's rounds; default), or the literature's P||sum wC and R||sum wC "
-                        "families pm-wct and rm-wct, one or both (pm-wct,rm-wct)")
-    b.add_argument("--gpus", default="2,4,8", type=positive_int_list, metavar="M,M",
-                   help="exact: the GPU counts of the ladder instances")
-    b.add_argument("--all-sizes", action="store_true",
-                   help="exact: run every size, also past the first one a method does not prove (its gap at the limit)")
-    b.add_argument("--out", default=None, help="exact: JSON lines (default bench-results/exact.jsonl), appended as "
-                   "each run ends, rerunning resumes; hare: one JSON file (default bench-results/hare.json)")
-    b.add_argument("--quick", action="store_true", help="the two smallest sizes only (a smoke test)")
+    b.add_argument(
+        "--solvers",
+        default=None,
+        help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on pm-wct/rm-wct)",
+    )
+    b.add_argument(
+        "--family",
+        default="ladder",
+        type=family_list,
+        metavar="F[,F]",
+        help="exact: ladder (Hare's rounds; default), or the literature's P||sum wC and R||sum wC "
+        "families pm-wct and rm-wct, one or both (pm-wct,rm-wct)",
+    )
+    b.add_argument(
+        "--gpus",
+        default="2,4,8",
+        type=positive_int_list,
+        metavar="M,M",
+        help="exact: the GPU counts of the ladder instances",
+    )
+    b.add_argument(
+        "--all-sizes",
+        action="store_true",
+        help="exact: run every size, also past the first one a method does not prove (its gap at the limit)",
+    )
+    b.add_argument(
+        "--out",
+        default=None,
+        help="exact: JSON lines (default bench-results/exact.jsonl), appended as "
+        "each run ends, rerunning resumes; hare: one JSON file (default bench-results/hare.json)",
+    )
+    b.add_argument(
+        "--quick", action="store_true", help="the two smallest sizes only (a smoke test)"
+    )
     b.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     b.set_defaults(func=cmd_bench)

@@ -22,8 +22,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     inst = load_instance(args.instance)
     options = {"groups": args.groups, **dict(args.option or [])}
-    res = solve(inst, args.model, args.solver, time_limit=args.time_limit, gap=args.gap,
-                threads=args.threads, seed=args.seed, options=options)
+    res = solve(
+        inst,
+        args.model,
+        args.solver,
+        time_limit=args.time_limit,
+        gap=args.gap,
+        threads=args.threads,
+        seed=args.seed,
+        options=options,
+    )
     if args.out and res.solution is not None:
         dump_schedule(res.solution, args.out)
     if args.json:
@@ -33,11 +41,21 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if res.objective_is_bound:
             status += " (relaxation)"
             side = res.bound_side
-            kind = (f" (relaxation optimum: a{'n' if side == 'upper' else ''} {side} bound on the scheduling problem)" if res.status == Status.OPTIMAL
-                    else f" (relaxation incumbent, not a bound; the {side} bound is `bound`)")
-        rows = [("instance", f"{res.instance} ({args.instance})"), ("model", res.model), ("solver", res.solver),
-                ("status", status), ("objective", fmt(res.objective) + kind), ("bound", fmt(res.bound)),
-                ("gap", fmt(res.gap, pct=True)), ("seconds", f"{res.seconds:.3f}")]
+            kind = (
+                f" (relaxation optimum: a{'n' if side == 'upper' else ''} {side} bound on the scheduling problem)"
+                if res.status == Status.OPTIMAL
+                else f" (relaxation incumbent, not a bound; the {side} bound is `bound`)"
+            )
+        rows = [
+            ("instance", f"{res.instance} ({args.instance})"),
+            ("model", res.model),
+            ("solver", res.solver),
+            ("status", status),
+            ("objective", fmt(res.objective) + kind),
+            ("bound", fmt(res.bound)),
+            ("gap", fmt(res.gap, pct=True)),
+            ("seconds", f"{res.seconds:.3f}"),
+        ]
         if args.out and res.solution is not None:
             rows.append(("solution", str(args.out)))
         rows += [("note", n) for n in res.notes]
@@ -45,7 +63,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
             rows.append(("log", res.log))  # the method's own summary (iterations, nodes, ...)
         for k, val in rows:
             print(f"{k:<10} {val}")
-    ok = res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) and res.objective is not None
+    ok = (
+        res.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT)
+        and res.objective is not None
+    )
     return EXIT_OK if ok else EXIT_FAIL
 
 
@@ -56,16 +77,31 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
-    res = run_heuristic(inst, args.algorithm, order=args.order, rule=args.rule, time_limit=args.time_limit,
-                        threads=args.threads, seed=args.seed)
+    res = run_heuristic(
+        inst,
+        args.algorithm,
+        order=args.order,
+        rule=args.rule,
+        time_limit=args.time_limit,
+        threads=args.threads,
+        seed=args.seed,
+    )
     if args.out and res.solution is not None and res.status != Status.ERROR:
         dump_schedule(res.solution, args.out)
     if args.json:
         print(json_text(res.to_dict()))
     else:
-        rows = [("instance", f"{res.instance} ({args.instance})"), ("algorithm", res.model), ("order", args.order),
-                ("rule", args.rule), ("status", res.status.value), ("objective", fmt(res.objective)),
-                ("bound", fmt(res.bound)), ("gap", fmt(res.gap, pct=True)), ("seconds", f"{res.seconds:.3f}")]
+        rows = [
+            ("instance", f"{res.instance} ({args.instance})"),
+            ("algorithm", res.model),
+            ("order", args.order),
+            ("rule", args.rule),
+            ("status", res.status.value),
+            ("objective", fmt(res.objective)),
+            ("bound", fmt(res.bound)),
+            ("gap", fmt(res.gap, pct=True)),
+            ("seconds", f"{res.seconds:.3f}"),
+        ]
         if args.out and res.solution is not None:
             rows.append(("solution", str(args.out)))
         rows += [("note", n) for n in res.notes]
@@ -85,7 +121,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     name = data.get("format", FORMAT) if isinstance(data, dict) else FORMAT
     reader = solution_reader(name)
     if reader is None:
-        raise InputError(path.name, "$.format", f"no formulation reads solutions of format '{name}'")
+        raise InputError(
+            path.name, "$.format", f"no formulation reads solutions of format '{name}'"
+        )
     load, check = reader
     report = check(inst, load(data, path.name))
     if args.json:
@@ -126,7 +164,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     inst = generate(args.family, seed=args.seed, name=args.name, n_jobs=args.jobs, n_gpus=args.gpus)
     if args.out:
         dump_instance(inst, args.out)
-        print(f"wrote {args.out}: {inst.name}, {len(inst.jobs)} jobs, {len(inst.gpus)} GPUs, {inst.n_tasks} tasks")
+        print(
+            f"wrote {args.out}: {inst.name}, {len(inst.jobs)} jobs, {len(inst.gpus)} GPUs, {inst.n_tasks} tasks"
+        )
     else:
         print(json_text(instance_to_dict(inst), indent=2))
     return EXIT_OK
@@ -141,8 +181,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
         bad = [m for m in methods if len(m) != 2 or not all(m)]
         if bad:
             raise InputError("--methods", None, f"expected MODEL/SOLVER,... (got {args.methods!r})")
-    manifest = certify(args.instances, args.manifest, time_limit=args.time_limit, methods=methods,
-                       progress=lambda line: print(line, flush=True))
+    manifest = certify(
+        args.instances,
+        args.manifest,
+        time_limit=args.time_limit,
+        methods=methods,
+        progress=lambda line: print(line, flush=True),
+    )
     missing = [k for k, e in manifest["instances"].items() if e.get("optimum") is None]
     if missing:
         print(f"not proven by every method: {', '.join(missing)}", file=sys.stderr)
@@ -160,35 +205,80 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("solve", help="solve an instance exactly (or a relaxation of it)")
     s.add_argument("instance", help="instance JSON file")
     s.add_argument("--model", default="hare-sched", help="formulation (see `hetsched models`)")
-    s.add_argument("--solver", default="auto", choices=["auto", *sorted(SOLVERS)],
-                   help="auto (default): the strongest method that takes the instance and model, named in the output")
-    s.add_argument("--time-limit", type=positive(float), default=None, metavar="S", help="solver time limit (s)")
-    s.add_argument("--gap", type=non_negative_float, default=0.0, help="relative gap to stop at (default 0)")
+    s.add_argument(
+        "--solver",
+        default="auto",
+        choices=["auto", *sorted(SOLVERS)],
+        help="auto (default): the strongest method that takes the instance and model, named in the output",
+    )
+    s.add_argument(
+        "--time-limit",
+        type=positive(float),
+        default=None,
+        metavar="S",
+        help="solver time limit (s)",
+    )
+    s.add_argument(
+        "--gap", type=non_negative_float, default=0.0, help="relative gap to stop at (default 0)"
+    )
     s.add_argument("--threads", type=positive(int), default=None, metavar="N")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--groups", type=positive(int), default=None, metavar="U", help="gpu-grouping: number of groups")
-    s.add_argument("--option", type=model_option, action="append", metavar="NAME=VALUE",
-                   help="a keyword option of the formulation (see `hetsched models`), e.g. place_all=true; repeatable")
-    s.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json", help="write the solution here")
+    s.add_argument(
+        "--groups",
+        type=positive(int),
+        default=None,
+        metavar="U",
+        help="gpu-grouping: number of groups",
+    )
+    s.add_argument(
+        "--option",
+        type=model_option,
+        action="append",
+        metavar="NAME=VALUE",
+        help="a keyword option of the formulation (see `hetsched models`), e.g. place_all=true; repeatable",
+    )
+    s.add_argument(
+        "--out", type=Path, default=None, metavar="SOLUTION.json", help="write the solution here"
+    )
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)
 
-    h = sub.add_parser("heuristic", help="run a heuristic (Hare's Algorithm 1) and validate its schedule")
+    h = sub.add_parser(
+        "heuristic", help="run a heuristic (Hare's Algorithm 1) and validate its schedule"
+    )
     h.add_argument("instance", help="instance JSON file")
     h.add_argument("--algorithm", default="hare-alg1", choices=ALGORITHMS)
-    h.add_argument("--order", default="hare-interval-lp", choices=sorted(ORDERINGS),
-                   help="where H comes from (default: the interval-indexed LP, which scales to 200 jobs x 160 GPUs; "
-                        "the paper's line 3, Hare_Sched_RL, is --order hare-sched-rl and is slow past ~12 tasks)")
-    h.add_argument("--rule", default="earliest_available", choices=MACHINE_RULES,
-                   help="GPU choice (default: the paper's earliest available GPU)")
-    h.add_argument("--time-limit", type=positive(float), default=None, metavar="S", help="for the ordering's relaxation")
+    h.add_argument(
+        "--order",
+        default="hare-interval-lp",
+        choices=sorted(ORDERINGS),
+        help="where H comes from (default: the interval-indexed LP, which scales to 200 jobs x 160 GPUs; "
+        "the paper's line 3, Hare_Sched_RL, is --order hare-sched-rl and is slow past ~12 tasks)",
+    )
+    h.add_argument(
+        "--rule",
+        default="earliest_available",
+        choices=MACHINE_RULES,
+        help="GPU choice (default: the paper's earliest available GPU)",
+    )
+    h.add_argument(
+        "--time-limit",
+        type=positive(float),
+        default=None,
+        metavar="S",
+        help="for the ordering's relaxation",
+    )
     h.add_argument("--threads", type=positive(int), default=None, metavar="N")
     h.add_argument("--seed", type=int, default=0)
     h.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json")
-    h.add_argument("--json", action="store_true", help="print one JSON object (the same keys as solve)")
+    h.add_argument(
+        "--json", action="store_true", help="print one JSON object (the same keys as solve)"
+    )
     h.set_defaults(func=cmd_heuristic)
 
-    v = sub.add_parser("validate", help="check a solution against an instance; exit 0 valid, 1 invalid")
+    v = sub.add_parser(
+        "validate", help="check a solution against an instance; exit 0 valid, 1 invalid"
+    )
     v.add_argument("instance")
     v.add_argument("solution")
     v.add_argument("--json", action="store_true")
@@ -205,15 +295,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("family", choices=sorted(FAMILIES))
     g.add_argument("--seed", type=int, required=True)
     g.add_argument("--name", default=None)
-    g.add_argument("--jobs", type=positive(int), default=None, metavar="N", help="jobs (pm-wct, rm-wct, hare-table2, hadar-cluster)")
-    g.add_argument("--gpus", type=positive(int), default=None, metavar="M", help="GPUs (pm-wct, rm-wct, hare-table2)")
+    g.add_argument(
+        "--jobs",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="jobs (pm-wct, rm-wct, hare-table2, hadar-cluster)",
+    )
+    g.add_argument(
+        "--gpus",
+        type=positive(int),
+        default=None,
+        metavar="M",
+        help="GPUs (pm-wct, rm-wct, hare-table2)",
+    )
     g.add_argument("--out", default=None, help="file to write (default: print the JSON)")
     g.set_defaults(func=cmd_generate)
 
-    c = sub.add_parser("certify", help="prove optima with two exact methods and record them in a manifest")
+    c = sub.add_parser(
+        "certify", help="prove optima with two exact methods and record them in a manifest"
+    )
     c.add_argument("instances", nargs="+")
-    c.add_argument("--manifest", required=True, help="JSON manifest (updated as each instance is done; resumable)")
+    c.add_argument(
+        "--manifest",
+        required=True,
+        help="JSON manifest (updated as each instance is done; resumable)",
+    )
     c.add_argument("--time-limit", type=positive(float), default=300.0, metavar="S")
-    c.add_argument("--methods", default=None, metavar="MODEL/SOLVER,...",
-                   help="exact methods that must all prove the same optimum (default hare-sched-ti/highs,hare-sched/cpsat)")
+    c.add_argument(
+        "--methods",
+        default=None,
+        metavar="MODEL/SOLVER,...",
+        help="exact methods that must all prove the same optimum (default hare-sched-ti/highs,hare-sched/cpsat)",
+    )
     c.set_defaults(func=cmd_certify)

@@ -16,29 +16,56 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
-    res = allocate(inst, args.policy, packed=args.packed, fast=args.fast, throughputs=args.throughputs,
-                   time_limit=args.time_limit, threads=args.threads)
+    res = allocate(
+        inst,
+        args.policy,
+        packed=args.packed,
+        fast=args.fast,
+        throughputs=args.throughputs,
+        time_limit=args.time_limit,
+        threads=args.threads,
+    )
     alloc = res.solution
-    out = {"policy": args.policy, "status": res.status.value, "objective": res.objective, "bound": res.bound,
-           "gap": res.gap, "seconds": round(res.seconds, 6),
-           "allocation": None if alloc is None else alloc.to_dict()["allocation"],
-           "effective_throughput": None if alloc is None else alloc.to_dict()["effective_throughput"],
-           "notes": res.notes}
+    out = {
+        "policy": args.policy,
+        "status": res.status.value,
+        "objective": res.objective,
+        "bound": res.bound,
+        "gap": res.gap,
+        "seconds": round(res.seconds, 6),
+        "allocation": None if alloc is None else alloc.to_dict()["allocation"],
+        "effective_throughput": None if alloc is None else alloc.to_dict()["effective_throughput"],
+        "notes": res.notes,
+    }
     if args.json:
         print(json_text(out))
     else:
-        print(f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {fmt(res.objective)}\n"
-              f"seconds    {res.seconds:.3f}")
+        print(
+            f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {fmt(res.objective)}\n"
+            f"seconds    {res.seconds:.3f}"
+        )
         if alloc is not None and not hasattr(alloc, "packing"):
             thr = effective_throughput(alloc.view, alloc.x)
-            print(f"{'job':<12}" + "".join(f"{t:>10}" for t in alloc.view.types) + f"{'throughput':>12}")
+            print(
+                f"{'job':<12}"
+                + "".join(f"{t:>10}" for t in alloc.view.types)
+                + f"{'throughput':>12}"
+            )
             for j, job in enumerate(alloc.view.job_ids):
-                print(f"{job:<12}" + "".join(f"{alloc.x[j, r]:>10.4f}" for r in range(len(alloc.view.types)))
-                      + f"{thr[j]:>12.6g}")
+                print(
+                    f"{job:<12}"
+                    + "".join(f"{alloc.x[j, r]:>10.4f}" for r in range(len(alloc.view.types)))
+                    + f"{thr[j]:>12.6g}"
+                )
         if alloc is not None and hasattr(alloc, "packing"):
             d = alloc.to_dict()
             for row in d["allocation"]:
-                print("  " + "+".join(row["jobs"]) + ": " + ", ".join(f"{t} {row[t]:.4f}" for t in alloc.packing.view.types))
+                print(
+                    "  "
+                    + "+".join(row["jobs"])
+                    + ": "
+                    + ", ".join(f"{t} {row[t]:.4f}" for t in alloc.packing.view.types)
+                )
             for job, thr in d["effective_throughput"].items():
                 print(f"  throughput {job}: {thr:.6g}")
         for n in res.notes:
@@ -54,9 +81,9 @@ def cmd_import_gavel(args: argparse.Namespace) -> int:
     )
     from hetsched.instance.io import dump_instance
 
-
-    inst = load_trace(args.trace, load_throughputs(args.throughputs),
-                      parse_cluster(args.cluster), name=args.name)
+    inst = load_trace(
+        args.trace, load_throughputs(args.throughputs), parse_cluster(args.cluster), name=args.name
+    )
     dump_instance(inst, args.out)
     print(f"{len(inst.jobs)} jobs on {len(inst.gpus)} GPUs -> {args.out}")
     return EXIT_OK
@@ -66,18 +93,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.allocation.policies import POLICIES as ALLOCATION_POLICIES
 
-    al = sub.add_parser("allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)")
+    al = sub.add_parser(
+        "allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)"
+    )
     al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
     al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
-    al.add_argument("--packed", action="store_true", help="space sharing over job pairs (pair throughputs from "
-                    "--throughputs): max-min-fairness-perf, max-throughput")
-    al.add_argument("--throughputs", default=None,
-                    help="Gavel's throughput table for --packed (default: data/gavel/simulation_throughputs.json)")
-    al.add_argument("--fast", action="store_true", help="array-built LP with identical jobs merged "
-                    "(max-min-fairness, max-min-fairness-perf, makespan); same validation")
+    al.add_argument(
+        "--packed",
+        action="store_true",
+        help="space sharing over job pairs (pair throughputs from "
+        "--throughputs): max-min-fairness-perf, max-throughput",
+    )
+    al.add_argument(
+        "--throughputs",
+        default=None,
+        help="Gavel's throughput table for --packed (default: data/gavel/simulation_throughputs.json)",
+    )
+    al.add_argument(
+        "--fast",
+        action="store_true",
+        help="array-built LP with identical jobs merged "
+        "(max-min-fairness, max-min-fairness-perf, makespan); same validation",
+    )
     al.add_argument("--time-limit", type=positive(float), default=None, metavar="S")
     al.add_argument("--threads", type=positive(int), default=None, metavar="N")
-    al.add_argument("--json", action="store_true", help="one JSON object: policy, status, objective, allocation, seconds, ...")
+    al.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: policy, status, objective, allocation, seconds, ...",
+    )
     al.set_defaults(func=cmd_allocate)
 
     ig = sub.add_parser("import-gavel", help="a Gavel trace + throughput table -> an instance file")

@@ -24,8 +24,13 @@ def cmd_place(args: argparse.Namespace) -> int:
 
     inst = load_instance(args.instance)
     view = placement_view(inst)
-    exact = solve(inst, "harmony-placement", "highs", time_limit=args.time_limit,
-                  options={"place_all": True} if args.place_all else None)
+    exact = solve(
+        inst,
+        "harmony-placement",
+        "highs",
+        time_limit=args.time_limit,
+        options={"place_all": True} if args.place_all else None,
+    )
     rows = []
     for name in args.methods:
         if name == "greedy":
@@ -37,21 +42,46 @@ def cmd_place(args: argparse.Namespace) -> int:
         rep = check_placement(inst, plan)
         if not rep.valid:  # a bug in the method, never a result
             raise AssertionError(f"{name}: {rep.violations[0].message}")
-        rows.append({"method": name, "reward": rep.objective, "waiting": [j for j in view.job_ids
-                     if view.new[view.job_ids.index(j)] and j not in plan.jobs], "placement": plan.to_dict()["placement"]})
-    ok = exact.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT) and exact.objective is not None
+        rows.append(
+            {
+                "method": name,
+                "reward": rep.objective,
+                "waiting": [
+                    j
+                    for j in view.job_ids
+                    if view.new[view.job_ids.index(j)] and j not in plan.jobs
+                ],
+                "placement": plan.to_dict()["placement"],
+            }
+        )
+    ok = (
+        exact.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT)
+        and exact.objective is not None
+    )
     for r in rows:
-        r["optimum_over_reward"] = (exact.objective / r["reward"] if ok and r["reward"] > 0 else None)
-    summary = {"instance": inst.name, "exact": {"status": exact.status.value, "objective": exact.objective,
-                                                "bound": exact.bound, "gap": exact.gap, "place_all": args.place_all,
-                                                "placement": exact.solution.to_dict()["placement"] if exact.solution else None},
-               "methods": rows}
+        r["optimum_over_reward"] = exact.objective / r["reward"] if ok and r["reward"] > 0 else None
+    summary = {
+        "instance": inst.name,
+        "exact": {
+            "status": exact.status.value,
+            "objective": exact.objective,
+            "bound": exact.bound,
+            "gap": exact.gap,
+            "place_all": args.place_all,
+            "placement": exact.solution.to_dict()["placement"] if exact.solution else None,
+        },
+        "methods": rows,
+    }
     if args.json:
         print(json_text(summary))
         return EXIT_OK
-    print(f"instance {inst.name}: {int(view.new.sum())} new job(s), {int((~view.new).sum())} earlier, {view.n_servers} server(s)")
+    print(
+        f"instance {inst.name}: {int(view.new.sum())} new job(s), {int((~view.new).sum())} earlier, {view.n_servers} server(s)"
+    )
     status = exact.status.value + (" (every new job placed)" if args.place_all else "")
-    print(f"{'exact (MILP)':<16} reward {exact.objective if exact.objective is not None else float('nan'):.6g}  [{status}; bound {exact.bound}]")
+    print(
+        f"{'exact (MILP)':<16} reward {exact.objective if exact.objective is not None else float('nan'):.6g}  [{status}; bound {exact.bound}]"
+    )
     for r in rows:
         ratio = f"{r['optimum_over_reward']:.4f}" if r["optimum_over_reward"] else "-"
         wait = f"  waiting: {', '.join(r['waiting'])}" if r["waiting"] else ""
@@ -67,17 +97,30 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     results = []
     for policy in args.policies:
-        res = run_or_resume(out, f"{wl.name}-{policy}-{args.order}",
-                            lambda: simulate_placement(wl, policy, time_limit=args.time_limit, order=args.order),
-                            ["id", "model", "arrival", "start", "completion", "jct"])
+        res = run_or_resume(
+            out,
+            f"{wl.name}-{policy}-{args.order}",
+            lambda: simulate_placement(wl, policy, time_limit=args.time_limit, order=args.order),
+            ["id", "model", "arrival", "start", "completion", "jct"],
+        )
         results.append(res)
         if not args.json:
             m = res["metrics"]
-            print(f"{policy:<16} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  makespan {m['makespan']:8.2f}  "
-                  f"waiting {m['waiting_time']:8.2f}  utilization {m['utilization']:.3f}  (intervals)", flush=True)
+            print(
+                f"{policy:<16} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  makespan {m['makespan']:8.2f}  "
+                f"waiting {m['waiting_time']:8.2f}  utilization {m['utilization']:.3f}  (intervals)",
+                flush=True,
+            )
     if args.json:
-        print(json_text({"workload": wl.name, "order": args.order,
-                          "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results]}))
+        print(
+            json_text(
+                {
+                    "workload": wl.name,
+                    "order": args.order,
+                    "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results],
+                }
+            )
+        )
     return EXIT_OK
 
 
@@ -86,23 +129,61 @@ def register(sub: argparse._SubParsersAction) -> None:
     positive_int, positive_float = positive(int), positive(float)
     from hetsched.sim.placement import ORDERS, POLICIES
 
-    p = sub.add_parser("place", help="place one interval's jobs by every method and compare with the exact optimum (Harmony)")
+    p = sub.add_parser(
+        "place",
+        help="place one interval's jobs by every method and compare with the exact optimum (Harmony)",
+    )
     p.add_argument("instance", help="instance JSON with metadata.placement")
-    p.add_argument("--methods", type=name_list(METHODS), default=list(METHODS), help=f"comma-separated ({', '.join(METHODS)})")
-    p.add_argument("--place-all", action="store_true", help="the optimum must place every new job (as the methods try to)")
-    p.add_argument("--time-limit", type=positive_float, default=None, metavar="S", help="exact solve time limit (s)")
+    p.add_argument(
+        "--methods",
+        type=name_list(METHODS),
+        default=list(METHODS),
+        help=f"comma-separated ({', '.join(METHODS)})",
+    )
+    p.add_argument(
+        "--place-all",
+        action="store_true",
+        help="the optimum must place every new job (as the methods try to)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=None,
+        metavar="S",
+        help="exact solve time limit (s)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_place)
 
-    s = sub.add_parser("place-sim", help="simulate interval-by-interval placement (Harmony's setting): JCT, makespan, waiting, utilization")
-    s.add_argument("--policies", type=name_list(POLICIES), default=list(POLICIES[:4]),
-                   help=f"comma-separated ({', '.join(POLICIES)})")
+    s = sub.add_parser(
+        "place-sim",
+        help="simulate interval-by-interval placement (Harmony's setting): JCT, makespan, waiting, utilization",
+    )
+    s.add_argument(
+        "--policies",
+        type=name_list(POLICIES),
+        default=list(POLICIES[:4]),
+        help=f"comma-separated ({', '.join(POLICIES)})",
+    )
     s.add_argument("--jobs", type=positive_int, default=60)
     s.add_argument("--servers", type=positive_int, default=6)
     s.add_argument("--arrivals", choices=("uniform", "poisson"), default="uniform")
-    s.add_argument("--order", choices=ORDERS, default="arrival", help="order the waiting jobs are offered in")
+    s.add_argument(
+        "--order", choices=ORDERS, default="arrival", help="order the waiting jobs are offered in"
+    )
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--time-limit", type=positive_float, default=10.0, metavar="S", help="per interval, policy exact")
-    s.add_argument("--out", default=None, metavar="DIR", help="per-policy JSON and per-job CSV; a rerun resumes")
+    s.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=10.0,
+        metavar="S",
+        help="per interval, policy exact",
+    )
+    s.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="per-policy JSON and per-job CSV; a rerun resumes",
+    )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_place_sim)

@@ -27,7 +27,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "lp")
     out = args.out or f"{Path(args.instance).stem}-{args.model}.{fmt}"
-    print(export_model(load_instance(args.instance), args.model, fmt, out, options={"groups": args.groups}))
+    print(
+        export_model(
+            load_instance(args.instance), args.model, fmt, out, options={"groups": args.groups}
+        )
+    )
     return EXIT_OK
 
 
@@ -37,7 +41,9 @@ def cmd_solvers(args: argparse.Namespace) -> int:
     here = set(available_solvers())
     for name, backend in SOLVERS.items():
         need = f"needs {OPTIONAL[name].needs}" if name in OPTIONAL else "built in"
-        print(f"{name:<8} {backend.model_kind:<6} {'available' if name in here else 'not found':<10} {need}")
+        print(
+            f"{name:<8} {backend.model_kind:<6} {'available' if name in here else 'not found':<10} {need}"
+        )
     return EXIT_OK
 
 
@@ -45,8 +51,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from hetsched.sweep import ResultStore, load_spec, run_sweep
 
     spec = load_spec(args.spec)
-    report = run_sweep(spec, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
-                       progress=not args.no_progress and not args.json, limit=args.limit)
+    report = run_sweep(
+        spec,
+        executor=args.executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=not args.no_progress and not args.json,
+        limit=args.limit,
+    )
     keys = {t.key for t in spec.tasks()}
     with ResultStore(spec.store) as store:
         rows = [r for r in store.rows() if r["key"] in keys]
@@ -54,14 +66,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text({**report.to_dict(), "methods": summary}))
     else:
-        print(f"{report.name}: {report.total} runs ({report.already} already in the store, {report.ran} run now) "
-              f"-> {report.store}")
+        print(
+            f"{report.name}: {report.total} runs ({report.already} already in the store, {report.ran} run now) "
+            f"-> {report.store}"
+        )
         width = max([len("method"), *map(len, summary)])
         print(f"{'method':<{width}} {'runs':>5} {'valid':>6} {'mean objective':>16}  statuses")
         for label, s in summary.items():
             mean = "-" if s["mean_objective"] is None else f"{s['mean_objective']:.6g}"
-            print(f"{label:<{width}} {s['runs']:>5} {s['valid']:>6} {mean:>16}  "
-                  + ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items())))
+            print(
+                f"{label:<{width}} {s['runs']:>5} {s['valid']:>6} {mean:>16}  "
+                + ", ".join(f"{k} {v}" for k, v in sorted(s["statuses"].items()))
+            )
     bad = sum(1 for r in rows if r["status"] in ("error", "invalid") or r["valid"] is False)
     return EXIT_FAIL if bad else EXIT_OK
 
@@ -77,8 +93,12 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
         statuses: dict[str, int] = defaultdict(int)
         for r in rs:
             statuses[r["status"]] += 1
-        out[label] = {"runs": len(rs), "valid": sum(1 for r in rs if r["valid"]),
-                      "mean_objective": sum(objs) / len(objs) if objs else None, "statuses": dict(statuses)}
+        out[label] = {
+            "runs": len(rs),
+            "valid": sum(1 for r in rs if r["valid"]),
+            "mean_objective": sum(objs) / len(objs) if objs else None,
+            "statuses": dict(statuses),
+        }
     return out
 
 
@@ -103,21 +123,50 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     positive_int = positive(int)
-    sh = sub.add_parser("show", help="a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)")
-    sh.add_argument("file", help="a schedule (solve/heuristic --out, or solve --json output) or an audit report.json")
-    sh.add_argument("--instance", default=None, help="the schedule's instance (default: the shipped one with its hash)")
-    sh.add_argument("--gantt", default=None, metavar="PNG", help="draw the schedule: GPUs as rows, round barriers dashed")
+    sh = sub.add_parser(
+        "show", help="a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)"
+    )
+    sh.add_argument(
+        "file",
+        help="a schedule (solve/heuristic --out, or solve --json output) or an audit report.json",
+    )
+    sh.add_argument(
+        "--instance",
+        default=None,
+        help="the schedule's instance (default: the shipped one with its hash)",
+    )
+    sh.add_argument(
+        "--gantt",
+        default=None,
+        metavar="PNG",
+        help="draw the schedule: GPUs as rows, round barriers dashed",
+    )
     sh.add_argument("--hist", default=None, metavar="PNG", help="draw an audit's ratio histograms")
     sh.set_defaults(func=cmd_show)
 
     from hetsched.export import FORMATS
 
-    ex = sub.add_parser("export", help="write a Pyomo formulation of an instance as LP or MPS (any solver can read it)")
+    ex = sub.add_parser(
+        "export",
+        help="write a Pyomo formulation of an instance as LP or MPS (any solver can read it)",
+    )
     ex.add_argument("instance", help="instance JSON file")
-    ex.add_argument("--model", default="hare-sched", help="formulation (see `hetsched models`; Pyomo ones)")
-    ex.add_argument("--format", choices=FORMATS, default=None, help="default: from --out's suffix, else lp")
-    ex.add_argument("--out", default=None, help="file to write (default INSTANCE-MODEL.FORMAT here)")
-    ex.add_argument("--groups", type=positive_int, default=None, metavar="U", help="gpu-grouping: number of groups")
+    ex.add_argument(
+        "--model", default="hare-sched", help="formulation (see `hetsched models`; Pyomo ones)"
+    )
+    ex.add_argument(
+        "--format", choices=FORMATS, default=None, help="default: from --out's suffix, else lp"
+    )
+    ex.add_argument(
+        "--out", default=None, help="file to write (default INSTANCE-MODEL.FORMAT here)"
+    )
+    ex.add_argument(
+        "--groups",
+        type=positive_int,
+        default=None,
+        metavar="U",
+        help="gpu-grouping: number of groups",
+    )
     ex.set_defaults(func=cmd_export)
 
     sv = sub.add_parser("solvers", help="the solvers and whether this machine has them")
@@ -125,17 +174,51 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     from hetsched.sweep.runner import EXECUTORS
 
-    sw = sub.add_parser("sweep", help="instances x methods x seeds from a TOML spec into a SQLite store; resumable")
+    sw = sub.add_parser(
+        "sweep", help="instances x methods x seeds from a TOML spec into a SQLite store; resumable"
+    )
     sw.add_argument("spec", help="sweep spec (TOML; see hetsched.sweep.spec)")
-    sw.add_argument("--executor", choices=EXECUTORS, default="local", help="local process pool (default) or dask")
-    sw.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (with --executor dask)")
-    sw.add_argument("--workers", type=positive_int, default=None, metavar="N", help="local processes (default: cores)")
-    sw.add_argument("--limit", type=positive_int, default=None, metavar="N", help="run at most N missing runs now")
+    sw.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local process pool (default) or dask",
+    )
+    sw.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler address (with --executor dask)",
+    )
+    sw.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="local processes (default: cores)",
+    )
+    sw.add_argument(
+        "--limit",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="run at most N missing runs now",
+    )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sw.add_argument("--json", action="store_true", help="print the counts and per-method summary as one JSON object")
+    sw.add_argument(
+        "--json",
+        action="store_true",
+        help="print the counts and per-method summary as one JSON object",
+    )
     sw.set_defaults(func=cmd_sweep)
 
-    dc = sub.add_parser("docs", help="regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)")
-    dc.add_argument("--out", default=None, help="docs directory (default: the docs shipped with hetsched)")
-    dc.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated file is stale")
+    dc = sub.add_parser(
+        "docs", help="regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)"
+    )
+    dc.add_argument(
+        "--out", default=None, help="docs directory (default: the docs shipped with hetsched)"
+    )
+    dc.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a generated file is stale"
+    )
     dc.set_defaults(func=cmd_docs)

@@ -15,14 +15,24 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from hetsched.sim.workloads import load_workload
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
-    s = run_policy(inst, args.policy, seed=args.seed, out=args.out, workload=args.workload,
-                   round_seconds=args.round_seconds, restore_seconds=args.restore_seconds)
+    s = run_policy(
+        inst,
+        args.policy,
+        seed=args.seed,
+        out=args.out,
+        workload=args.workload,
+        round_seconds=args.round_seconds,
+        restore_seconds=args.restore_seconds,
+    )
     s.pop("_jct")
     if args.json:
         print(json_text(s))
     else:
-        size = (f"{s['tasks']} tasks" if s["level"] == "task"
-                else f"{s['rounds']} rounds of {s['round_seconds']:g} s, {s['preemptions']} preemptions")
+        size = (
+            f"{s['tasks']} tasks"
+            if s["level"] == "task"
+            else f"{s['rounds']} rounds of {s['round_seconds']:g} s, {s['preemptions']} preemptions"
+        )
         print(f"workload   {args.workload} ({s['metrics']['jobs']} jobs, {size}), seed {args.seed}")
         print(f"policy     {args.policy}: valid {s['valid']}, simulated in {s['seconds']:.2f} s")
         for k, val in s["metrics"].items():
@@ -39,12 +49,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
-    rows = compare(inst, policy_list(args.policies), seed=args.seed, out=args.out, workload=args.workload,
-                   progress=say, round_seconds=args.round_seconds, restore_seconds=args.restore_seconds)
-    keys = ("avg_jct", "median_jct", "weighted_completion", "makespan", "ftf", "utilization", "queueing_delay")
+    rows = compare(
+        inst,
+        policy_list(args.policies),
+        seed=args.seed,
+        out=args.out,
+        workload=args.workload,
+        progress=say,
+        round_seconds=args.round_seconds,
+        restore_seconds=args.restore_seconds,
+    )
+    keys = (
+        "avg_jct",
+        "median_jct",
+        "weighted_completion",
+        "makespan",
+        "ftf",
+        "utilization",
+        "queueing_delay",
+    )
     from hetsched.tables import aligned
 
-    print(aligned(("policy", *keys), [(r["policy"], *(fmt(r["metrics"][k]) for k in keys)) for r in rows]))
+    print(
+        aligned(
+            ("policy", *keys), [(r["policy"], *(fmt(r["metrics"][k]) for k in keys)) for r in rows]
+        )
+    )
     print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
     return EXIT_OK
 
@@ -54,34 +84,64 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hetsched.sim.policies import GROUPED, POLICIES
 
     task_names = [f"{p}[:U groups]" if p in GROUPED else p for p in sorted(POLICIES)]
-    policy_names = sorted(POLICIES) + ["gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
-                                       "hadar[:bnb|dp]", "tiresias[:T1,T2,...]", "yarn-cs[:strict]"]
+    policy_names = sorted(POLICIES) + [
+        "gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
+        "hadar[:bnb|dp]",
+        "tiresias[:T1,T2,...]",
+        "yarn-cs[:strict]",
+    ]
 
     def add_engine_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--round-seconds", type=positive(float), default=360.0, metavar="S",
-                       help="job-level policies: scheduling round length (default 360, Gavel's and Hadar's)")
-        p.add_argument("--restore-seconds", type=float, default=10.0, metavar="S",
-                       help="job-level policies: checkpoint-restore delay when a job resumes or moves (default 10, Hadar's)")
+        p.add_argument(
+            "--round-seconds",
+            type=positive(float),
+            default=360.0,
+            metavar="S",
+            help="job-level policies: scheduling round length (default 360, Gavel's and Hadar's)",
+        )
+        p.add_argument(
+            "--restore-seconds",
+            type=float,
+            default=10.0,
+            metavar="S",
+            help="job-level policies: checkpoint-restore delay when a job resumes or moves (default 10, Hadar's)",
+        )
 
-    workload_help = ("an instance file, hare-table2, gavel-poisson, philly[:VC] (480-job busy window), philly-static[:VC] (its jobs all at time 0) or "
-                     "gavel-trace:PATH (see hetsched.sim.workloads)")
-    sm = sub.add_parser("simulate", help="simulate an online policy on a workload; validated; metrics")
+    workload_help = (
+        "an instance file, hare-table2, gavel-poisson, philly[:VC] (480-job busy window), philly-static[:VC] (its jobs all at time 0) or "
+        "gavel-trace:PATH (see hetsched.sim.workloads)"
+    )
+    sm = sub.add_parser(
+        "simulate", help="simulate an online policy on a workload; validated; metrics"
+    )
     sm.add_argument("workload", help=workload_help)
-    sm.add_argument("--policy", required=True, metavar="NAME",
-                    help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(policy_names[len(POLICIES):])}")
+    sm.add_argument(
+        "--policy",
+        required=True,
+        metavar="NAME",
+        help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(policy_names[len(POLICIES) :])}",
+    )
     sm.add_argument("--seed", type=int, default=0)
     sm.add_argument("--jobs", type=positive(int), default=None, help="jobs of a generated workload")
     sm.add_argument("--out", default=None, help="directory for POLICY.json and POLICY-jobs.csv")
-    sm.add_argument("--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds")
+    sm.add_argument(
+        "--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds"
+    )
     add_engine_options(sm)
     sm.set_defaults(func=cmd_simulate)
 
-    cp = sub.add_parser("compare", help="several policies on one workload: a table, JSON, per-job CSVs, JCT CDF")
+    cp = sub.add_parser(
+        "compare", help="several policies on one workload: a table, JSON, per-job CSVs, JCT CDF"
+    )
     cp.add_argument("workload", help=workload_help)
-    cp.add_argument("--policies", required=True, help=f"comma-separated, from: {', '.join(policy_names)}")
+    cp.add_argument(
+        "--policies", required=True, help=f"comma-separated, from: {', '.join(policy_names)}"
+    )
     cp.add_argument("--seed", type=int, default=0)
     cp.add_argument("--jobs", type=positive(int), default=None)
-    cp.add_argument("--out", default="sim-results", help="results; runs already there are kept (resume)")
+    cp.add_argument(
+        "--out", default="sim-results", help="results; runs already there are kept (resume)"
+    )
     cp.add_argument("--quiet", action="store_true")
     add_engine_options(cp)
     cp.set_defaults(func=cmd_compare)

@@ -32,7 +32,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
@@ -52,19 +51,32 @@ class BnbResult:
     seconds: float
 
 
-def _speed_bounds(view: HadarView, queue: list[int], remaining: np.ndarray, t: int, utility_name: str) -> np.ndarray:
+def _speed_bounds(
+    view: HadarView, queue: list[int], remaining: np.ndarray, t: int, utility_name: str
+) -> np.ndarray:
     out = np.empty(len(queue))
     for i, j in enumerate(queue):
         fastest = int(np.argmax(view.throughput[j]))
         rate = view.rate(j, [fastest], int(view.workers[j]))
         slots = math.ceil(remaining[j] / rate - 1e-12)
-        out[i] = utility(view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds)
+        out[i] = utility(
+            view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
+        )
     return out
 
 
-def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, prices: PriceFunction,
-                      remaining: np.ndarray, t: int, node_limit: int = 1_000_000, time_limit: float = 10.0,
-                      utility_name: str | None = None, **opts) -> BnbResult:
+def dp_allocation_bnb(
+    view: HadarView,
+    queue: list[int],
+    free0: np.ndarray,
+    prices: PriceFunction,
+    remaining: np.ndarray,
+    t: int,
+    node_limit: int = 1_000_000,
+    time_limit: float = 10.0,
+    utility_name: str | None = None,
+    **opts,
+) -> BnbResult:
     """The include/skip choice of DP_allocation with the largest total payoff, by branch and bound."""
     start = time.perf_counter()
     n = len(queue)
@@ -72,7 +84,9 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
     ub = _speed_bounds(view, queue, remaining, t, utility_name)
     size = np.array([int(view.workers[j]) for j in queue])
     w_max = int(size.max()) if n else 0
-    by_ratio = np.argsort(-ub / np.maximum(size, 1), kind="stable")  # queue positions, best u/W first
+    by_ratio = np.argsort(
+        -ub / np.maximum(size, 1), kind="stable"
+    )  # queue positions, best u/W first
     cells = [(h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1]) if cap[h, r] > 0]
 
     def bound(idx: int, free: np.ndarray) -> float:
@@ -83,7 +97,9 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
         cum_w = np.concatenate([[0], np.cumsum(size[pos])])
         cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
         g = np.arange(f_total + 1)
-        value = np.interp(g, cum_w, cum_v)  # fractional knapsack V(G); flat past the suffix's total size
+        value = np.interp(
+            g, cum_w, cum_v
+        )  # fractional knapsack V(G); flat past the suffix's total size
         marg = []
         for h, r in cells:
             gamma0 = cap[h, r] - free[h, r]
@@ -101,7 +117,17 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
         for i, j in enumerate(queue):
             if rank[i] >= m or not free.any():
                 continue
-            cand = find_alloc(view, j, free, cap - free, prices, float(remaining[j]), t, utility_name=utility_name, **opts)
+            cand = find_alloc(
+                view,
+                j,
+                free,
+                cap - free,
+                prices,
+                float(remaining[j]),
+                t,
+                utility_name=utility_name,
+                **opts,
+            )
             if cand is not None:
                 for h, r, k in cand.alloc:
                     free[h, r] -= k
@@ -115,7 +141,9 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
     nodes = 0
     seen: dict[tuple[int, bytes], float] = {}  # (idx, free GPUs) -> best value it was reached with
     # stack entries: (idx, free, value so far, chosen so far, bound of the parent)
-    stack: list[tuple[int, np.ndarray, float, tuple, float]] = [(0, free0.copy(), 0.0, (), math.inf)]
+    stack: list[tuple[int, np.ndarray, float, tuple, float]] = [
+        (0, free0.copy(), 0.0, (), math.inf)
+    ]
     stopped = False
     while stack:
         if nodes >= node_limit or time.perf_counter() - start > time_limit:
@@ -125,7 +153,9 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
         if parent_bound <= best_value + 1e-12:
             continue
         key = (idx, free.tobytes())
-        if seen.get(key, -math.inf) >= value:  # the same state was reached before with at least this value
+        if (
+            seen.get(key, -math.inf) >= value
+        ):  # the same state was reached before with at least this value
             continue
         seen[key] = value
         nodes += 1
@@ -135,7 +165,17 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
         if b <= best_value + 1e-12 or idx >= n:
             continue
         j = queue[idx]
-        cand = find_alloc(view, j, free, cap - free, prices, float(remaining[j]), t, utility_name=utility_name, **opts)
+        cand = find_alloc(
+            view,
+            j,
+            free,
+            cap - free,
+            prices,
+            float(remaining[j]),
+            t,
+            utility_name=utility_name,
+            **opts,
+        )
         stack.append((idx + 1, free, value, chosen, b))  # skip (explored after take)
         if cand is not None:
             after = free.copy()
@@ -143,11 +183,20 @@ def dp_allocation_bnb(view: HadarView, queue: list[int], free0: np.ndarray, pric
                 after[h, r] -= k
             stack.append((idx + 1, after, value + cand.payoff, chosen + ((j, cand),), b))
     upper = max([best_value] + [e[4] for e in stack]) if stopped else best_value
-    return BnbResult(best_value, dict(best_chosen), upper, not stopped, nodes, time.perf_counter() - start)
+    return BnbResult(
+        best_value, dict(best_chosen), upper, not stopped, nodes, time.perf_counter() - start
+    )
 
 
-def lp_bound(view: HadarView, queue: list[int], free: np.ndarray, prices: PriceFunction, remaining: np.ndarray,
-             t: int, utility_name: str | None = None) -> float:
+def lp_bound(
+    view: HadarView,
+    queue: list[int],
+    free: np.ndarray,
+    prices: PriceFunction,
+    remaining: np.ndarray,
+    t: int,
+    utility_name: str | None = None,
+) -> float:
     """An upper bound on DP_allocation's optimum that keeps GPU types apart (an LP, HiGHS):
 
         max sum_{j,q} u_jq x_jq - sum_{r,i} m_ri s_ri
@@ -185,30 +234,43 @@ def lp_bound(view: HadarView, queue: list[int], free: np.ndarray, prices: PriceF
                 continue
             rate = view.rate(j, [r for r in range(n_types) if x[r] == level], int(view.workers[j]))
             slots = math.ceil(remaining[j] / rate - 1e-12)
-            u = utility(view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds)
+            u = utility(
+                view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
+            )
             xq = var
             var += 1
             cols_u.append(-u)
-            rows.append(one); cols.append(xq); vals.append(1.0)
+            rows.append(one)
+            cols.append(xq)
+            vals.append(1.0)
             gang_lo, gang_hi = new_row(), new_row()  # W x - sum z <= 0 and sum z - W x <= 0
             ub_rows += [(gang_lo, 0.0), (gang_hi, 0.0)]
-            rows += [gang_lo, gang_hi]; cols += [xq, xq]; vals += [float(view.workers[j]), -float(view.workers[j])]
+            rows += [gang_lo, gang_hi]
+            cols += [xq, xq]
+            vals += [float(view.workers[j]), -float(view.workers[j])]
             for r in allowed:
                 z = var
                 var += 1
                 cols_u.append(0.0)
-                rows += [gang_lo, gang_hi, type_row[r]]; cols += [z, z, z]; vals += [-1.0, 1.0, 1.0]
+                rows += [gang_lo, gang_hi, type_row[r]]
+                cols += [z, z, z]
+                vals += [-1.0, 1.0, 1.0]
     bounds = [(0, 1) if c < 0 else (0, None) for c in cols_u]
     for r in range(n_types):
         ub_rows += [(type_row[r], 0.0), (type_cap[r], float(free[:, r].sum()))]
-        marg = sorted(prices.price(max(cap[h, r] - free[h, r], cap[h, r] - free[h, r] + i - w_max), cap[h, r])
-                      for h in range(cap.shape[0]) for i in range(1, int(free[h, r]) + 1))
+        marg = sorted(
+            prices.price(max(cap[h, r] - free[h, r], cap[h, r] - free[h, r] + i - w_max), cap[h, r])
+            for h in range(cap.shape[0])
+            for i in range(1, int(free[h, r]) + 1)
+        )
         for m in marg:
             sv = var
             var += 1
             cols_u.append(m)
             bounds.append((0, 1))
-            rows += [type_row[r], type_cap[r]]; cols += [sv, sv]; vals += [-1.0, 1.0]
+            rows += [type_row[r], type_cap[r]]
+            cols += [sv, sv]
+            vals += [-1.0, 1.0]
     b = np.zeros(n_rows[0])
     for row, rhs in ub_rows:
         b[row] = rhs

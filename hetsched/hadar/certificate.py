@@ -33,7 +33,9 @@ class OnlineCertificate:
     dual_at_online_prices: float  # D(k_online) >= OPT(P1)
     lp_bound: float | None = None  # min_k D(k) found by column generation (= P3 when converged)
     lp_converged: bool | None = None
-    offline_primal: float | None = None  # a validated offline P2 solution over the generated columns
+    offline_primal: float | None = (
+        None  # a validated offline P2 solution over the generated columns
+    )
 
     @property
     def bound(self) -> float:
@@ -46,8 +48,13 @@ class OnlineCertificate:
         return out
 
 
-def certify_online(instance: Instance, run: OnlineRun, utility_name: str | None = None,
-                   tight: bool = False, time_limit: float = 60.0) -> OnlineCertificate:
+def certify_online(
+    instance: Instance,
+    run: OnlineRun,
+    utility_name: str | None = None,
+    tight: bool = False,
+    time_limit: float = 60.0,
+) -> OnlineCertificate:
     v = hadar_view(instance)
     primal = validate_decisions(instance, run.decisions, utility_name).utility
     dual, _ = dual_value(v, run.prices(v.horizon), utility_name)
@@ -55,8 +62,12 @@ def certify_online(instance: Instance, run: OnlineRun, utility_name: str | None 
         return OnlineCertificate(primal, dual)
     lp = lp_p2(v, utility_name, plans_of(v, run.decisions), time_limit)
     offline = validate_decisions(instance, lp.decisions, utility_name)
-    if not offline.valid:  # the columns are feasible schedules by construction; say so loudly if not
-        raise AssertionError(f"column generation returned an infeasible schedule: {offline.violations[:3]}")
+    if (
+        not offline.valid
+    ):  # the columns are feasible schedules by construction; say so loudly if not
+        raise AssertionError(
+            f"column generation returned an infeasible schedule: {offline.violations[:3]}"
+        )
     return OnlineCertificate(primal, dual, lp.bound, lp.converged, offline.utility)
 
 
@@ -71,8 +82,13 @@ class LpP2:
     value: float  # its utility, as the engine computed it (the validator recomputes it)
 
 
-def lp_p2(view: HadarView, utility_name: str | None = None, plans: dict | None = None,
-          time_limit: float = 60.0, max_iterations: int | None = None) -> LpP2:
+def lp_p2(
+    view: HadarView,
+    utility_name: str | None = None,
+    plans: dict | None = None,
+    time_limit: float = 60.0,
+    max_iterations: int | None = None,
+) -> LpP2:
     """LP(P2) = P3 by column generation on the one engine (no branching), started from ``plans``
     (e.g. :func:`~hetsched.hadar.p2_master.plans_of` an online run); see the module docstring."""
     problem = p2_problem(view, utility_name, plans)
@@ -80,6 +96,12 @@ def lp_p2(view: HadarView, utility_name: str | None = None, plans: dict | None =
     raw = solve_colgen(problem, time_limit=time_limit)
     stats = problem.data["colgen_stats"]
     prices = None if stats.prices is None else problem.prepare(stats.prices)
-    return LpP2(bound=-stats.lagrangian_bound, lp_value=None if stats.lp_value is None else -stats.lp_value,
-                converged=stats.converged, iterations=stats.iterations, prices=prices,
-                decisions=decisions_of(problem, raw.value), value=-raw.objective)
+    return LpP2(
+        bound=-stats.lagrangian_bound,
+        lp_value=None if stats.lp_value is None else -stats.lp_value,
+        converged=stats.converged,
+        iterations=stats.iterations,
+        prices=prices,
+        decisions=decisions_of(problem, raw.value),
+        value=-raw.objective,
+    )

@@ -42,9 +42,18 @@ class Candidate:
     payoff: float
 
 
-def find_alloc(view: HadarView, j: int, free: np.ndarray, allocated: np.ndarray, prices: PriceFunction,
-               remaining: float, t: int, utility_name: str | None = None, comm_cost: float = 0.0,
-               select: str = "min-cost") -> Candidate | None:
+def find_alloc(
+    view: HadarView,
+    j: int,
+    free: np.ndarray,
+    allocated: np.ndarray,
+    prices: PriceFunction,
+    remaining: float,
+    t: int,
+    utility_name: str | None = None,
+    comm_cost: float = 0.0,
+    select: str = "min-cost",
+) -> Candidate | None:
     """FIND_ALLOC (lines 22-34); ``free`` and ``allocated`` are [h, r] GPU counts."""
     need = int(view.workers[j])
     order = [r for r in np.argsort(-view.throughput[j], kind="stable") if view.throughput[j, r] > 0]
@@ -67,7 +76,9 @@ def find_alloc(view: HadarView, j: int, free: np.ndarray, allocated: np.ndarray,
             return
         kinds = sorted({r for _, r, _ in alloc})
         rate = view.rate(j, kinds, need)
-        cost = sum(prices.price(allocated[h, r], view.capacity[h, r]) * n for h, r, n in alloc) + extra
+        cost = (
+            sum(prices.price(allocated[h, r], view.capacity[h, r]) * n for h, r, n in alloc) + extra
+        )
         slots = math.ceil(remaining / rate - 1e-12)
         jct = (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
         cands.append(Candidate(alloc, rate, cost, utility(view, utility_name, j, jct) - cost))
@@ -82,19 +93,33 @@ def find_alloc(view: HadarView, j: int, free: np.ndarray, allocated: np.ndarray,
             candidate(spread, comm_cost * (machines_used - 1) * need)
     if not cands:
         return None
-    best = min(cands, key=lambda c: (c.cost, -c.payoff)) if select == "min-cost" else max(cands, key=lambda c: c.payoff)
+    best = (
+        min(cands, key=lambda c: (c.cost, -c.payoff))
+        if select == "min-cost"
+        else max(cands, key=lambda c: c.payoff)
+    )
     return best if best.payoff > 0 else None
 
 
-def dp_allocation(view: HadarView, queue: list[int], free0: np.ndarray, prices: PriceFunction,
-                  remaining: np.ndarray, t: int, stats: dict | None = None, **opts) -> tuple[float, dict[int, Candidate]]:
+def dp_allocation(
+    view: HadarView,
+    queue: list[int],
+    free0: np.ndarray,
+    prices: PriceFunction,
+    remaining: np.ndarray,
+    t: int,
+    stats: dict | None = None,
+    **opts,
+) -> tuple[float, dict[int, Candidate]]:
     """DP_allocation (lines 1-21): the subset of ``queue`` and their gangs with the largest total
     payoff, memoized on (index, free GPUs). Returns (total payoff, job -> candidate); ``stats``
     receives the number of memoized states."""
     cap = view.capacity
 
     @lru_cache(maxsize=None)
-    def best(idx: int, free_key: tuple[int, ...]) -> tuple[float, tuple[tuple[int, Candidate], ...]]:
+    def best(
+        idx: int, free_key: tuple[int, ...]
+    ) -> tuple[float, tuple[tuple[int, Candidate], ...]]:
         free = np.array(free_key, dtype=np.int64).reshape(cap.shape)
         if idx >= len(queue) or not free.any():  # line 1: end of queue or a full cluster
             return 0.0, ()
@@ -106,7 +131,9 @@ def dp_allocation(view: HadarView, queue: list[int], free0: np.ndarray, prices: 
         after = free.copy()
         for h, r, n in cand.alloc:
             after[h, r] -= n
-        rest = best(idx + 1, tuple(after.ravel().tolist()))  # line 14, prices follow gamma (lines 10-11)
+        rest = best(
+            idx + 1, tuple(after.ravel().tolist())
+        )  # line 14, prices follow gamma (lines 10-11)
         take = (cand.payoff + rest[0], ((j, cand),) + rest[1])
         return take if take[0] > skip[0] else skip  # lines 16-21, on payoffs (see module docstring)
 

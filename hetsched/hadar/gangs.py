@@ -12,8 +12,13 @@ from hetsched.hadar.view import HadarView
 Gang = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)
 
 
-def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | None = None,
-                   exact_levels: bool = False) -> list[tuple[Gang, float, float]]:
+def cheapest_gangs(
+    view: HadarView,
+    j: int,
+    k_t: np.ndarray,
+    free: np.ndarray | None = None,
+    exact_levels: bool = False,
+) -> list[tuple[Gang, float, float]]:
     """For one slot with prices ``k_t[h, r]``: per throughput level of job j, the cheapest gang of
     W_j GPUs over the types at least that fast, as (gang, rate per slot, cost); dominated ones dropped.
 
@@ -25,16 +30,26 @@ def cheapest_gangs(view: HadarView, j: int, k_t: np.ndarray, free: np.ndarray | 
     x = view.throughput[j]
     out: list[tuple[Gang, float, float]] = []
     for level in sorted({float(v) for v in x if v > 0}, reverse=True):
-        cells = sorted(((float(k_t[h, r]), h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1])
-                        if x[r] >= level and cap[h, r] > 0))
-        units = list(islice(((price, h, r) for price, h, r in cells for _ in range(int(cap[h, r]))), need))
+        cells = sorted(
+            (
+                (float(k_t[h, r]), h, r)
+                for h in range(cap.shape[0])
+                for r in range(cap.shape[1])
+                if x[r] >= level and cap[h, r] > 0
+            )
+        )
+        units = list(
+            islice(((price, h, r) for price, h, r in cells for _ in range(int(cap[h, r]))), need)
+        )
         if len(units) < need:
             continue
         if exact_levels and not any(x[r] == level for _, _, r in units):
             at_level = [(price, h, r) for price, h, r in cells if x[r] == level]
             if not at_level:
                 continue
-            units = units[:-1] + [at_level[0]]  # the W-1 cheapest and the cheapest unit at the level
+            units = units[:-1] + [
+                at_level[0]
+            ]  # the W-1 cheapest and the cheapest unit at the level
         counts: dict[tuple[int, int], int] = {}
         for _, h, r in units:
             counts[h, r] = counts.get((h, r), 0) + 1

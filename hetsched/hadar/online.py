@@ -14,13 +14,18 @@ from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
 
+
 @dataclass
 class OnlineRun:
     decisions: dict[str, dict[int, dict[tuple[str, str], int]]] = field(default_factory=dict)
     finish: dict[str, int] = field(default_factory=dict)
     rounds: list[dict] = field(default_factory=list)
-    round_prices: dict[int, np.ndarray] = field(default_factory=dict)  # slot -> k_h^r(t) [h, r] after its round
-    idle_price: float = 0.0  # k of a slot without a round: an idle cluster's price under all jobs' (6)-(7)
+    round_prices: dict[int, np.ndarray] = field(
+        default_factory=dict
+    )  # slot -> k_h^r(t) [h, r] after its round
+    idle_price: float = (
+        0.0  # k of a slot without a round: an idle cluster's price under all jobs' (6)-(7)
+    )
 
     def prices(self, horizon: int) -> np.ndarray:
         """k_h^r(t) over slots 1..T as an [h, r, t] array (index 0 unused), for the dual certificate."""
@@ -32,9 +37,16 @@ class OnlineRun:
         return out
 
 
-def hadar_online(instance: Instance, utility_name: str | None = None, eta: float = 1.0,
-                 comm_cost: float = 0.0, select: str = "min-cost", max_slots: int | None = None,
-                 round_solver: str = "dp", round_time_limit: float = 1.0) -> OnlineRun:
+def hadar_online(
+    instance: Instance,
+    utility_name: str | None = None,
+    eta: float = 1.0,
+    comm_cost: float = 0.0,
+    select: str = "min-cost",
+    max_slots: int | None = None,
+    round_solver: str = "dp",
+    round_time_limit: float = 1.0,
+) -> OnlineRun:
     """Algorithm 1: each slot, DP_allocation over the queue; run the chosen gangs for one slot.
 
     ``round_solver``: ``"dp"``, the memoized DP (exact; exponential in the cluster's state), or
@@ -48,32 +60,77 @@ def hadar_online(instance: Instance, utility_name: str | None = None, eta: float
     horizon = v.horizon if max_slots is None else max_slots
     run.idle_price = price_function(v, None, utility_name, eta).u_min
     for t in range(1, horizon + 1):
-        queue = [j for j in np.argsort(v.arrival, kind="stable") if v.arrival[j] <= t and remaining[j] > 1e-9]
+        queue = [
+            j
+            for j in np.argsort(v.arrival, kind="stable")
+            if v.arrival[j] <= t and remaining[j] > 1e-9
+        ]
         if not queue:
             if all(remaining <= 1e-9):
                 break
             continue
-        prices = price_function(v, queue, utility_name, eta)  # U_max, U_min from the current workload
+        prices = price_function(
+            v, queue, utility_name, eta
+        )  # U_max, U_min from the current workload
         info: dict = {}
         if round_solver == "dp":
-            value, chosen = dp_allocation(v, [int(j) for j in queue], v.capacity.copy(), prices, remaining, t,
-                                          utility_name=utility_name, comm_cost=comm_cost, select=select)
+            value, chosen = dp_allocation(
+                v,
+                [int(j) for j in queue],
+                v.capacity.copy(),
+                prices,
+                remaining,
+                t,
+                utility_name=utility_name,
+                comm_cost=comm_cost,
+                select=select,
+            )
         else:
-            res = dp_allocation_bnb(v, [int(j) for j in queue], v.capacity.copy(), prices, remaining, t,
-                                    time_limit=round_time_limit, utility_name=utility_name, comm_cost=comm_cost,
-                                    select=select)
+            res = dp_allocation_bnb(
+                v,
+                [int(j) for j in queue],
+                v.capacity.copy(),
+                prices,
+                remaining,
+                t,
+                time_limit=round_time_limit,
+                utility_name=utility_name,
+                comm_cost=comm_cost,
+                select=select,
+            )
             value, chosen = res.value, res.chosen
-            info = {"proven": res.proven, "bound": res.bound, "nodes": res.nodes, "seconds": res.seconds}
+            info = {
+                "proven": res.proven,
+                "bound": res.bound,
+                "nodes": res.nodes,
+                "seconds": res.seconds,
+            }
         used = np.zeros_like(v.capacity)
         for j, cand in chosen.items():
             for h, r, n in cand.alloc:
                 used[h, r] += n
-            run.decisions[v.job_ids[j]][t] = {(v.machines[h], v.types[r]): n for h, r, n in cand.alloc}
+            run.decisions[v.job_ids[j]][t] = {
+                (v.machines[h], v.types[r]): n for h, r, n in cand.alloc
+            }
             remaining[j] -= cand.rate
             if remaining[j] <= 1e-9:
                 run.finish[v.job_ids[j]] = t
-        run.round_prices[t] = np.array([[prices.price(used[h, r], v.capacity[h, r]) if v.capacity[h, r] else 0.0
-                                         for r in range(len(v.types))] for h in range(len(v.machines))])
-        run.rounds.append({"slot": t, "queue": len(queue), "scheduled": [v.job_ids[j] for j in chosen],
-                           "payoff": value, **info})
+        run.round_prices[t] = np.array(
+            [
+                [
+                    prices.price(used[h, r], v.capacity[h, r]) if v.capacity[h, r] else 0.0
+                    for r in range(len(v.types))
+                ]
+                for h in range(len(v.machines))
+            ]
+        )
+        run.rounds.append(
+            {
+                "slot": t,
+                "queue": len(queue),
+                "scheduled": [v.job_ids[j] for j in chosen],
+                "payoff": value,
+                **info,
+            }
+        )
     return run

@@ -29,14 +29,20 @@ from hetsched.hadar.view import HadarView
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem
 
 
-def p2_problem(view: HadarView, utility_name: str | None = None,
-               plans: dict[int, dict[int, Gang]] | None = None) -> DantzigWolfeProblem:
+def p2_problem(
+    view: HadarView,
+    utility_name: str | None = None,
+    plans: dict[int, dict[int, Gang]] | None = None,
+) -> DantzigWolfeProblem:
     """The master of P2 for ``view``. ``plans``: a feasible schedule per job (e.g. an online run's,
     :func:`plans_of`) to start from; jobs without one start not admitted (the empty column)."""
     v = view
     H, R, T = len(v.machines), len(v.types), v.horizon
     cells = [(h, r) for h in range(H) for r in range(R) if v.capacity[h, r] > 0]
-    row = {(h, r, t): i for i, (h, r, t) in enumerate((h, r, t) for (h, r) in cells for t in range(1, T + 1))}
+    row = {
+        (h, r, t): i
+        for i, (h, r, t) in enumerate((h, r, t) for (h, r) in cells for t in range(1, T + 1))
+    }
     capacity = np.array([float(v.capacity[h, r]) for (h, r, _) in row], dtype=float)
     index = np.array([(h, r, t) for (h, r, t) in row], dtype=np.int64).reshape(-1, 3)
 
@@ -74,8 +80,13 @@ def p2_problem(view: HadarView, utility_name: str | None = None,
         f = max(plan)
         return column(j, plan, utility(v, utility_name, j, (f - v.arrival[j] + 1) * v.slot_seconds))
 
-    problem = DantzigWolfeProblem(n_blocks=v.n_jobs, capacity=capacity, price=price,
-                                  initial=[start(j) for j in range(v.n_jobs)], prepare=prepare)
+    problem = DantzigWolfeProblem(
+        n_blocks=v.n_jobs,
+        capacity=capacity,
+        price=price,
+        initial=[start(j) for j in range(v.n_jobs)],
+        prepare=prepare,
+    )
     problem.data["view"] = v
     return problem
 
@@ -89,8 +100,14 @@ def plans_of(view: HadarView, decisions: dict) -> dict[int, dict[int, Gang]]:
         slots = {t: g for t, g in decisions.get(jid, {}).items() if g}
         if not slots:
             continue
-        plan = {t: tuple((mach[m], typ[gt], int(n)) for (m, gt), n in g.items() if n) for t, g in slots.items()}
-        done = sum(view.rate(j, sorted({r for _, r, _ in gang}), int(view.workers[j])) for gang in plan.values())
+        plan = {
+            t: tuple((mach[m], typ[gt], int(n)) for (m, gt), n in g.items() if n)
+            for t, g in slots.items()
+        }
+        done = sum(
+            view.rate(j, sorted({r for _, r, _ in gang}), int(view.workers[j]))
+            for gang in plan.values()
+        )
         if done >= view.work[j] * (1 - 1e-12):
             out[j] = plan
     return out
@@ -103,6 +120,8 @@ def decisions_of(problem: DantzigWolfeProblem, value: Any) -> dict:
     out: dict = {jid: {} for jid in v.job_ids}
     for i, col in enumerate(problem.columns):
         if not col.artificial and value(i) > 0.5 and col.payload:
-            out[v.job_ids[col.block]] = {t: {(v.machines[h], v.types[r]): n for h, r, n in gang}
-                                        for t, gang in col.payload.items()}
+            out[v.job_ids[col.block]] = {
+                t: {(v.machines[h], v.types[r]): n for h, r, n in gang}
+                for t, gang in col.payload.items()
+            }
     return out

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
 import numpy as np
 
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
+
 
 def durations(view: HadarView) -> tuple[np.ndarray, np.ndarray]:
     """(t^min_j, t^max_j) in seconds, eq. (8)."""
@@ -53,14 +55,21 @@ class PriceFunction:
         return max(1.0, math.log(self.u_max / self.u_min))
 
 
-def price_function(view: HadarView, jobs: list[int] | None = None, utility_name: str | None = None,
-                   eta: float = 1.0) -> PriceFunction:
+def price_function(
+    view: HadarView,
+    jobs: list[int] | None = None,
+    utility_name: str | None = None,
+    eta: float = 1.0,
+) -> PriceFunction:
     """(6)-(8) over ``jobs`` (default: all; the online algorithm uses the current workload)."""
     js = list(range(view.n_jobs)) if jobs is None else list(jobs)
     t_min, t_max = durations(view)
     u_max = max(utility(view, utility_name, j, t_min[j]) / view.workers[j] for j in js)
-    u_min = min(utility(view, utility_name, j, (view.horizon - view.arrival[j] + 1) * view.slot_seconds)
-                / (t_max[j] * view.workers[j]) for j in js) / (4 * eta)
+    u_min = min(
+        utility(view, utility_name, j, (view.horizon - view.arrival[j] + 1) * view.slot_seconds)
+        / (t_max[j] * view.workers[j])
+        for j in js
+    ) / (4 * eta)
     return PriceFunction(float(u_max), float(u_min))
 
 

@@ -43,8 +43,13 @@ class PricedSchedule:
     plan: dict[int, Gang]  # slot -> gang
 
 
-def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str | None = None,
-                  utilities: tuple[float, float] = (-np.inf, np.inf)) -> PricedSchedule | None:
+def best_schedule(
+    view: HadarView,
+    j: int,
+    prices: np.ndarray,
+    utility_name: str | None = None,
+    utilities: tuple[float, float] = (-np.inf, np.inf),
+) -> PricedSchedule | None:
     """max_s phi_j(s) over every schedule of job j finishing by T, at ``prices[h, r, t]`` (t = 1..T,
     index 0 unused), among schedules whose utility u has ``utilities[0] <= u < utilities[1]`` (a
     branching decision of branch-and-price); None if no such schedule exists."""
@@ -58,7 +63,10 @@ def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str
     # the JCT). Before it, more progress for less cost does not dominate: it may force a finish
     # too early; then only labels of equal progress compare.
     t_min = a
-    while t_min <= view.horizon and utility(view, utility_name, j, (t_min - a + 1) * view.slot_seconds) >= utilities[1]:
+    while (
+        t_min <= view.horizon
+        and utility(view, utility_name, j, (t_min - a + 1) * view.slot_seconds) >= utilities[1]
+    ):
         t_min += 1
     for t in range(a, view.horizon + 1):
         options = cheapest_gangs(view, j, prices[:, :, t], exact_levels=t < t_min)
@@ -73,19 +81,31 @@ def best_schedule(view: HadarView, j: int, prices: np.ndarray, utility_name: str
                     grown.append((p, total, (node, t, gang)))
         if done:
             total, node = min(done, key=lambda d: d[0])
-            if total < best_done_cost - 1e-12:  # g(t) falls: a later finish can pay off only if cheaper
+            if (
+                total < best_done_cost - 1e-12
+            ):  # g(t) falls: a later finish can pay off only if cheaper
                 u = utility(view, utility_name, j, (t - a + 1) * view.slot_seconds)
-                if utilities[0] <= u < utilities[1]:  # a finish not allowed here prunes nothing either
+                if (
+                    utilities[0] <= u < utilities[1]
+                ):  # a finish not allowed here prunes nothing either
                     best_done_cost = total
                     if best is None or u - total > best.payoff:
                         best = PricedSchedule(j, u - total, u, total, t, _plan(node))
-        labels = _pareto(grown, best_done_cost) if t + 1 >= t_min else _same_progress(grown, best_done_cost)
+        labels = (
+            _pareto(grown, best_done_cost)
+            if t + 1 >= t_min
+            else _same_progress(grown, best_done_cost)
+        )
         if len(labels) > MAX_LABELS:
-            raise HetschedError(f"pricing job {view.job_ids[j]}: more than {MAX_LABELS} Pareto labels")
+            raise HetschedError(
+                f"pricing job {view.job_ids[j]}: more than {MAX_LABELS} Pareto labels"
+            )
     return best
 
 
-def _pareto(labels: list[tuple[float, float, object]], ceiling: float) -> list[tuple[float, float, object]]:
+def _pareto(
+    labels: list[tuple[float, float, object]], ceiling: float
+) -> list[tuple[float, float, object]]:
     """Labels not dominated (more progress for no more cost) and cheaper than a finished schedule."""
     labels.sort(key=lambda lab: (-lab[0], lab[1]))
     out, cheapest = [], np.inf
@@ -96,7 +116,9 @@ def _pareto(labels: list[tuple[float, float, object]], ceiling: float) -> list[t
     return out
 
 
-def _same_progress(labels: list[tuple[float, float, object]], ceiling: float) -> list[tuple[float, float, object]]:
+def _same_progress(
+    labels: list[tuple[float, float, object]], ceiling: float
+) -> list[tuple[float, float, object]]:
     """The cheapest label of each progress, cheaper than a finished schedule."""
     labels.sort(key=lambda lab: (lab[0], lab[1]))
     out: list[tuple[float, float, object]] = []
@@ -114,7 +136,9 @@ def _plan(node: object) -> dict[int, Gang]:
     return plan
 
 
-def dual_value(view: HadarView, prices: np.ndarray, utility_name: str | None = None) -> tuple[float, np.ndarray]:
+def dual_value(
+    view: HadarView, prices: np.ndarray, utility_name: str | None = None
+) -> tuple[float, np.ndarray]:
     """D(k) of the module docstring: (value, mu) -- a valid upper bound on LP(P2) and P1 for any k >= 0."""
     if (prices < 0).any():
         raise ValueError("prices must be >= 0")
@@ -122,5 +146,5 @@ def dual_value(view: HadarView, prices: np.ndarray, utility_name: str | None = N
     for j in range(view.n_jobs):
         s = best_schedule(view, j, prices, utility_name)
         mu[j] = max(0.0, s.payoff) if s is not None else 0.0
-    capacity_value = float((prices[:, :, 1:view.horizon + 1] * view.capacity[:, :, None]).sum())
+    capacity_value = float((prices[:, :, 1 : view.horizon + 1] * view.capacity[:, :, None]).sum())
     return float(mu.sum()) + capacity_value, mu

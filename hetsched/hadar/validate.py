@@ -27,8 +27,9 @@ class HadarReport:
     violations: list[Violation] = field(default_factory=list)
 
 
-def validate_decisions(instance: Instance, decisions: dict, utility_name: str | None = None,
-                       require_all: bool = False) -> HadarReport:
+def validate_decisions(
+    instance: Instance, decisions: dict, utility_name: str | None = None, require_all: bool = False
+) -> HadarReport:
     v: HadarView = hadar_view(instance)
     bad: list[Violation] = []
     jobs = {jid: j for j, jid in enumerate(v.job_ids)}
@@ -49,12 +50,19 @@ def validate_decisions(instance: Instance, decisions: dict, utility_name: str | 
             if not 1 <= t <= v.horizon:
                 bad.append(Violation("slot", f"{jid}: slot {t} outside 1..{v.horizon}"))
             if t < v.arrival[j]:
-                bad.append(Violation("arrival", f"{jid}: runs in slot {t} before it arrives (slot {v.arrival[j]}) (1e)"))
+                bad.append(
+                    Violation(
+                        "arrival",
+                        f"{jid}: runs in slot {t} before it arrives (slot {v.arrival[j]}) (1e)",
+                    )
+                )
             total = 0
             kinds = []
             for (m, gt), n in alloc.items():
                 if m not in mach or gt not in typ or n < 0 or int(n) != n:
-                    bad.append(Violation("unknown_gpu", f"{jid} slot {t}: bad allocation {m}/{gt} x {n}"))
+                    bad.append(
+                        Violation("unknown_gpu", f"{jid} slot {t}: bad allocation {m}/{gt} x {n}")
+                    )
                     continue
                 key = (mach[m], typ[gt], t)
                 used[key] = used.get(key, 0) + int(n)
@@ -62,7 +70,11 @@ def validate_decisions(instance: Instance, decisions: dict, utility_name: str | 
                 kinds.append(typ[gt])
             last = t  # (1c): f_j is the last slot with a nonzero allocation
             if total != v.workers[j]:
-                bad.append(Violation("gang", f"{jid} slot {t}: {total} GPUs, gang needs 0 or {v.workers[j]} (1e)"))
+                bad.append(
+                    Violation(
+                        "gang", f"{jid} slot {t}: {total} GPUs, gang needs 0 or {v.workers[j]} (1e)"
+                    )
+                )
                 continue
             done += v.rate(j, kinds, total)
         report.done[jid] = done
@@ -73,10 +85,17 @@ def validate_decisions(instance: Instance, decisions: dict, utility_name: str | 
             report.utility_of[jid] = utility(v, utility_name, j, jct)
             report.utility += report.utility_of[jid]
         elif require_all:
-            bad.append(Violation("progress", f"{jid}: {done:.6g} of {v.work[j]:.6g} iterations (1a)"))
+            bad.append(
+                Violation("progress", f"{jid}: {done:.6g} of {v.work[j]:.6g} iterations (1a)")
+            )
     for (h, r, t), n in used.items():
         if n > v.capacity[h, r]:
-            bad.append(Violation("capacity", f"slot {t}: {n} {v.types[r]} GPUs on {v.machines[h]} > {v.capacity[h, r]} (1d)"))
+            bad.append(
+                Violation(
+                    "capacity",
+                    f"slot {t}: {n} {v.types[r]} GPUs on {v.machines[h]} > {v.capacity[h, r]} (1d)",
+                )
+            )
     report.valid = not bad
     report.violations = bad
     return report

@@ -64,11 +64,18 @@ def hadar_view(instance: Instance) -> HadarView:
     L = float(opts.get("slot_seconds", 360.0))
     progress = opts.get("progress", "per-worker")
     if progress not in ("per-worker", "bottleneck") or not L > 0:
-        raise InputError(instance.name, "$.metadata.hadar", "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0")
+        raise InputError(
+            instance.name,
+            "$.metadata.hadar",
+            "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0",
+        )
     utility_name = opts.get("utility", "effective-throughput")
     if utility_name not in UTILITY_NAMES:
-        raise InputError(instance.name, "$.metadata.hadar.utility",
-                         f"unknown utility {utility_name!r} (known: {', '.join(UTILITY_NAMES)})")
+        raise InputError(
+            instance.name,
+            "$.metadata.hadar.utility",
+            f"unknown utility {utility_name!r} (known: {', '.join(UTILITY_NAMES)})",
+        )
     types = tuple(sorted({g.type for g in instance.gpus}))
     machines = tuple(s.id for s in instance.cluster.servers)
     cap = np.zeros((len(machines), len(types)), dtype=np.int64)
@@ -80,21 +87,50 @@ def hadar_view(instance: Instance) -> HadarView:
     for j, job in enumerate(instance.jobs):
         for r, t in enumerate(types):
             if t not in job.throughput:
-                raise InputError(instance.name, f"$.jobs[{j}].throughput", f"no throughput for GPU type '{t}'")
+                raise InputError(
+                    instance.name, f"$.jobs[{j}].throughput", f"no throughput for GPU type '{t}'"
+                )
             thr[j, r] = job.throughput[t]
         if not job.epochs or not job.iterations_per_epoch:
-            raise InputError(instance.name, f"$.jobs[{j}]", "Hadar needs epochs (E_j) and iterations_per_epoch (N_j)")
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}]",
+                "Hadar needs epochs (E_j) and iterations_per_epoch (N_j)",
+            )
         w = job.requested_workers or 1
         if w > cap.sum():
-            raise InputError(instance.name, f"$.jobs[{j}].requested_workers", f"{w} GPUs > the cluster's {cap.sum()}")
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].requested_workers",
+                f"{w} GPUs > the cluster's {cap.sum()}",
+            )
         work.append(job.epochs * job.iterations_per_epoch)
         workers.append(w)
     arrival = np.array([math.floor(j.arrival / L) + 1 for j in instance.jobs], dtype=np.int64)
-    view = HadarView(tuple(j.id for j in instance.jobs), machines, types, cap, arrival, np.array(workers),
-                     np.array(work, dtype=float), thr, L, 0, progress, utility_name)
+    view = HadarView(
+        tuple(j.id for j in instance.jobs),
+        machines,
+        types,
+        cap,
+        arrival,
+        np.array(workers),
+        np.array(work, dtype=float),
+        thr,
+        L,
+        0,
+        progress,
+        utility_name,
+    )
     T = opts.get("horizon_slots")
     if T is None:
-        slowest = [math.ceil(view.work[j] / view.rate(j, [int(np.argmin(np.where(thr[j] > 0, thr[j], np.inf)))],
-                                                      int(view.workers[j]))) for j in range(view.n_jobs)]
+        slowest = [
+            math.ceil(
+                view.work[j]
+                / view.rate(
+                    j, [int(np.argmin(np.where(thr[j] > 0, thr[j], np.inf)))], int(view.workers[j])
+                )
+            )
+            for j in range(view.n_jobs)
+        ]
         T = int(arrival.max()) + int(sum(slowest))
     return HadarView(**{**view.__dict__, "horizon": int(T)})

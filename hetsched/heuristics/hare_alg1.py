@@ -31,7 +31,6 @@ from hetsched.instance.hare_view import HareView
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
 
-
 @dataclass(frozen=True)
 class Alg1Run:
     """Algorithm 1's output in D order (:attr:`HareView.task_arrays`): x~_i, the GPU index of
@@ -47,9 +46,12 @@ class Alg1Run:
     def to_schedule(self, instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
         n, r, k = self.view.task_arrays
         jobs, gpus = self.view.job_ids, self.view.gpu_ids
-        out = tuple(TaskAssignment(jobs[a], int(b), int(c), gpus[g], float(s))
-                    for a, b, c, g, s in zip(n.tolist(), r.tolist(), k.tolist(), self.gpu.tolist(),
-                                             self.start.tolist()))
+        out = tuple(
+            TaskAssignment(jobs[a], int(b), int(c), gpus[g], float(s))
+            for a, b, c, g, s in zip(
+                n.tolist(), r.tolist(), k.tolist(), self.gpu.tolist(), self.start.tolist()
+            )
+        )
         return TaskSchedule(out, instance_name, instance_hash)
 
     def completion(self) -> np.ndarray:
@@ -82,19 +84,23 @@ def precedence_order(view: HareView, priority: np.ndarray) -> np.ndarray:
         raise ValueError(f"priorities must be {n.shape[0]} finite numbers, one per task")
     # key_i = max(H_i, max H over the job's earlier rounds): the task's own H when the order is
     # already consistent; tasks are stored in (n, r, k) order, so rounds are contiguous blocks
-    round_id = np.repeat(np.arange(int(np.sum(view.rounds))), np.repeat(view.tasks_per_round, view.rounds))
+    round_id = np.repeat(
+        np.arange(int(np.sum(view.rounds))), np.repeat(view.tasks_per_round, view.rounds)
+    )
     round_max = np.full(int(np.sum(view.rounds)), -np.inf)
     np.maximum.at(round_max, round_id, h)
     first_round = np.concatenate(([0], np.cumsum(view.rounds)[:-1]))
     earlier = np.full_like(round_max, -np.inf)
     for job in np.flatnonzero(view.rounds > 1):
         a, b = first_round[job], first_round[job] + view.rounds[job]
-        earlier[a + 1:b] = np.maximum.accumulate(round_max[a:b - 1])
+        earlier[a + 1 : b] = np.maximum.accumulate(round_max[a : b - 1])
     key = np.maximum(h, earlier[round_id])
     return np.lexsort((np.arange(len(h)), r, key))
 
 
-def hare_alg1(view: HareView, priority: np.ndarray, rule: MachineRule = "earliest_available") -> Alg1Run:
+def hare_alg1(
+    view: HareView, priority: np.ndarray, rule: MachineRule = "earliest_available"
+) -> Alg1Run:
     """Algorithm 1, lines 4-18, for priorities H (one per task in D order)."""
     order = precedence_order(view, priority)
     start, gpu = schedule_in_order(view, order, rule)
@@ -110,5 +116,7 @@ def alpha(view: HareView) -> float:
     tc = view.train.max(axis=1) / view.train.min(axis=1)
     smax, smin = view.sync.max(axis=1), view.sync.min(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ts = np.where(smax == 0, 1.0, np.where(smin == 0, np.inf, smax / np.where(smin == 0, 1, smin)))
+        ts = np.where(
+            smax == 0, 1.0, np.where(smin == 0, np.inf, smax / np.where(smin == 0, 1, smin))
+        )
     return float(max(np.max(tc), np.max(ts)))

@@ -43,23 +43,35 @@ def check_precedence(view: HareView, order: np.ndarray) -> None:
     bad = later[lo[rid[later]] < hi[rid[later] - 1]]
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"order places a task of round {int(r_arr[i])} of job {view.job_ids[n_arr[i]]} "
-                         f"before all tasks of round {int(r_arr[i]) - 1}")
+        raise ValueError(
+            f"order places a task of round {int(r_arr[i])} of job {view.job_ids[n_arr[i]]} "
+            f"before all tasks of round {int(r_arr[i]) - 1}"
+        )
 
 
-def list_schedule(view: HareView, order: Iterable[HareTask], rule: MachineRule = "earliest_available",
-                  instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
+def list_schedule(
+    view: HareView,
+    order: Iterable[HareTask],
+    rule: MachineRule = "earliest_available",
+    instance_name: str = "",
+    instance_hash: str = "",
+) -> TaskSchedule:
     """Schedule tasks in ``order``; every round of a job must come after its previous round."""
     idx = np.array([view.task_index(t.n, t.r, t.k) for t in order], dtype=np.int64)
     start, gpu = schedule_in_order(view, idx, rule)
     n_arr, r_arr, k_arr = view.task_arrays
-    out = tuple(TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], s) for n, r, k, g, s in zip(
-        n_arr.tolist(), r_arr.tolist(), k_arr.tolist(), gpu.tolist(), start.tolist()))
+    out = tuple(
+        TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], s)
+        for n, r, k, g, s in zip(
+            n_arr.tolist(), r_arr.tolist(), k_arr.tolist(), gpu.tolist(), start.tolist()
+        )
+    )
     return TaskSchedule(out, instance_name, instance_hash)
 
 
-def schedule_in_order(view: HareView, order: np.ndarray, rule: str,
-                      compiled: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def schedule_in_order(
+    view: HareView, order: np.ndarray, rule: str, compiled: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Lines 5-17 over tasks in ``order`` (indices into D, :attr:`HareView.task_arrays`); returns
     the start x~ and the GPU index of every task, in D order.
 
@@ -81,13 +93,24 @@ def schedule_in_order(view: HareView, order: np.ndarray, rule: str,
     kernel = _earliest_available if rule == "earliest_available" else _earliest_finish
     if not compiled:  # the same loop run by the interpreter (a benchmark baseline)
         kernel = kernel.py_func
-    kernel(order, n_arr, slot, prev, table,
-           np.ascontiguousarray(view.train), np.ascontiguousarray(view.cycle), start, gpu)
+    kernel(
+        order,
+        n_arr,
+        slot,
+        prev,
+        table,
+        np.ascontiguousarray(view.train),
+        np.ascontiguousarray(view.cycle),
+        start,
+        gpu,
+    )
     return start, gpu
 
 
 @njit(cache=True)
-def _earliest_available(order, job, slot, prev, table, train, cycle, start, gpu):  # pragma: no cover - compiled
+def _earliest_available(
+    order, job, slot, prev, table, train, cycle, start, gpu
+):  # pragma: no cover - compiled
     """m* = argmin_m phi_m (ties: lowest m), kept in a binary heap of (phi_m, m)."""
     n_gpus = train.shape[1]
     key = np.zeros(n_gpus)
@@ -108,7 +131,9 @@ def _earliest_available(order, job, slot, prev, table, train, cycle, start, gpu)
             c = 2 * pos + 1
             if c >= n_gpus:
                 break
-            if c + 1 < n_gpus and (key[c + 1] < key[c] or (key[c + 1] == key[c] and ids[c + 1] < ids[c])):
+            if c + 1 < n_gpus and (
+                key[c + 1] < key[c] or (key[c + 1] == key[c] and ids[c + 1] < ids[c])
+            ):
                 c += 1
             if key[c] < k or (key[c] == k and ids[c] < v):
                 key[pos], ids[pos] = key[c], ids[c]
@@ -119,7 +144,9 @@ def _earliest_available(order, job, slot, prev, table, train, cycle, start, gpu)
 
 
 @njit(cache=True)
-def _earliest_finish(order, job, slot, prev, table, train, cycle, start, gpu):  # pragma: no cover - compiled
+def _earliest_finish(
+    order, job, slot, prev, table, train, cycle, start, gpu
+):  # pragma: no cover - compiled
     """The variant: m* = argmin_m max(t_i, phi_m) + T^c_{i,m} + T^s_{i,m} (ties: lowest m)."""
     n_gpus = train.shape[1]
     phi = np.zeros(n_gpus)
@@ -141,15 +168,21 @@ def _earliest_finish(order, job, slot, prev, table, train, cycle, start, gpu):  
 
 def arrival_order(view: HareView) -> list[HareTask]:
     """Tasks by their earliest possible start a_n + r * min cycle, ties by job, round, task."""
-    return sorted(view.tasks(), key=lambda t: (view.arrival[t.n] + t.r * view.min_cycle[t.n], t.n, t.r, t.k))
+    return sorted(
+        view.tasks(), key=lambda t: (view.arrival[t.n] + t.r * view.min_cycle[t.n], t.n, t.r, t.k)
+    )
 
 
 def wspt_order(view: HareView) -> list[HareTask]:
     """Whole jobs by weighted shortest processing time (Smith's ratio of least work to weight)."""
     work = view.rounds * view.tasks_per_round * view.train.min(axis=1)
     jobs = sorted(range(view.n_jobs), key=lambda n: (view.arrival[n], work[n] / view.weight[n], n))
-    return [HareTask(n, r, k) for n in jobs for r in range(int(view.rounds[n]))
-            for k in range(int(view.tasks_per_round[n]))]
+    return [
+        HareTask(n, r, k)
+        for n in jobs
+        for r in range(int(view.rounds[n]))
+        for k in range(int(view.tasks_per_round[n]))
+    ]
 
 
 def quick_upper_bound(instance) -> tuple[float, TaskSchedule]:
@@ -167,7 +200,9 @@ def quick_upper_bound(instance) -> tuple[float, TaskSchedule]:
         for rule in MACHINE_RULES:
             sched = list_schedule(view, order, rule)  # type: ignore[arg-type]
             report = validate(instance, sched)
-            if not report.valid or report.objective is None:  # pragma: no cover - a bug in list_schedule
+            if (
+                not report.valid or report.objective is None
+            ):  # pragma: no cover - a bug in list_schedule
                 raise AssertionError(f"list schedule failed validation: {report.violations[:3]}")
             if best is None or report.objective < best[0]:
                 best = (report.objective, sched)

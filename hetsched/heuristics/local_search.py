@@ -18,8 +18,9 @@ from hetsched.instance.hare_view import hare_view
 from hetsched.schedule import TaskSchedule
 
 
-def local_search_upper_bound(instance, evaluations: int = 2000, seed: int = 0,
-                             round_priorities: np.ndarray | None = None) -> tuple[float, TaskSchedule]:
+def local_search_upper_bound(
+    instance, evaluations: int = 2000, seed: int = 0, round_priorities: np.ndarray | None = None
+) -> tuple[float, TaskSchedule]:
     """A feasible schedule of ``instance`` and its objective: the best of
     :func:`quick_upper_bound` and a local search of ``evaluations`` list schedules.
 

@@ -122,7 +122,9 @@ class HareView:
         rest = float(np.dot(self.weight, lb)) - self.weight * lb
         return (objective_ub - rest) / self.weight
 
-    def start_windows(self, objective_ub: float, relaxed: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def start_windows(
+        self, objective_ub: float, relaxed: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per job and round, [earliest, latest] start of its tasks in any schedule whose
         objective is <= ``objective_ub`` (so every optimal schedule fits in them).
 
@@ -152,6 +154,8 @@ def hare_view(instance: Instance) -> HareView:
         weight=np.array([j.weight for j in jobs], dtype=float),
         rounds=np.array([j.rounds for j in jobs], dtype=np.int64),
         tasks_per_round=np.array([j.tasks_per_round for j in jobs], dtype=np.int64),
-        train=np.array([[instance.train_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
+        train=np.array(
+            [[instance.train_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float
+        ),
         sync=np.array([[instance.sync_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
     )

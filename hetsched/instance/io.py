@@ -7,7 +7,6 @@ JSON path and the reason, e.g. ``small-03.json: $.jobs[3].train_time.v100: must 
 from __future__ import annotations
 
 import copy
-
 import hashlib
 import json
 import math
@@ -33,7 +32,9 @@ def read_json(path: str | Path) -> Any:
     except FileNotFoundError:
         raise InputError(p.name, None, "no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(p.name, None, f"cannot read file ({exc.__class__.__name__}: {exc})") from None
+        raise InputError(
+            p.name, None, f"cannot read file ({exc.__class__.__name__}: {exc})"
+        ) from None
     return parse_json_text(text, p.name)
 
 
@@ -41,7 +42,9 @@ def parse_json_text(text: str, source: str) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise InputError(
+            source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     _reject_non_finite(data, "$", source)
     return data
 
@@ -59,7 +62,9 @@ def _reject_non_finite(node: Any, path: str, source: str) -> None:
 
 
 def _child(path: str, key: str) -> str:
-    return f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
+    return (
+        f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
+    )
 
 
 def _json_path(err: ValidationError) -> str:
@@ -81,8 +86,14 @@ def _describe(err: ValidationError) -> tuple[str, str]:
         extra = sorted(k for k in got if k not in allowed)
         return _child(path, extra[0]), f"unknown field (allowed: {', '.join(sorted(allowed))})"
     if v == "type":
-        kind = {"integer": "a whole number", "number": "a number", "string": "a string",
-                "object": "an object", "array": "an array", "boolean": "true or false"}
+        kind = {
+            "integer": "a whole number",
+            "number": "a number",
+            "string": "a string",
+            "object": "an object",
+            "array": "an array",
+            "boolean": "true or false",
+        }
         return path, f"must be {kind.get(err.validator_value, err.validator_value)} (got {shown})"
     if v == "exclusiveMinimum":
         return path, f"must be > {err.validator_value} (got {shown})"
@@ -127,9 +138,14 @@ def _build(data: dict[str, Any], source: str, name: str | None) -> Instance:
         for gi, g in enumerate(s["gpus"]):
             gpath = f"$.cluster.servers[{si}].gpus[{gi}]"
             if g["id"] in seen_gpu:
-                raise fail(f"{gpath}.id", f"duplicate GPU id '{g['id']}' (also at {seen_gpu[g['id']]})")
+                raise fail(
+                    f"{gpath}.id", f"duplicate GPU id '{g['id']}' (also at {seen_gpu[g['id']]})"
+                )
             if g["type"] not in types:
-                raise fail(f"{gpath}.type", f"unknown GPU type '{g['type']}' (declared: {', '.join(types)})")
+                raise fail(
+                    f"{gpath}.type",
+                    f"unknown GPU type '{g['type']}' (declared: {', '.join(types)})",
+                )
             seen_gpu[g["id"]] = gpath
             gpus.append(Gpu(g["id"], g["type"], s["id"]))
         servers.append(Server(s["id"], tuple(gpus)))
@@ -144,11 +160,17 @@ def _build(data: dict[str, Any], source: str, name: str | None) -> Instance:
         for key in ("train_time", "sync_time", "throughput"):
             for t in j.get(key, {}):
                 if t not in types:
-                    raise fail(_child(f"{jpath}.{key}", t), f"unknown GPU type '{t}' (declared: {', '.join(types)})")
+                    raise fail(
+                        _child(f"{jpath}.{key}", t),
+                        f"unknown GPU type '{t}' (declared: {', '.join(types)})",
+                    )
         for key in ("train_time", "sync_time"):
             for t in sorted(present):
                 if t not in j[key]:
-                    raise fail(f"{jpath}.{key}", f"missing time for GPU type '{t}' (the cluster has GPUs of that type)")
+                    raise fail(
+                        f"{jpath}.{key}",
+                        f"missing time for GPU type '{t}' (the cluster has GPUs of that type)",
+                    )
         for key in ("train_time_per_gpu", "sync_time_per_gpu"):
             for gid in j.get(key, {}):
                 if gid not in seen_gpu:
@@ -163,15 +185,21 @@ def _build(data: dict[str, Any], source: str, name: str | None) -> Instance:
                 tasks_per_round=int(j["tasks_per_round"]),
                 train_time={k: float(v) for k, v in j["train_time"].items()},
                 sync_time={k: float(v) for k, v in j["sync_time"].items()},
-                train_time_per_gpu={k: float(v) for k, v in j.get("train_time_per_gpu", {}).items()},
+                train_time_per_gpu={
+                    k: float(v) for k, v in j.get("train_time_per_gpu", {}).items()
+                },
                 sync_time_per_gpu={k: float(v) for k, v in j.get("sync_time_per_gpu", {}).items()},
                 requested_workers=j.get("requested_workers"),
                 epochs=None if j.get("epochs") is None else float(j["epochs"]),
                 iterations_per_epoch=j.get("iterations_per_epoch"),
                 throughput={k: float(v) for k, v in j.get("throughput", {}).items()},
                 memory_gb=None if j.get("memory_gb") is None else float(j["memory_gb"]),
-                model=None if m is None else ModelInfo(
-                    name=m.get("name"), family=m.get("family"), batch_size=m.get("batch_size"),
+                model=None
+                if m is None
+                else ModelInfo(
+                    name=m.get("name"),
+                    family=m.get("family"),
+                    batch_size=m.get("batch_size"),
                     features={k: float(v) for k, v in m.get("features", {}).items()},
                 ),
             )
@@ -200,13 +228,22 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     """The canonical JSON form; :func:`parse_instance` of it gives back an equal instance."""
     types = {}
     for t in inst.cluster.gpu_types.values():
-        attrs = {k: v for k, v in (("memory_gb", t.memory_gb), ("cost_per_hour", t.cost_per_hour)) if v is not None}
+        attrs = {
+            k: v
+            for k, v in (("memory_gb", t.memory_gb), ("cost_per_hour", t.cost_per_hour))
+            if v is not None
+        }
         types[t.name] = attrs
     jobs = []
     for j in inst.jobs:
         d: dict[str, Any] = {
-            "id": j.id, "arrival": j.arrival, "weight": j.weight, "rounds": j.rounds,
-            "tasks_per_round": j.tasks_per_round, "train_time": dict(j.train_time), "sync_time": dict(j.sync_time),
+            "id": j.id,
+            "arrival": j.arrival,
+            "weight": j.weight,
+            "rounds": j.rounds,
+            "tasks_per_round": j.tasks_per_round,
+            "train_time": dict(j.train_time),
+            "sync_time": dict(j.sync_time),
         }
         for key in ("train_time_per_gpu", "sync_time_per_gpu", "throughput"):
             if getattr(j, key):
@@ -215,7 +252,11 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
             if getattr(j, key) is not None:
                 d[key] = getattr(j, key)
         if j.model is not None:
-            m = {k: getattr(j.model, k) for k in ("name", "family", "batch_size") if getattr(j.model, k) is not None}
+            m = {
+                k: getattr(j.model, k)
+                for k in ("name", "family", "batch_size")
+                if getattr(j.model, k) is not None
+            }
             if j.model.features:
                 m["features"] = dict(j.model.features)
             d["model"] = m
@@ -224,10 +265,15 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     if inst.description:
         out["description"] = inst.description
     if inst.metadata:
-        out["metadata"] = copy.deepcopy(dict(inst.metadata))  # a caller may edit the dict: never the instance
+        out["metadata"] = copy.deepcopy(
+            dict(inst.metadata)
+        )  # a caller may edit the dict: never the instance
     out["cluster"] = {
         "gpu_types": types,
-        "servers": [{"id": s.id, "gpus": [{"id": g.id, "type": g.type} for g in s.gpus]} for s in inst.cluster.servers],
+        "servers": [
+            {"id": s.id, "gpus": [{"id": g.id, "type": g.type} for g in s.gpus]}
+            for s in inst.cluster.servers
+        ],
     }
     out["jobs"] = jobs
     return out
@@ -241,4 +287,6 @@ def instance_hash(inst: Instance) -> str:
     """sha256 over what defines the problem (cluster and jobs), not its name or description."""
     d = instance_to_dict(inst)
     core = {"cluster": d["cluster"], "jobs": d["jobs"]}
-    return hashlib.sha256(json.dumps(core, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps(core, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()[:16]

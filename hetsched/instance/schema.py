@@ -46,7 +46,10 @@ INSTANCE_SCHEMA: dict[str, Any] = {
         "format": {"const": "hetsched.instance/1"},
         "name": {"type": "string"},
         "description": {"type": "string"},
-        "metadata": {"type": "object", "description": "free-form provenance (generator, seed, source)"},
+        "metadata": {
+            "type": "object",
+            "description": "free-form provenance (generator, seed, source)",
+        },
         "cluster": {
             "type": "object",
             "required": ["gpu_types", "servers"],

@@ -3,4 +3,11 @@
 from hetsched.packing.algorithms import check_packing, greedy_packing, optimal_packing
 from hetsched.packing.problem import Packing, PackingView, packing_view
 
-__all__ = ["Packing", "PackingView", "check_packing", "greedy_packing", "optimal_packing", "packing_view"]
+__all__ = [
+    "Packing",
+    "PackingView",
+    "check_packing",
+    "greedy_packing",
+    "optimal_packing",
+    "packing_view",
+]

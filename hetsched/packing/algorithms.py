@@ -32,7 +32,10 @@ def greedy_packing(view: PackingView, gain_only: bool = False) -> Packing:
         for b, q in enumerate(view.queue):
             if b in taken or np.isnan(view.gain[a, b]) or (gain_only and view.gain[a, b] <= 0):
                 continue
-            key = (view.own[a, b], view.gain[a, b])  # keep sj fast, then the larger combined throughput
+            key = (
+                view.own[a, b],
+                view.gain[a, b],
+            )  # keep sj fast, then the larger combined throughput
             if best is None or key > best[0]:
                 best = (key, b)
         if best is not None:
@@ -46,8 +49,13 @@ def optimal_packing(view: PackingView) -> Packing:
         return Packing(())
     w = np.where(np.isnan(view.gain), 0.0, np.maximum(view.gain, 0.0))
     rows, cols = linear_sum_assignment(w, maximize=True)
-    return Packing(tuple((view.job_ids[view.solo[a]], view.job_ids[view.queue[b]])
-                         for a, b in zip(rows, cols) if w[a, b] > 0))
+    return Packing(
+        tuple(
+            (view.job_ids[view.solo[a]], view.job_ids[view.queue[b]])
+            for a, b in zip(rows, cols)
+            if w[a, b] > 0
+        )
+    )
 
 
 def check_packing(instance: Instance, packing: Packing) -> ValidationReport:
@@ -70,7 +78,12 @@ def check_packing(instance: Instance, packing: Packing) -> ValidationReport:
             seen.add(j)
         g = view.gain[solo[s], queue[q]]
         if np.isnan(g):
-            bad.append(Violation("cannot_share", f"'{s}' and '{q}' do not fit on one GPU or have no measured pair"))
+            bad.append(
+                Violation(
+                    "cannot_share",
+                    f"'{s}' and '{q}' do not fit on one GPU or have no measured pair",
+                )
+            )
             continue
         value += float(g)
     return ValidationReport(not bad, value if not bad else None, {}, bad)

@@ -45,7 +45,9 @@ class PackingView:
     solo_gpu: tuple[str, ...]  # their GPUs
     queue: tuple[int, ...]  # queued job indices, in arrival order
     gain: np.ndarray  # w[s_pos, q_pos]; NaN where the pair cannot share (memory, no measurement)
-    own: np.ndarray  # a / T_s: the solo job's normalized throughput when packed with q (NaN likewise)
+    own: (
+        np.ndarray
+    )  # a / T_s: the solo job's normalized throughput when packed with q (NaN likewise)
 
 
 def packing_view(instance: Instance, throughputs: str | None = None) -> PackingView:
@@ -53,7 +55,9 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
     src = instance.name
     meta = (instance.metadata or {}).get("packing")
     if not isinstance(meta, dict) or not isinstance(meta.get("scheduled"), dict):
-        raise InputError(src, "$.metadata.packing.scheduled", "missing: a map job id -> the GPU it runs on alone")
+        raise InputError(
+            src, "$.metadata.packing.scheduled", "missing: a map job id -> the GPU it runs on alone"
+        )
     table = _table(throughputs)
     gpus = {g.id: g for g in instance.gpus}
     index = {j.id: k for k, j in enumerate(instance.jobs)}
@@ -65,7 +69,11 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
         if gid not in gpus:
             raise InputError(src, f"$.metadata.packing.scheduled.{jid}", f"unknown GPU '{gid}'")
         if gid in used:
-            raise InputError(src, f"$.metadata.packing.scheduled.{jid}", f"GPU '{gid}' already holds a scheduled job")
+            raise InputError(
+                src,
+                f"$.metadata.packing.scheduled.{jid}",
+                f"GPU '{gid}' already holds a scheduled job",
+            )
         used.add(gid)
         solo.append(index[jid])
         solo_gpu.append(gid)
@@ -85,21 +93,31 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
         gpu = gpus[solo_gpu[a]]
         cap = instance.cluster.gpu_types[gpu.type].memory_gb
         if cap is None:
-            raise InputError(src, f"$.cluster.gpu_types.{gpu.type}.memory_gb", "missing: needed to check GPU memory")
+            raise InputError(
+                src,
+                f"$.cluster.gpu_types.{gpu.type}.memory_gb",
+                "missing: needed to check GPU memory",
+            )
         rs = row(s)
         iso = table.isolated.get(gpu.type, {})
         if rs not in iso:
-            raise InputError(src, f"$.jobs[{s}].model.name", f"no throughput for {rs} on {gpu.type}")
+            raise InputError(
+                src, f"$.jobs[{s}].model.name", f"no throughput for {rs} on {gpu.type}"
+            )
         for b, q in enumerate(queue):
             rq = row(q)
             pair = table.pairs.get(gpu.type, {}).get(rs, {}).get(rq)
-            if pair is None or rq not in iso or min(pair) <= 0:  # Gavel writes [0, 0] for pairs that cannot run together
+            if (
+                pair is None or rq not in iso or min(pair) <= 0
+            ):  # Gavel writes [0, 0] for pairs that cannot run together
                 continue
             if instance.jobs[s].memory_gb + instance.jobs[q].memory_gb > cap + 1e-9:
                 continue
             own[a, b] = pair[0] / iso[rs]
             gain[a, b] = pair[0] / iso[rs] + pair[1] / iso[rq] - 1.0
-    return PackingView(tuple(j.id for j in instance.jobs), tuple(solo), tuple(solo_gpu), tuple(queue), gain, own)
+    return PackingView(
+        tuple(j.id for j in instance.jobs), tuple(solo), tuple(solo_gpu), tuple(queue), gain, own
+    )
 
 
 @dataclass(frozen=True)
@@ -120,5 +138,7 @@ def packing_from_dict(d: Any, source: str = "<packing>") -> Packing:
         raise InputError(source, "$.pairs", "missing: a list of [scheduled job id, queued job id]")
     for k, p in enumerate(pairs):
         if not (isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)):
-            raise InputError(source, f"$.pairs[{k}]", f"must be [scheduled job id, queued job id] (got {p!r})")
+            raise InputError(
+                source, f"$.pairs[{k}]", f"must be [scheduled job id, queued job id] (got {p!r})"
+            )
     return Packing(tuple((a, b) for a, b in pairs))

@@ -2,6 +2,12 @@
 baselines, the exact optimum (``models/harmony_placement.py`` and enumeration), a learned
 interference predictor, and an interval simulator."""
 
-from hetsched.placement.problem import Placement, PlacementView, check_placement, placement_from_dict, placement_view
+from hetsched.placement.problem import (
+    Placement,
+    PlacementView,
+    check_placement,
+    placement_from_dict,
+    placement_view,
+)
 
 __all__ = ["Placement", "PlacementView", "check_placement", "placement_from_dict", "placement_view"]

@@ -28,32 +28,92 @@ RESOURCES = ("gpu", "cpu", "bandwidth")
 
 # slowdown of the row model caused by one co-located job of the column model
 INTERFERENCE: dict[str, dict[str, float]] = {
-    "resnet50":   {"resnet50": 0.12, "vgg16": 0.15, "resnext110": 0.10, "seq2seq": 0.08, "ctc": 0.30, "wlm": 0.08},
-    "vgg16":      {"resnet50": 0.12, "vgg16": 0.20, "resnext110": 0.10, "seq2seq": 0.10, "ctc": 0.22, "wlm": 0.10},
-    "resnext110": {"resnet50": 0.15, "vgg16": 0.15, "resnext110": 0.20, "seq2seq": 0.04, "ctc": 0.45, "wlm": 0.03},
-    "seq2seq":    {"resnet50": 0.08, "vgg16": 0.10, "resnext110": 0.05, "seq2seq": 0.12, "ctc": 0.28, "wlm": 0.10},
-    "ctc":        {"resnet50": 0.15, "vgg16": 0.12, "resnext110": 0.12, "seq2seq": 0.12, "ctc": 0.35, "wlm": 0.10},
-    "wlm":        {"resnet50": 0.08, "vgg16": 0.10, "resnext110": 0.04, "seq2seq": 0.10, "ctc": 0.30, "wlm": 0.10},
+    "resnet50": {
+        "resnet50": 0.12,
+        "vgg16": 0.15,
+        "resnext110": 0.10,
+        "seq2seq": 0.08,
+        "ctc": 0.30,
+        "wlm": 0.08,
+    },
+    "vgg16": {
+        "resnet50": 0.12,
+        "vgg16": 0.20,
+        "resnext110": 0.10,
+        "seq2seq": 0.10,
+        "ctc": 0.22,
+        "wlm": 0.10,
+    },
+    "resnext110": {
+        "resnet50": 0.15,
+        "vgg16": 0.15,
+        "resnext110": 0.20,
+        "seq2seq": 0.04,
+        "ctc": 0.45,
+        "wlm": 0.03,
+    },
+    "seq2seq": {
+        "resnet50": 0.08,
+        "vgg16": 0.10,
+        "resnext110": 0.05,
+        "seq2seq": 0.12,
+        "ctc": 0.28,
+        "wlm": 0.10,
+    },
+    "ctc": {
+        "resnet50": 0.15,
+        "vgg16": 0.12,
+        "resnext110": 0.12,
+        "seq2seq": 0.12,
+        "ctc": 0.35,
+        "wlm": 0.10,
+    },
+    "wlm": {
+        "resnet50": 0.08,
+        "vgg16": 0.10,
+        "resnext110": 0.04,
+        "seq2seq": 0.10,
+        "ctc": 0.30,
+        "wlm": 0.10,
+    },
 }
 
 # lost fraction of standalone speed per extra server the job spans
-COMMUNICATION: dict[str, float] = {"resnet50": 0.12, "vgg16": 0.30, "resnext110": 0.04, "seq2seq": 0.10,
-                                   "ctc": 0.05, "wlm": 0.08}
+COMMUNICATION: dict[str, float] = {
+    "resnet50": 0.12,
+    "vgg16": 0.30,
+    "resnext110": 0.04,
+    "seq2seq": 0.10,
+    "ctc": 0.05,
+    "wlm": 0.08,
+}
 
 # per-task demands (gpu, cpu cores, Gbit/s)
 WORKER: dict[str, dict[str, float]] = {
-    "resnet50": {"gpu": 1, "cpu": 2, "bandwidth": 5}, "vgg16": {"gpu": 1, "cpu": 2, "bandwidth": 10},
-    "resnext110": {"gpu": 1, "cpu": 2, "bandwidth": 2}, "seq2seq": {"gpu": 1, "cpu": 2, "bandwidth": 5},
-    "ctc": {"gpu": 1, "cpu": 4, "bandwidth": 2}, "wlm": {"gpu": 1, "cpu": 1, "bandwidth": 3},
+    "resnet50": {"gpu": 1, "cpu": 2, "bandwidth": 5},
+    "vgg16": {"gpu": 1, "cpu": 2, "bandwidth": 10},
+    "resnext110": {"gpu": 1, "cpu": 2, "bandwidth": 2},
+    "seq2seq": {"gpu": 1, "cpu": 2, "bandwidth": 5},
+    "ctc": {"gpu": 1, "cpu": 4, "bandwidth": 2},
+    "wlm": {"gpu": 1, "cpu": 1, "bandwidth": 3},
 }
 PARAMETER_SERVER: dict[str, dict[str, float]] = {
-    "resnet50": {"gpu": 0, "cpu": 1, "bandwidth": 10}, "vgg16": {"gpu": 0, "cpu": 1, "bandwidth": 20},
-    "resnext110": {"gpu": 0, "cpu": 1, "bandwidth": 4}, "seq2seq": {"gpu": 0, "cpu": 1, "bandwidth": 10},
-    "ctc": {"gpu": 0, "cpu": 2, "bandwidth": 4}, "wlm": {"gpu": 0, "cpu": 1, "bandwidth": 6},
+    "resnet50": {"gpu": 0, "cpu": 1, "bandwidth": 10},
+    "vgg16": {"gpu": 0, "cpu": 1, "bandwidth": 20},
+    "resnext110": {"gpu": 0, "cpu": 1, "bandwidth": 4},
+    "seq2seq": {"gpu": 0, "cpu": 1, "bandwidth": 10},
+    "ctc": {"gpu": 0, "cpu": 2, "bandwidth": 4},
+    "wlm": {"gpu": 0, "cpu": 1, "bandwidth": 6},
 }
 
 # standalone training speed, epochs per 20-minute interval (Sec. VII.B's interval), assumed
-STANDALONE_SPEED: dict[str, float] = {"resnet50": 1.0, "vgg16": 0.8, "resnext110": 2.0, "seq2seq": 1.5,
-                                      "ctc": 3.0, "wlm": 4.0}
+STANDALONE_SPEED: dict[str, float] = {
+    "resnet50": 1.0,
+    "vgg16": 0.8,
+    "resnext110": 2.0,
+    "seq2seq": 1.5,
+    "ctc": 3.0,
+    "wlm": 4.0,
+}
 
 MIN_SPEED_FRACTION = 0.1  # a job never runs slower than this fraction of its standalone speed

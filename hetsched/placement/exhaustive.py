@@ -20,9 +20,14 @@ def exhaustive_placement(view: PlacementView, limit: int = 2_000_000) -> tuple[P
     for n in new:
         size *= n_distributions(view, n) + 1
     if size > limit:
-        raise HetschedError(f"exhaustive placement: {size:,} combinations exceed the limit {limit:,}")
-    options = [[(np.zeros(view.n_servers, dtype=int),) * 2] + job_candidates(view, n, None, max_candidates=limit)
-               for n in new]
+        raise HetschedError(
+            f"exhaustive placement: {size:,} combinations exceed the limit {limit:,}"
+        )
+    options = [
+        [(np.zeros(view.n_servers, dtype=int),) * 2]
+        + job_candidates(view, n, None, max_candidates=limit)
+        for n in new
+    ]
     fixed = view.fixed_workers + view.fixed_ps
     best: list = [-np.inf, None]
     xw = np.zeros((view.n_jobs, view.n_servers), dtype=int)

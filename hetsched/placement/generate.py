@@ -16,42 +16,92 @@ from hetsched.placement import data
 GPU_TYPE = "gtx1080ti"
 
 
-def make_instance(name: str, n_servers: int, jobs: list[dict], placed: dict[str, dict] | None = None,
-                  description: str = "", server: dict[str, float] | None = None) -> Instance:
+def make_instance(
+    name: str,
+    n_servers: int,
+    jobs: list[dict],
+    placed: dict[str, dict] | None = None,
+    description: str = "",
+    server: dict[str, float] | None = None,
+) -> Instance:
     """``jobs``: dicts with id, model, workers, parameter_servers, epochs (optional arrival);
     ``placed``: job id -> {server id: {workers, parameter_servers}} for earlier jobs."""
     server = server or data.SERVER
     gpus_per = int(server["gpu"])
-    servers = tuple(Server(f"s{s}", tuple(Gpu(f"s{s}g{g}", GPU_TYPE, f"s{s}") for g in range(gpus_per)))
-                    for s in range(n_servers))
+    servers = tuple(
+        Server(f"s{s}", tuple(Gpu(f"s{s}g{g}", GPU_TYPE, f"s{s}") for g in range(gpus_per)))
+        for s in range(n_servers)
+    )
     out_jobs, meta_jobs = [], {}
     for k, j in enumerate(jobs):
-        out_jobs.append(Job(j["id"], float(j.get("arrival", k)), 1.0, 1, 1, {GPU_TYPE: 1.0}, {GPU_TYPE: 0.0},
-                            requested_workers=int(j["workers"]), epochs=float(j["epochs"]), model=ModelInfo(name=j["model"])))
+        out_jobs.append(
+            Job(
+                j["id"],
+                float(j.get("arrival", k)),
+                1.0,
+                1,
+                1,
+                {GPU_TYPE: 1.0},
+                {GPU_TYPE: 0.0},
+                requested_workers=int(j["workers"]),
+                epochs=float(j["epochs"]),
+                model=ModelInfo(name=j["model"]),
+            )
+        )
         entry: dict = {"parameter_servers": int(j["parameter_servers"])}
         if placed and j["id"] in placed:
             entry["placed"] = placed[j["id"]]
         meta_jobs[j["id"]] = entry
-    meta = {"placement": {"servers": {s.id: {"cpu": server["cpu"], "bandwidth": server["bandwidth"]} for s in servers},
-                          "jobs": meta_jobs}}
-    return Instance(name, Cluster({GPU_TYPE: GpuType(GPU_TYPE, memory_gb=11.0)}, servers), tuple(out_jobs),
-                    description=description, metadata=meta)
+    meta = {
+        "placement": {
+            "servers": {
+                s.id: {"cpu": server["cpu"], "bandwidth": server["bandwidth"]} for s in servers
+            },
+            "jobs": meta_jobs,
+        }
+    }
+    return Instance(
+        name,
+        Cluster({GPU_TYPE: GpuType(GPU_TYPE, memory_gb=11.0)}, servers),
+        tuple(out_jobs),
+        description=description,
+        metadata=meta,
+    )
 
 
-def random_jobs(rng: np.random.Generator, count: int, prefix: str = "J", start: int = 0,
-                max_workers: int = 3, max_ps: int = 3, models: tuple[str, ...] = data.MODELS) -> list[dict]:
+def random_jobs(
+    rng: np.random.Generator,
+    count: int,
+    prefix: str = "J",
+    start: int = 0,
+    max_workers: int = 3,
+    max_ps: int = 3,
+    models: tuple[str, ...] = data.MODELS,
+) -> list[dict]:
     out = []
     for k in range(count):
         ps = bool(rng.random() < 0.5)
-        out.append({"id": f"{prefix}{start + k}", "model": models[int(rng.integers(len(models)))],
-                    "workers": int(rng.integers(1, max_workers + 1)),
-                    "parameter_servers": int(rng.integers(1, max_ps + 1)) if ps else 0,
-                    "epochs": float(max(1, round(rng.lognormal(np.log(8.0), 1.0))))})
+        out.append(
+            {
+                "id": f"{prefix}{start + k}",
+                "model": models[int(rng.integers(len(models)))],
+                "workers": int(rng.integers(1, max_workers + 1)),
+                "parameter_servers": int(rng.integers(1, max_ps + 1)) if ps else 0,
+                "epochs": float(max(1, round(rng.lognormal(np.log(8.0), 1.0)))),
+            }
+        )
     return out
 
 
-def random_instance(seed: int | np.random.Generator, n_servers: int = 6, n_new: int = 3, n_old: int = 3,
-                    max_workers: int = 3, max_ps: int = 3, name: str | None = None) -> Instance:
+def random_instance(
+    seed: int | np.random.Generator,
+    n_servers: int = 6,
+    n_new: int = 3,
+    n_old: int = 3,
+    max_workers: int = 3,
+    max_ps: int = 3,
+    name: str | None = None,
+) -> Instance:
     """One interval: ``n_old`` earlier jobs (placed by load balancing; those that do not fit are
     dropped) and ``n_new`` arriving jobs."""
     from hetsched.placement.heuristics import place_by_rule
@@ -65,8 +115,14 @@ def random_instance(seed: int | np.random.Generator, n_servers: int = 6, n_new: 
     if old:
         first = make_instance(label, n_servers, old)
         plan = place_by_rule(placement_view(first), "load-balancing")
-        placed = {j: {s: {"workers": w, "parameter_servers": p} for s, (w, p) in on.items()} for j, on in plan.jobs.items()}
+        placed = {
+            j: {s: {"workers": w, "parameter_servers": p} for s, (w, p) in on.items()}
+            for j, on in plan.jobs.items()
+        }
         old = [j for j in old if j["id"] in placed]
     inst = make_instance(label, n_servers, old + new, placed)
-    return replace(inst, description=f"random placement interval: {n_servers} servers, {len(old)} earlier jobs, "
-                                     f"{n_new} new jobs (hetsched.placement.generate)")
+    return replace(
+        inst,
+        description=f"random placement interval: {n_servers} servers, {len(old)} earlier jobs, "
+        f"{n_new} new jobs (hetsched.placement.generate)",
+    )

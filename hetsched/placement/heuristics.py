@@ -35,7 +35,9 @@ from hetsched.placement.evaluate import speed_fractions
 from hetsched.placement.problem import EPS, Placement, PlacementView
 
 RULES = ("load-balancing", "bin-packing", "tetris", "standalone")
-SpeedModel = Callable[[PlacementView, np.ndarray], np.ndarray]  # (view, tasks[n, s]) -> speed fractions
+SpeedModel = Callable[
+    [PlacementView, np.ndarray], np.ndarray
+]  # (view, tasks[n, s]) -> speed fractions
 
 
 class _State:
@@ -67,7 +69,11 @@ def _score(rule: str, st: _State, n: int, demand: np.ndarray) -> np.ndarray:
         return -((demand * norm) * ((cap - st.used) * norm)).sum(axis=1)
     if rule == "standalone":
         tasks = st.tasks()
-        others = np.delete(tasks, n, axis=0).sum(axis=0) if st.view.n_jobs > 1 else np.zeros(st.view.n_servers)
+        others = (
+            np.delete(tasks, n, axis=0).sum(axis=0)
+            if st.view.n_jobs > 1
+            else np.zeros(st.view.n_servers)
+        )
         blocked = np.where(others > 0, np.inf, 0.0)
         return blocked + np.where(tasks[n] > 0, 0.0, 1e6) + free
     raise HetschedError(f"unknown placement rule '{rule}' (known: {', '.join(RULES)})")
@@ -75,7 +81,9 @@ def _score(rule: str, st: _State, n: int, demand: np.ndarray) -> np.ndarray:
 
 def _place_job_by_rule(st: _State, n: int, rule: str) -> bool:
     v = st.view
-    kinds = [("ps", v.ps_demand[n])] * int(v.parameter_servers[n]) + [("worker", v.worker_demand[n])] * int(v.workers[n])
+    kinds = [("ps", v.ps_demand[n])] * int(v.parameter_servers[n]) + [
+        ("worker", v.worker_demand[n])
+    ] * int(v.workers[n])
     saved = (st.used.copy(), st.xw.copy(), st.xp.copy())
     for kind, demand in kinds:
         score = np.where(st.fits(demand), _score(rule, st, n, demand), np.inf)
@@ -109,19 +117,24 @@ def distributions(count: int, n_servers: int) -> Iterator[tuple[int, ...]]:
 
 def n_distributions(view: PlacementView, n: int) -> int:
     S = view.n_servers
-    return comb(int(view.workers[n]) + S - 1, S - 1) * comb(int(view.parameter_servers[n]) + S - 1, S - 1)
+    return comb(int(view.workers[n]) + S - 1, S - 1) * comb(
+        int(view.parameter_servers[n]) + S - 1, S - 1
+    )
 
 
-def job_candidates(view: PlacementView, n: int, st: _State | None = None, max_candidates: int = 5000
-                   ) -> list[tuple[np.ndarray, np.ndarray]]:
+def job_candidates(
+    view: PlacementView, n: int, st: _State | None = None, max_candidates: int = 5000
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Placements (workers per server, ps per server) of job n that fit next to ``st``: all of
     them up to ``max_candidates``, else the rules' placements and single-server consolidations."""
     st = st or _State(view)
     free = view.capacity - st.used + EPS
     out = []
     if n_distributions(view, n) <= max_candidates:
-        pairs = itertools.product(distributions(int(view.workers[n]), view.n_servers),
-                                  distributions(int(view.parameter_servers[n]), view.n_servers))
+        pairs = itertools.product(
+            distributions(int(view.workers[n]), view.n_servers),
+            distributions(int(view.parameter_servers[n]), view.n_servers),
+        )
     else:
         pairs = []
         for rule in RULES:
@@ -145,8 +158,9 @@ def job_candidates(view: PlacementView, n: int, st: _State | None = None, max_ca
     return out
 
 
-def greedy_by_reward(view: PlacementView, speed_model: SpeedModel = speed_fractions,
-                     max_candidates: int = 5000) -> Placement:
+def greedy_by_reward(
+    view: PlacementView, speed_model: SpeedModel = speed_fractions, max_candidates: int = 5000
+) -> Placement:
     """Each new job in order takes the candidate placement of largest reward (eq. (1)) under
     ``speed_model``, counting the jobs placed so far; a job waits only if nothing fits."""
     st = _State(view)

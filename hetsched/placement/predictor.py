@@ -39,8 +39,10 @@ class InterferencePredictor:
         index = {m: k for k, m in enumerate(self.models)}
         missing = sorted(set(view.models) - set(index))
         if missing:
-            raise HetschedError(f"the interference predictor was not trained on model '{missing[0]}' "
-                                f"(known: {', '.join(self.models)})")
+            raise HetschedError(
+                f"the interference predictor was not trained on model '{missing[0]}' "
+                f"(known: {', '.join(self.models)})"
+            )
         L = len(self.models)
         u = (tasks > 0).astype(float)
         onehot = np.zeros((view.n_jobs, L))
@@ -57,8 +59,8 @@ class InterferencePredictor:
             near[n] = 0.0
             g[n, 0] = 1.0
             g[n, 1] = mine.sum() - 1
-            g[n, 2:2 + L] = others.max(axis=0)
-            g[n, 2 + L:] = near @ onehot
+            g[n, 2 : 2 + L] = others.max(axis=0)
+            g[n, 2 + L :] = near @ onehot
         return g
 
     def speed_fractions(self, view: PlacementView, tasks: np.ndarray) -> np.ndarray:
@@ -74,7 +76,9 @@ def _random_placement(view: PlacementView, rng: np.random.Generator) -> np.ndarr
     used = view.fixed_usage().copy()
     tasks = view.fixed_workers + view.fixed_ps
     for n in np.flatnonzero(view.new):
-        demands = [view.ps_demand[n]] * int(view.parameter_servers[n]) + [view.worker_demand[n]] * int(view.workers[n])
+        demands = [view.ps_demand[n]] * int(view.parameter_servers[n]) + [
+            view.worker_demand[n]
+        ] * int(view.workers[n])
         trial_used, trial = used.copy(), tasks[n].copy()
         ok = True
         for d in demands:
@@ -90,15 +94,21 @@ def _random_placement(view: PlacementView, rng: np.random.Generator) -> np.ndarr
     return tasks
 
 
-def simulated_samples(seed: int, count: int, noise: float = 0.03) -> list[tuple[PlacementView, np.ndarray, np.ndarray]]:
+def simulated_samples(
+    seed: int, count: int, noise: float = 0.03
+) -> list[tuple[PlacementView, np.ndarray, np.ndarray]]:
     """``count`` intervals (view, tasks, measured speed fractions; NaN for jobs not placed)."""
     from hetsched.placement.generate import random_instance
 
     rng = np.random.default_rng([seed, 7])
     out = []
     for _ in range(count):
-        inst = random_instance(rng, n_servers=int(rng.integers(2, 7)), n_new=int(rng.integers(1, 6)),
-                               n_old=int(rng.integers(0, 5)))
+        inst = random_instance(
+            rng,
+            n_servers=int(rng.integers(2, 7)),
+            n_new=int(rng.integers(1, 6)),
+            n_old=int(rng.integers(0, 5)),
+        )
         view = placement_view(inst)
         tasks = _random_placement(view, rng)
         f = speed_fractions(view, tasks) * np.exp(rng.normal(0.0, noise, view.n_jobs))
@@ -115,8 +125,13 @@ def _relative_error(pred: InterferencePredictor, samples) -> float:
     return float(np.mean(errs)) if errs else float("nan")
 
 
-def train_predictor(seed: int = 0, samples: int = 2000, noise: float = 0.03, ridge: float = 1e-3,
-                    models: tuple[str, ...] = data.MODELS) -> InterferencePredictor:
+def train_predictor(
+    seed: int = 0,
+    samples: int = 2000,
+    noise: float = 0.03,
+    ridge: float = 1e-3,
+    models: tuple[str, ...] = data.MODELS,
+) -> InterferencePredictor:
     """Fit on ``samples`` simulated intervals (80% train, 20% held out); deterministic per seed."""
     all_samples = simulated_samples(seed, samples, noise)
     cut = int(0.8 * len(all_samples))
@@ -139,8 +154,13 @@ def train_predictor(seed: int = 0, samples: int = 2000, noise: float = 0.03, rid
         A, b = np.array(X[a]), np.array(y[a])
         theta[a] = np.linalg.solve(A.T @ A + ridge * np.eye(A.shape[1]), A.T @ b)
     fitted = InterferencePredictor(models, theta, 0.0, 0.0, len(all_samples))
-    return InterferencePredictor(models, theta, _relative_error(fitted, train), _relative_error(fitted, test),
-                                 len(all_samples))
+    return InterferencePredictor(
+        models,
+        theta,
+        _relative_error(fitted, train),
+        _relative_error(fitted, test),
+        len(all_samples),
+    )
 
 
 @lru_cache(maxsize=4)

@@ -86,24 +86,37 @@ class Placement:
     jobs: Mapping[str, Mapping[str, tuple[int, int]]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FORMAT, "placement": {j: {s: {"workers": w, "parameter_servers": p}
-                                                    for s, (w, p) in on.items()} for j, on in self.jobs.items()}}
+        return {
+            "format": FORMAT,
+            "placement": {
+                j: {s: {"workers": w, "parameter_servers": p} for s, (w, p) in on.items()}
+                for j, on in self.jobs.items()
+            },
+        }
 
     @staticmethod
     def from_arrays(view: PlacementView, xw: np.ndarray, xp: np.ndarray) -> "Placement":
         out: dict[str, dict[str, tuple[int, int]]] = {}
         for n in np.flatnonzero(view.new):
-            on = {view.server_ids[s]: (int(xw[n, s]), int(xp[n, s])) for s in range(view.n_servers)
-                  if xw[n, s] + xp[n, s] > 0}
+            on = {
+                view.server_ids[s]: (int(xw[n, s]), int(xp[n, s]))
+                for s in range(view.n_servers)
+                if xw[n, s] + xp[n, s] > 0
+            }
             if on:
                 out[view.job_ids[n]] = on
         return Placement(out)
 
-    def to_arrays(self, view: PlacementView, source: str = "<placement>") -> tuple[np.ndarray, np.ndarray]:
+    def to_arrays(
+        self, view: PlacementView, source: str = "<placement>"
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Counts of the new jobs' tasks, [n, s] (earlier jobs not included)."""
         xw = np.zeros((view.n_jobs, view.n_servers), dtype=int)
         xp = np.zeros_like(xw)
-        jobs, servers = {j: n for n, j in enumerate(view.job_ids)}, {s: k for k, s in enumerate(view.server_ids)}
+        jobs, servers = (
+            {j: n for n, j in enumerate(view.job_ids)},
+            {s: k for k, s in enumerate(view.server_ids)},
+        )
         for jid, on in self.jobs.items():
             if jid not in jobs:
                 raise InputError(source, f"$.placement.{jid}", "unknown job")
@@ -128,17 +141,29 @@ def placement_from_dict(d: Any, source: str = "<placement>") -> Placement:
         out[jid] = {}
         for sid, c in on.items():
             where = f"$.placement.{jid}.{sid}"
-            w, p = (c.get("workers", 0), c.get("parameter_servers", 0)) if isinstance(c, dict) else (None, None)
+            w, p = (
+                (c.get("workers", 0), c.get("parameter_servers", 0))
+                if isinstance(c, dict)
+                else (None, None)
+            )
             if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in (w, p)):
-                raise InputError(source, where, f"workers and parameter_servers must be integers >= 0 (got {c!r})")
+                raise InputError(
+                    source,
+                    where,
+                    f"workers and parameter_servers must be integers >= 0 (got {c!r})",
+                )
             out[jid][sid] = (w, p)
     return Placement(out)
 
 
-def _number(source: str, path: str, value: Any, minimum: float = 0.0, strict: bool = False) -> float:
+def _number(
+    source: str, path: str, value: Any, minimum: float = 0.0, strict: bool = False
+) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < minimum or (strict and value <= minimum):
-        raise InputError(source, path, f"must be a number {'>' if strict else '>='} {minimum:g} (got {value!r})")
+        raise InputError(
+            source, path, f"must be a number {'>' if strict else '>='} {minimum:g} (got {value!r})"
+        )
     return float(value)
 
 
@@ -149,7 +174,11 @@ def _vector(source: str, path: str, d: Any, default: Mapping[str, float]) -> lis
         raise InputError(source, path, f"must be a map resource -> amount (got {d!r})")
     unknown = set(d) - set(data.RESOURCES)
     if unknown:
-        raise InputError(source, f"{path}.{sorted(unknown)[0]}", f"unknown resource (known: {', '.join(data.RESOURCES)})")
+        raise InputError(
+            source,
+            f"{path}.{sorted(unknown)[0]}",
+            f"unknown resource (known: {', '.join(data.RESOURCES)})",
+        )
     return [_number(source, f"{path}.{r}", d.get(r, default[r])) for r in data.RESOURCES]
 
 
@@ -165,11 +194,15 @@ def placement_view(instance: Instance) -> PlacementView:
     src = instance.name
     meta = (instance.metadata or {}).get("placement")
     if not isinstance(meta, dict):
-        raise InputError(src, "$.metadata.placement", "missing: the placement problem (servers, jobs)")
+        raise InputError(
+            src, "$.metadata.placement", "missing: the placement problem (servers, jobs)"
+        )
     servers = [s.id for s in instance.cluster.servers]
     smeta = meta.get("servers", {})
     if not isinstance(smeta, dict):
-        raise InputError(src, "$.metadata.placement.servers", "must be a map server id -> capacities")
+        raise InputError(
+            src, "$.metadata.placement.servers", "must be a map server id -> capacities"
+        )
     for sid in smeta:
         if sid not in servers:
             raise InputError(src, f"$.metadata.placement.servers.{sid}", "unknown server")
@@ -188,15 +221,25 @@ def placement_view(instance: Instance) -> PlacementView:
     inter = {m: dict(row) for m, row in data.INTERFERENCE.items()}
     for m, row in (meta.get("interference") or {}).items():
         if not isinstance(row, dict):
-            raise InputError(src, f"$.metadata.placement.interference.{m}", "must be a map model -> slowdown")
+            raise InputError(
+                src, f"$.metadata.placement.interference.{m}", "must be a map model -> slowdown"
+            )
         for m2, v in row.items():
-            inter.setdefault(m, {})[m2] = _number(src, f"$.metadata.placement.interference.{m}.{m2}", v)
+            inter.setdefault(m, {})[m2] = _number(
+                src, f"$.metadata.placement.interference.{m}.{m2}", v
+            )
     comm = dict(data.COMMUNICATION)
     for m, v in (meta.get("communication") or {}).items():
         comm[m] = _number(src, f"$.metadata.placement.communication.{m}", v)
-    fmin = _number(src, "$.metadata.placement.min_speed_fraction", meta.get("min_speed_fraction", data.MIN_SPEED_FRACTION))
+    fmin = _number(
+        src,
+        "$.metadata.placement.min_speed_fraction",
+        meta.get("min_speed_fraction", data.MIN_SPEED_FRACTION),
+    )
     if fmin > 1:
-        raise InputError(src, "$.metadata.placement.min_speed_fraction", f"must be <= 1 (got {fmin})")
+        raise InputError(
+            src, "$.metadata.placement.min_speed_fraction", f"must be <= 1 (got {fmin})"
+        )
 
     n, S = len(ids), len(servers)
     models, W, P, wd, pd, e, b, new = [], [], [], [], [], [], [], []
@@ -208,13 +251,21 @@ def placement_view(instance: Instance) -> PlacementView:
         if not isinstance(jm, dict):
             raise InputError(src, mp, "must be a map")
         if job.model is None or not job.model.name:
-            raise InputError(src, f"{jp}.model.name", "missing: the model decides demands and interference")
+            raise InputError(
+                src, f"{jp}.model.name", "missing: the model decides demands and interference"
+            )
         model = job.model.name
         if model not in inter or model not in comm:
-            raise InputError(src, f"{jp}.model.name", f"no interference/communication data for model '{model}' "
-                             f"(known: {', '.join(sorted(set(inter) & set(comm)))}; or give it in $.metadata.placement)")
+            raise InputError(
+                src,
+                f"{jp}.model.name",
+                f"no interference/communication data for model '{model}' "
+                f"(known: {', '.join(sorted(set(inter) & set(comm)))}; or give it in $.metadata.placement)",
+            )
         if job.requested_workers is None or job.requested_workers < 1:
-            raise InputError(src, f"{jp}.requested_workers", f"must be >= 1 (got {job.requested_workers!r})")
+            raise InputError(
+                src, f"{jp}.requested_workers", f"must be >= 1 (got {job.requested_workers!r})"
+            )
         if job.epochs is None:
             raise InputError(src, f"{jp}.epochs", "missing: the job's total epochs e_n of eq. (1)")
         e.append(_number(src, f"{jp}.epochs", job.epochs, strict=True))
@@ -222,18 +273,43 @@ def placement_view(instance: Instance) -> PlacementView:
         W.append(job.requested_workers)
         ps = jm.get("parameter_servers", 0)
         if not isinstance(ps, int) or isinstance(ps, bool) or ps < 0:
-            raise InputError(src, f"{mp}.parameter_servers", f"must be an integer >= 0 (got {ps!r})")
+            raise InputError(
+                src, f"{mp}.parameter_servers", f"must be an integer >= 0 (got {ps!r})"
+            )
         P.append(ps)
-        wd.append(_vector(src, f"{mp}.worker", jm.get("worker"), data.WORKER.get(model, data.WORKER["resnet50"])))
-        pd.append(_vector(src, f"{mp}.ps", jm.get("ps"), data.PARAMETER_SERVER.get(model, data.PARAMETER_SERVER["resnet50"])))
+        wd.append(
+            _vector(
+                src,
+                f"{mp}.worker",
+                jm.get("worker"),
+                data.WORKER.get(model, data.WORKER["resnet50"]),
+            )
+        )
+        pd.append(
+            _vector(
+                src,
+                f"{mp}.ps",
+                jm.get("ps"),
+                data.PARAMETER_SERVER.get(model, data.PARAMETER_SERVER["resnet50"]),
+            )
+        )
         if "standalone_speed" not in jm and model not in data.STANDALONE_SPEED:
             raise InputError(src, f"{mp}.standalone_speed", "missing (no default for this model)")
-        b.append(_number(src, f"{mp}.standalone_speed", jm.get("standalone_speed", data.STANDALONE_SPEED.get(model)), strict=True))
+        b.append(
+            _number(
+                src,
+                f"{mp}.standalone_speed",
+                jm.get("standalone_speed", data.STANDALONE_SPEED.get(model)),
+                strict=True,
+            )
+        )
         placed = jm.get("placed")
         new.append(placed is None)
         if placed is not None:
             if not isinstance(placed, dict):
-                raise InputError(src, f"{mp}.placed", "must be a map server id -> {workers, parameter_servers}")
+                raise InputError(
+                    src, f"{mp}.placed", "must be a map server id -> {workers, parameter_servers}"
+                )
             for sid, c in placed.items():
                 if sid not in servers:
                     raise InputError(src, f"{mp}.placed.{sid}", "unknown server")
@@ -241,21 +317,50 @@ def placement_view(instance: Instance) -> PlacementView:
                 for key, arr in (("workers", fw), ("parameter_servers", fp)):
                     v = c.get(key, 0)
                     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                        raise InputError(src, f"{mp}.placed.{sid}.{key}", f"must be an integer >= 0 (got {v!r})")
+                        raise InputError(
+                            src, f"{mp}.placed.{sid}.{key}", f"must be an integer >= 0 (got {v!r})"
+                        )
                     arr[k, servers.index(sid)] = v
             if fw[k].sum() != W[-1] or fp[k].sum() != P[-1]:
-                raise InputError(src, f"{mp}.placed", f"places {fw[k].sum()} workers and {fp[k].sum()} parameter servers; "
-                                 f"the job has {W[-1]} and {P[-1]}")
-    I = np.array([[0.0 if a == c else inter.get(models[a], {}).get(models[c], 0.0) for c in range(n)] for a in range(n)])
-    view = PlacementView(tuple(ids), tuple(servers), data.RESOURCES, tuple(models), np.array(cap, dtype=float),
-                         np.array(W), np.array(P), np.array(wd, dtype=float).reshape(n, len(data.RESOURCES)),
-                         np.array(pd, dtype=float).reshape(n, len(data.RESOURCES)), np.array(e), np.array(b),
-                         np.array(new, dtype=bool), fw, fp, I, np.array([comm[m] for m in models]), fmin)
+                raise InputError(
+                    src,
+                    f"{mp}.placed",
+                    f"places {fw[k].sum()} workers and {fp[k].sum()} parameter servers; "
+                    f"the job has {W[-1]} and {P[-1]}",
+                )
+    I = np.array(
+        [
+            [0.0 if a == c else inter.get(models[a], {}).get(models[c], 0.0) for c in range(n)]
+            for a in range(n)
+        ]
+    )
+    view = PlacementView(
+        tuple(ids),
+        tuple(servers),
+        data.RESOURCES,
+        tuple(models),
+        np.array(cap, dtype=float),
+        np.array(W),
+        np.array(P),
+        np.array(wd, dtype=float).reshape(n, len(data.RESOURCES)),
+        np.array(pd, dtype=float).reshape(n, len(data.RESOURCES)),
+        np.array(e),
+        np.array(b),
+        np.array(new, dtype=bool),
+        fw,
+        fp,
+        I,
+        np.array([comm[m] for m in models]),
+        fmin,
+    )
     over = view.fixed_usage() - view.capacity
     if (over > EPS).any():
         s, k = np.argwhere(over > EPS)[0]
-        raise InputError(src, f"$.metadata.placement.servers.{servers[s]}",
-                         f"the earlier jobs' {data.RESOURCES[k]} exceeds the capacity ({view.fixed_usage()[s, k]:g} > {view.capacity[s, k]:g})")
+        raise InputError(
+            src,
+            f"$.metadata.placement.servers.{servers[s]}",
+            f"the earlier jobs' {data.RESOURCES[k]} exceeds the capacity ({view.fixed_usage()[s, k]:g} > {view.capacity[s, k]:g})",
+        )
     return view
 
 
@@ -264,8 +369,13 @@ def check_placement(instance: Instance, placement: Placement) -> ValidationRepor
     in the module docstring: capacities, whole jobs only, earlier jobs untouched."""
     view = placement_view(instance)
     bad: list[Violation] = []
-    jobs, servers = {j: n for n, j in enumerate(view.job_ids)}, {s: k for k, s in enumerate(view.server_ids)}
-    tasks: dict[tuple[int, int], list[int]] = {}  # (job, server) -> [workers, ps], earlier jobs included
+    jobs, servers = (
+        {j: n for n, j in enumerate(view.job_ids)},
+        {s: k for k, s in enumerate(view.server_ids)},
+    )
+    tasks: dict[
+        tuple[int, int], list[int]
+    ] = {}  # (job, server) -> [workers, ps], earlier jobs included
     for n in range(view.n_jobs):
         for s in range(view.n_servers):
             if view.fixed_workers[n, s] or view.fixed_ps[n, s]:
@@ -276,16 +386,27 @@ def check_placement(instance: Instance, placement: Placement) -> ValidationRepor
             continue
         n = jobs[jid]
         if not view.new[n]:
-            bad.append(Violation("moved", f"'{jid}' was placed in an earlier interval and cannot move (Sec. IV)"))
+            bad.append(
+                Violation(
+                    "moved", f"'{jid}' was placed in an earlier interval and cannot move (Sec. IV)"
+                )
+            )
             continue
         w = sum(c[0] for c in on.values())
         p = sum(c[1] for c in on.values())
         if (w, p) != (int(view.workers[n]), int(view.parameter_servers[n])) and (w or p):
-            bad.append(Violation("partial_job", f"'{jid}' has {w} workers and {p} parameter servers placed; "
-                                                f"it needs {view.workers[n]} and {view.parameter_servers[n]}"))
+            bad.append(
+                Violation(
+                    "partial_job",
+                    f"'{jid}' has {w} workers and {p} parameter servers placed; "
+                    f"it needs {view.workers[n]} and {view.parameter_servers[n]}",
+                )
+            )
         for sid, (cw, cp) in on.items():
             if sid not in servers:
-                bad.append(Violation("unknown_server", f"'{jid}' is placed on unknown server '{sid}'"))
+                bad.append(
+                    Violation("unknown_server", f"'{jid}' is placed on unknown server '{sid}'")
+                )
                 continue
             if cw or cp:
                 cell = tasks.setdefault((n, servers[sid]), [0, 0])
@@ -293,9 +414,18 @@ def check_placement(instance: Instance, placement: Placement) -> ValidationRepor
                 cell[1] += cp
     for s in range(view.n_servers):
         for k, res in enumerate(view.resources):
-            used = sum(c[0] * view.worker_demand[n, k] + c[1] * view.ps_demand[n, k] for (n, ss), c in tasks.items() if ss == s)
+            used = sum(
+                c[0] * view.worker_demand[n, k] + c[1] * view.ps_demand[n, k]
+                for (n, ss), c in tasks.items()
+                if ss == s
+            )
             if used > view.capacity[s, k] + EPS:
-                bad.append(Violation("capacity", f"server '{view.server_ids[s]}': {res} {used:g} > capacity {view.capacity[s, k]:g}"))
+                bad.append(
+                    Violation(
+                        "capacity",
+                        f"server '{view.server_ids[s]}': {res} {used:g} > capacity {view.capacity[s, k]:g}",
+                    )
+                )
     if bad:
         return ValidationReport(False, None, {}, bad)
     on_server = {n: {s for (nn, s) in tasks if nn == n} for n in range(view.n_jobs)}
@@ -304,8 +434,10 @@ def check_placement(instance: Instance, placement: Placement) -> ValidationRepor
         if not on_server[n]:
             speeds[view.job_ids[n]] = 0.0
             continue
-        slow = max(sum(view.interference[n, j] for j in range(view.n_jobs) if j != n and s in on_server[j])
-                   for s in on_server[n])
+        slow = max(
+            sum(view.interference[n, j] for j in range(view.n_jobs) if j != n and s in on_server[j])
+            for s in on_server[n]
+        )
         comm = view.communication[n] * (len(on_server[n]) - 1)
         c = view.standalone_speed[n] * max(view.min_speed_fraction, 1.0 - slow - comm)
         speeds[view.job_ids[n]] = c

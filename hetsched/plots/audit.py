@@ -31,20 +31,34 @@ def draw_audit_histogram(report: dict, path: str | Path, source: str = "report")
     """One panel for the claim (ratio / bound) and one per proof step; the line at 1 is the bound."""
     plt = pyplot()
     ratio, checks = audit_ratios(report, source)
-    panels = [("claim: ALG/OPT over the bound", ratio)] + [(f"step {c}: LHS/RHS", v) for c, v in checks.items()]
+    panels = [("claim: ALG/OPT over the bound", ratio)] + [
+        (f"step {c}: LHS/RHS", v) for c, v in checks.items()
+    ]
     fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.4 * len(panels)), squeeze=False)
     for ax, (label, values) in zip(axes[:, 0], panels):
         finite = values[np.isfinite(values)]
         over = int(np.sum(finite > 1 + 1e-9))
         bins = np.histogram_bin_edges(np.append(finite, 1.0), bins=40)
-        ax.hist([finite[finite <= 1 + 1e-9], finite[finite > 1 + 1e-9]], bins=bins, stacked=True,
-                color=["tab:blue", "tab:red"], alpha=0.85, label=["holds", "violates"])
+        ax.hist(
+            [finite[finite <= 1 + 1e-9], finite[finite > 1 + 1e-9]],
+            bins=bins,
+            stacked=True,
+            color=["tab:blue", "tab:red"],
+            alpha=0.85,
+            label=["holds", "violates"],
+        )
         ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
-        ax.set_title(f"{label}: {len(finite)} trials, {over} above 1"
-                     + (f", {len(values) - len(finite)} infinite" if len(finite) < len(values) else ""), fontsize=9)
+        ax.set_title(
+            f"{label}: {len(finite)} trials, {over} above 1"
+            + (f", {len(values) - len(finite)} infinite" if len(finite) < len(values) else ""),
+            fontsize=9,
+        )
         ax.set_ylabel("trials")
     axes[-1, 0].set_xlabel("ratio (1 = the claimed bound)")
-    fig.suptitle(f"audit {report.get('claim', '?')} ({report.get('profile', '?')}, seed {report.get('seed', '?')})", fontsize=10)
+    fig.suptitle(
+        f"audit {report.get('claim', '?')} ({report.get('profile', '?')}, seed {report.get('seed', '?')})",
+        fontsize=10,
+    )
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=110)

@@ -57,9 +57,13 @@ class SimState:
         self.idle = np.ones(view.n_gpus, dtype=bool)
         self.rank = np.empty(n, dtype=np.int64)  # position in arrival order (ties by index)
         self.rank[np.argsort(view.arrival, kind="stable")] = np.arange(n)
-        self._waiting: list[int] = []  # jobs with a ready task, by rank (kept sorted as they come and go)
+        self._waiting: list[
+            int
+        ] = []  # jobs with a ready task, by rank (kept sorted as they come and go)
         self._waiting_keys: list[int] = []
-        self.version = np.zeros(n, dtype=np.int64)  # bumped whenever a job's observable state changes
+        self.version = np.zeros(
+            n, dtype=np.int64
+        )  # bumped whenever a job's observable state changes
         self.changed: set[int] = set()  # jobs whose state changed since the policy's last decision
 
     def _touch(self, n: int) -> None:
@@ -112,12 +116,16 @@ class SimResult:
     schedule: TaskSchedule
     completion: dict[str, float]  # C_n as the engine saw it
     first_start: dict[str, float]
-    events: list[tuple[float, str, str, int, int, str]] = field(default_factory=list)  # (t, kind, job, round, task, gpu)
+    events: list[tuple[float, str, str, int, int, str]] = field(
+        default_factory=list
+    )  # (t, kind, job, round, task, gpu)
     validation: ValidationReport | None = None
     decisions: int = 0
 
 
-def simulate(instance: Instance, policy: Policy, record_events: bool = True, check: bool = True) -> SimResult:
+def simulate(
+    instance: Instance, policy: Policy, record_events: bool = True, check: bool = True
+) -> SimResult:
     """Run ``policy`` on ``instance`` until every job completes; validate the run (see module doc).
     Refuses, before anything is built, more tasks than a schedule can hold (``refuse_large``)."""
     refuse_large(instance, "the task engine")
@@ -134,7 +142,9 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
 
     for n in np.argsort(view.arrival, kind="stable"):
         push(float(view.arrival[n]), ARRIVAL, (int(n),))
-    round_end = np.zeros(view.n_jobs)  # latest train+sync end among the current round's started tasks
+    round_end = np.zeros(
+        view.n_jobs
+    )  # latest train+sync end among the current round's started tasks
     assignments: list[TaskAssignment] = []
     events: list[tuple[float, str, str, int, int, str]] = []
     completion: dict[str, float] = {}
@@ -180,9 +190,13 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
         for n, m in decided:
             n, m = int(n), int(m)
             if not state.idle[m]:
-                raise HetschedError(f"policy {policy.name} started a task on busy GPU {gid[m]} at t={now}")
+                raise HetschedError(
+                    f"policy {policy.name} started a task on busy GPU {gid[m]} at t={now}"
+                )
             if not (state.arrived[n] and state.ready[n] > 0):
-                raise HetschedError(f"policy {policy.name} picked job {jid[n]} with no ready task at t={now}")
+                raise HetschedError(
+                    f"policy {policy.name} picked job {jid[n]} with no ready task at t={now}"
+                )
             task = int(state.started[n])
             r = int(state.rounds_done[n])
             tc, ts = float(view.train[n, m]), float(view.sync[n, m])
@@ -204,16 +218,29 @@ def simulate(instance: Instance, policy: Policy, record_events: bool = True, che
                 push(float(round_end[n]), ROUND_END, (n,))
             decisions += 1
     if remaining_jobs:
-        raise HetschedError(f"policy {policy.name} left {remaining_jobs} job(s) unfinished with no event pending")
+        raise HetschedError(
+            f"policy {policy.name} left {remaining_jobs} job(s) unfinished with no event pending"
+        )
     schedule = TaskSchedule(tuple(assignments), instance.name, instance_hash(instance))
-    result = SimResult(policy.name, schedule, completion,
-                       {jid[n]: float(state.first_start[n]) for n in range(view.n_jobs)}, events, None, decisions)
+    result = SimResult(
+        policy.name,
+        schedule,
+        completion,
+        {jid[n]: float(state.first_start[n]) for n in range(view.n_jobs)},
+        events,
+        None,
+        decisions,
+    )
     if check:
         report = validate(instance, schedule)
         result.validation = report
         if not report.valid:
-            raise HetschedError(f"simulated run of {policy.name} is invalid: {report.violations[:3]}")
+            raise HetschedError(
+                f"simulated run of {policy.name} is invalid: {report.violations[:3]}"
+            )
         for j, c in completion.items():
             if abs(report.completion[j] - c) > 1e-6 * max(1.0, c):
-                raise HetschedError(f"engine and validator disagree on C({j}): {c} vs {report.completion[j]}")
+                raise HetschedError(
+                    f"engine and validator disagree on C({j}): {c} vs {report.completion[j]}"
+                )
     return result

@@ -31,14 +31,17 @@ from hetsched.instance.model import Instance
 from hetsched.sim.gang_model import GangJobs, gang_jobs
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
-
-IDLE_LIMIT = 1000  # consecutive rounds in which a policy runs nothing while jobs wait: a stuck policy
+IDLE_LIMIT = (
+    1000  # consecutive rounds in which a policy runs nothing while jobs wait: a stuck policy
+)
 
 
 class GangState:
     """What a policy observes at a round boundary (jobs j and GPUs g by index)."""
 
-    def __init__(self, jobs: GangJobs, clairvoyant: bool, round_seconds: float, restore_seconds: float):
+    def __init__(
+        self, jobs: GangJobs, clairvoyant: bool, round_seconds: float, restore_seconds: float
+    ):
         self.jobs = jobs
         self._clairvoyant = clairvoyant
         self.round_seconds = round_seconds
@@ -51,7 +54,9 @@ class GangState:
         self.attained = np.zeros(n)  # GPU-seconds held so far (Tiresias' attained service)
         self.executed = np.zeros(n)  # seconds the job has held its gang
         self.rounds_run = np.zeros(n, dtype=np.int64)
-        self.held: dict[int, tuple[int, ...]] = {}  # GPUs of the previous round, for jobs that run on
+        self.held: dict[
+            int, tuple[int, ...]
+        ] = {}  # GPUs of the previous round, for jobs that run on
         self.order = np.argsort(jobs.arrival, kind="stable")
         self._remaining = jobs.work.astype(float).copy()
 
@@ -83,19 +88,33 @@ class GangSimResult:
     segments: list[Segment]
     completion: dict[str, float]
     first_start: dict[str, float]
-    events: list[tuple[float, str, str, str]] = field(default_factory=list)  # (t, kind, job, detail)
+    events: list[tuple[float, str, str, str]] = field(
+        default_factory=list
+    )  # (t, kind, job, detail)
     validation: GangReport | None = None
     rounds: int = 0
     preemptions: int = 0
 
 
-def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float = 360.0,
-                  restore_seconds: float = 10.0, record_events: bool = True, check: bool = True) -> GangSimResult:
+def simulate_gang(
+    instance: Instance,
+    policy: GangPolicy,
+    round_seconds: float = 360.0,
+    restore_seconds: float = 10.0,
+    record_events: bool = True,
+    check: bool = True,
+) -> GangSimResult:
     """Run ``policy`` round by round until every job completes; validate the run (module doc)."""
     if not (round_seconds > 0 and math.isfinite(round_seconds)):
-        raise InputError("simulate", "round_seconds", f"must be a positive number (got {round_seconds})")
+        raise InputError(
+            "simulate", "round_seconds", f"must be a positive number (got {round_seconds})"
+        )
     if not (0 <= restore_seconds < round_seconds):
-        raise InputError("simulate", "restore_seconds", f"must be >= 0 and < the round ({round_seconds} s), got {restore_seconds}")
+        raise InputError(
+            "simulate",
+            "restore_seconds",
+            f"must be >= 0 and < the round ({round_seconds} s), got {restore_seconds}",
+        )
     data = gang_jobs(instance)
     policy.prepare(instance, data)
     state = GangState(data, getattr(policy, "clairvoyant", False), round_seconds, restore_seconds)
@@ -132,8 +151,10 @@ def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float =
         _check_plan(plan, state, data, policy)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
-            raise HetschedError(f"policy {policy.name} left every GPU idle for {IDLE_LIMIT} rounds with "
-                                f"{left} job(s) waiting (t={t})")
+            raise HetschedError(
+                f"policy {policy.name} left every GPU idle for {IDLE_LIMIT} rounds with "
+                f"{left} job(s) waiting (t={t})"
+            )
         for j in list(state.held):
             if j not in plan:
                 preemptions += 1
@@ -151,8 +172,14 @@ def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float =
             if data.job_ids[j] not in first_start:
                 first_start[data.job_ids[j]] = t
             if record_events and not same:
-                events.append((t, "resume" if ran_before[j] else "start", data.job_ids[j],
-                               f"{','.join(ids)} restore {delay:g}s" if delay else ",".join(ids)))
+                events.append(
+                    (
+                        t,
+                        "resume" if ran_before[j] else "start",
+                        data.job_ids[j],
+                        f"{','.join(ids)} restore {delay:g}s" if delay else ",".join(ids),
+                    )
+                )
             if same and j in open_seg:  # the job runs on: extend its segment
                 idx = open_seg[j]
                 seg = segments[idx]
@@ -182,16 +209,22 @@ def simulate_gang(instance: Instance, policy: GangPolicy, round_seconds: float =
         state.held = held
         open_seg = new_open
         k += 1
-    result = GangSimResult(policy.name, segments, completion, first_start, events, rounds=k, preemptions=preemptions)
+    result = GangSimResult(
+        policy.name, segments, completion, first_start, events, rounds=k, preemptions=preemptions
+    )
     if check:
         report = validate_gang(instance, segments, restore_seconds)
         result.validation = report
         if not report.valid:
-            raise HetschedError(f"policy {policy.name}: the gang validator rejects the run: "
-                                + "; ".join(v.message for v in report.violations[:5]))
+            raise HetschedError(
+                f"policy {policy.name}: the gang validator rejects the run: "
+                + "; ".join(v.message for v in report.violations[:5])
+            )
         for jid, c in completion.items():
             if abs(report.completion[jid] - c) > 1e-6 * max(1.0, c):
-                raise HetschedError(f"engine and validator disagree on {jid}'s completion: {c} vs {report.completion[jid]}")
+                raise HetschedError(
+                    f"engine and validator disagree on {jid}'s completion: {c} vs {report.completion[jid]}"
+                )
     return result
 
 
@@ -200,12 +233,18 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
     used: set[int] = set()
     for j, gpus in plan.items():
         if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
-            raise HetschedError(f"policy {policy.name} placed job index {j}, which is not active at t={state.now}")
+            raise HetschedError(
+                f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
+            )
         gs = [int(g) for g in gpus]
         if len(set(gs)) != len(gs) or len(gs) != data.gang[j]:
-            raise HetschedError(f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}")
+            raise HetschedError(
+                f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}"
+            )
         if used & set(gs):
             raise HetschedError(f"policy {policy.name} gave a GPU to two jobs at t={state.now}")
         if any(not (0 <= g < data.n_gpus) or data.throughput[j, data.gpu_type[g]] <= 0 for g in gs):
-            raise HetschedError(f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on")
+            raise HetschedError(
+                f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on"
+            )
         used |= set(gs)

@@ -64,7 +64,9 @@ class GangJobs:
         """Job j alone on the cluster on its fastest gang: the q fastest types with >= s_j GPUs
         between them, at the q-th type's pace (a lower bound on any policy's JCT for the job)."""
         count = self.type_count()
-        order = [r for r in np.argsort(-self.throughput[j], kind="stable") if self.throughput[j, r] > 0]
+        order = [
+            r for r in np.argsort(-self.throughput[j], kind="stable") if self.throughput[j, r] > 0
+        ]
         have = 0
         for r in order:
             have += count[r]
@@ -87,27 +89,48 @@ def gang_jobs(instance: Instance) -> GangJobs:
         if job.throughput and job.epochs and job.iterations_per_epoch:
             for r, t in enumerate(types):
                 if t not in job.throughput:
-                    raise InputError(instance.name, f"$.jobs[{j}].throughput",
-                                     f"no throughput for GPU type '{t}' (0 = cannot run there)")
+                    raise InputError(
+                        instance.name,
+                        f"$.jobs[{j}].throughput",
+                        f"no throughput for GPU type '{t}' (0 = cannot run there)",
+                    )
                 thr[j, r] = job.throughput[t] * (s if per_worker else 1)
             work.append(job.epochs * job.iterations_per_epoch)
         else:
             for r, t in enumerate(types):
                 tc, ts = job.train_time.get(t), job.sync_time.get(t, 0.0)
                 if tc is None:
-                    raise InputError(instance.name, f"$.jobs[{j}].train_time", f"no train time for GPU type '{t}'")
+                    raise InputError(
+                        instance.name,
+                        f"$.jobs[{j}].train_time",
+                        f"no train time for GPU type '{t}'",
+                    )
                 thr[j, r] = 0.0 if tc >= NEVER else 1.0 / (tc + ts)
             work.append(float(job.rounds))
         if not np.any(thr[j] > 0):
-            raise InputError(instance.name, f"$.jobs[{j}]", "the job cannot run on any GPU type (throughput 0 everywhere)")
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}]",
+                "the job cannot run on any GPU type (throughput 0 everywhere)",
+            )
         usable = sum(1 for g in gpus if thr[j, types.index(g.type)] > 0)
         if s > usable:
-            raise InputError(instance.name, f"$.jobs[{j}].requested_workers",
-                             f"a gang of {s} GPUs, but only {usable} GPUs can run the job")
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].requested_workers",
+                f"a gang of {s} GPUs, but only {usable} GPUs can run the job",
+            )
         gang.append(s)
     return GangJobs(
-        job_ids=tuple(j.id for j in instance.jobs), arrival=np.array([j.arrival for j in instance.jobs], dtype=float),
-        weight=np.array([j.weight for j in instance.jobs], dtype=float), gang=np.array(gang, dtype=np.int64),
-        work=np.array(work, dtype=float), throughput=thr, types=types, gpu_ids=tuple(g.id for g in gpus),
+        job_ids=tuple(j.id for j in instance.jobs),
+        arrival=np.array([j.arrival for j in instance.jobs], dtype=float),
+        weight=np.array([j.weight for j in instance.jobs], dtype=float),
+        gang=np.array(gang, dtype=np.int64),
+        work=np.array(work, dtype=float),
+        throughput=thr,
+        types=types,
+        gpu_ids=tuple(g.id for g in gpus),
         gpu_type=np.array([types.index(g.type) for g in gpus], dtype=np.int64),
-        gpu_server=np.array([server_of[g.id] for g in gpus], dtype=np.int64), servers=servers)
+        gpu_server=np.array([server_of[g.id] for g in gpus], dtype=np.int64),
+        servers=servers,
+    )

@@ -45,12 +45,18 @@ class GangReport:
     violations: list[Violation] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"valid": self.valid, "completion": self.completion, "busy_gpu_seconds": self.busy_gpu_seconds,
-                "restores": self.restores,
-                "violations": [{"kind": v.kind, "message": v.message} for v in self.violations]}
+        return {
+            "valid": self.valid,
+            "completion": self.completion,
+            "busy_gpu_seconds": self.busy_gpu_seconds,
+            "restores": self.restores,
+            "violations": [{"kind": v.kind, "message": v.message} for v in self.violations],
+        }
 
 
-def validate_gang(instance: Instance, segments: list[Segment], restore_seconds: float) -> GangReport:
+def validate_gang(
+    instance: Instance, segments: list[Segment], restore_seconds: float
+) -> GangReport:
     """Check a gang run and recompute the completions (module docstring)."""
     data = gang_jobs(instance)
     jobs = {jid: j for j, jid in enumerate(data.job_ids)}
@@ -66,16 +72,31 @@ def validate_gang(instance: Instance, segments: list[Segment], restore_seconds: 
             bad.append(Violation("unknown", f"segment {s}: unknown job or GPU"))
             continue
         if not (math.isfinite(s.start) and math.isfinite(s.end) and s.start < s.end):
-            bad.append(Violation("bad_interval", f"{s.job}: segment [{s.start}, {s.end}) is empty or not finite"))
+            bad.append(
+                Violation(
+                    "bad_interval", f"{s.job}: segment [{s.start}, {s.end}) is empty or not finite"
+                )
+            )
             continue
         j = jobs[s.job]
         if s.start < data.arrival[j] - tol:
-            bad.append(Violation("arrival", f"{s.job} runs at {s.start} before it arrives at {data.arrival[j]}"))
+            bad.append(
+                Violation(
+                    "arrival", f"{s.job} runs at {s.start} before it arrives at {data.arrival[j]}"
+                )
+            )
         idx = [gpus[g] for g in s.gpus]
         if len(set(idx)) != len(idx) or len(idx) != data.gang[j]:
-            bad.append(Violation("gang", f"{s.job} holds {len(set(idx))} distinct GPUs at {s.start}, its gang is {data.gang[j]}"))
+            bad.append(
+                Violation(
+                    "gang",
+                    f"{s.job} holds {len(set(idx))} distinct GPUs at {s.start}, its gang is {data.gang[j]}",
+                )
+            )
         if any(data.throughput[j, data.gpu_type[g]] <= 0 for g in idx):
-            bad.append(Violation("gang", f"{s.job} holds a GPU of a type it cannot run on at {s.start}"))
+            bad.append(
+                Violation("gang", f"{s.job} holds a GPU of a type it cannot run on at {s.start}")
+            )
         by_job[j].append(s)
         for g in set(idx):
             by_gpu[g].append((s.start, s.end, s.job))
@@ -84,7 +105,12 @@ def validate_gang(instance: Instance, segments: list[Segment], restore_seconds: 
         spans.sort()
         for (a0, a1, ja), (b0, b1, jb) in zip(spans, spans[1:]):
             if b0 < a1 - tol:
-                bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by {ja} until {a1} and by {jb} from {b0}"))
+                bad.append(
+                    Violation(
+                        "overlap",
+                        f"GPU {data.gpu_ids[g]} held by {ja} until {a1} and by {jb} from {b0}",
+                    )
+                )
     completion: dict[str, float] = {}
     first: dict[str, float] = {}
     restores = 0
@@ -96,23 +122,36 @@ def validate_gang(instance: Instance, segments: list[Segment], restore_seconds: 
         first[jid] = segs[0].start
         done, work = 0.0, float(data.work[j])
         for k, s in enumerate(segs):
-            resumed = k > 0 and (abs(segs[k - 1].end - s.start) > tol or set(segs[k - 1].gpus) != set(s.gpus))
+            resumed = k > 0 and (
+                abs(segs[k - 1].end - s.start) > tol or set(segs[k - 1].gpus) != set(s.gpus)
+            )
             delay = restore_seconds if resumed else 0.0
             restores += resumed
-            rate = min(data.throughput[j, data.gpu_type[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
+            rate = (
+                min(data.throughput[j, data.gpu_type[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
+            )
             useful = max(0.0, s.end - s.start - delay)
             if done >= work * (1 - 1e-9):
-                bad.append(Violation("progress", f"{jid} holds GPUs from {s.start} after its work is done"))
+                bad.append(
+                    Violation("progress", f"{jid} holds GPUs from {s.start} after its work is done")
+                )
                 break
             if rate > 0 and done + rate * useful >= work * (1 - 1e-9):
                 finish = s.start + delay + (work - done) / rate
                 if k < len(segs) - 1 or abs(finish - s.end) > tol + 1e-9 * finish:
-                    bad.append(Violation("progress", f"{jid} finishes its work at {finish:.9g} but holds GPUs until "
-                                         f"{s.end:.9g}" + (" and runs again later" if k < len(segs) - 1 else "")))
+                    bad.append(
+                        Violation(
+                            "progress",
+                            f"{jid} finishes its work at {finish:.9g} but holds GPUs until "
+                            f"{s.end:.9g}" + (" and runs again later" if k < len(segs) - 1 else ""),
+                        )
+                    )
                 completion[jid] = finish
                 done = work
             else:
                 done += rate * useful
         if jid not in completion and done < work * (1 - 1e-9):
-            bad.append(Violation("incomplete", f"{jid} does {done:.6g} of its {work:.6g} units of work"))
+            bad.append(
+                Violation("incomplete", f"{jid} does {done:.6g} of its {work:.6g} units of work")
+            )
     return GangReport(not bad, completion, first, busy, restores, bad)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from hetsched.errors import InputError
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
@@ -58,7 +57,9 @@ def optimal_groups(instance: Instance, groups: int) -> list[list[int]]:
 
     result = solve(instance, "gpu-grouping", "highs", options={"groups": groups})
     if result.status != Status.OPTIMAL:
-        raise InputError(instance.name, "--groups", f"GPU grouping not solved to optimality ({result.status})")
+        raise InputError(
+            instance.name, "--groups", f"GPU grouping not solved to optimality ({result.status})"
+        )
     index = {g.id: k for k, g in enumerate(instance.gpus)}
     return [sorted(index[g] for g in grp) for grp in result.solution.groups]
 
@@ -67,15 +68,21 @@ def grouped_cluster(instance: Instance, groups: int, exact_max_gpus: int = 12) -
     """The U-group machine of ``instance`` (see the module docstring for the group times)."""
     n_gpus = len(instance.gpus)
     if not 1 <= groups <= n_gpus:
-        raise InputError(instance.name, "groups", f"need 1 <= groups <= {n_gpus} GPUs (got {groups})")
+        raise InputError(
+            instance.name, "groups", f"need 1 <= groups <= {n_gpus} GPUs (got {groups})"
+        )
     if n_gpus <= exact_max_gpus:
         members, method = optimal_groups(instance, groups), "milp-optimal"
     else:
         members, method = serpentine_groups(instance, groups), "serpentine"
     from hetsched.models.gpu_grouping import spread
 
-    return GroupedCluster(tuple(tuple(g) for g in members), method, spread(instance, members),
-                          group_machine(instance, members))
+    return GroupedCluster(
+        tuple(tuple(g) for g in members),
+        method,
+        spread(instance, members),
+        group_machine(instance, members),
+    )
 
 
 def group_machine(instance: Instance, members: list[list[int]]) -> Instance:
@@ -83,7 +90,9 @@ def group_machine(instance: Instance, members: list[list[int]]) -> Instance:
     view = hare_view(instance)
     speed = 1.0 / view.cycle  # s_{n,m}
     types = {f"group{u}": GpuType(f"group{u}") for u in range(len(members))}
-    server = Server("groups", tuple(Gpu(f"group{u}", f"group{u}", "groups") for u in range(len(members))))
+    server = Server(
+        "groups", tuple(Gpu(f"group{u}", f"group{u}", "groups") for u in range(len(members)))
+    )
     jobs = []
     for n, job in enumerate(instance.jobs):
         train, sync = {}, {}
@@ -93,11 +102,25 @@ def group_machine(instance: Instance, members: list[list[int]]) -> Instance:
             share = float((s * view.sync[n, grp]).sum()) / len(grp)
             sync[f"group{u}"] = cycle * share
             train[f"group{u}"] = cycle - cycle * share
-        jobs.append(Job(id=job.id, arrival=job.arrival, weight=job.weight, rounds=job.rounds,
-                        tasks_per_round=job.tasks_per_round, train_time=train, sync_time=sync,
-                        model=job.model))
+        jobs.append(
+            Job(
+                id=job.id,
+                arrival=job.arrival,
+                weight=job.weight,
+                rounds=job.rounds,
+                tasks_per_round=job.tasks_per_round,
+                train_time=train,
+                sync_time=sync,
+                model=job.model,
+            )
+        )
     ids = [[instance.gpus[m].id for m in grp] for grp in members]
     meta = dict(instance.metadata or {})
     meta["gpu_groups"] = ids
-    return Instance(name=f"{instance.name}[groups={len(members)}]", cluster=Cluster(types, (server,)),
-                    jobs=tuple(jobs), description=f"GPU groups of {instance.name}: {ids}", metadata=meta)
+    return Instance(
+        name=f"{instance.name}[groups={len(members)}]",
+        cluster=Cluster(types, (server,)),
+        jobs=tuple(jobs),
+        description=f"GPU groups of {instance.name}: {ids}",
+        metadata=meta,
+    )

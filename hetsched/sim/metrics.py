@@ -53,8 +53,18 @@ def job_rows(instance: Instance, result: SimResult) -> list[JobRow]:
     for n, jid in enumerate(view.job_ids):
         c, a = completion[jid], float(view.arrival[n])
         iso = view.n_jobs * float(view.rounds[n]) * alone_round_time(view, n)
-        rows.append(JobRow(jid, a, float(view.weight[n]), result.first_start[jid], c, c - a,
-                           result.first_start[jid] - a, (c - a) / iso))
+        rows.append(
+            JobRow(
+                jid,
+                a,
+                float(view.weight[n]),
+                result.first_start[jid],
+                c,
+                c - a,
+                result.first_start[jid] - a,
+                (c - a) / iso,
+            )
+        )
     return rows
 
 
@@ -94,8 +104,18 @@ def gang_job_rows(instance: Instance, result) -> list[JobRow]:
     for j, jid in enumerate(data.job_ids):
         c, a = completion[jid], float(data.arrival[j])
         iso = data.n_jobs * data.alone_seconds(j)
-        rows.append(JobRow(jid, a, float(data.weight[j]), result.first_start[jid], c, c - a,
-                           result.first_start[jid] - a, (c - a) / iso))
+        rows.append(
+            JobRow(
+                jid,
+                a,
+                float(data.weight[j]),
+                result.first_start[jid],
+                c,
+                c - a,
+                result.first_start[jid] - a,
+                (c - a) / iso,
+            )
+        )
     return rows
 
 
@@ -118,9 +138,24 @@ def _busy(view: HareView, result: SimResult) -> float:
 
 def write_job_csv(instance: Instance, result, path: str | Path) -> None:
     """One row per job (either engine's result)."""
-    rows = gang_job_rows(instance, result) if hasattr(result, "segments") else job_rows(instance, result)
+    rows = (
+        gang_job_rows(instance, result)
+        if hasattr(result, "segments")
+        else job_rows(instance, result)
+    )
     with Path(path).open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(list(JobRow.__dataclass_fields__))
         for r in rows:
-            out.writerow([r.job, r.arrival, r.weight, r.first_start, r.completion, r.jct, r.queueing_delay, r.ftf_rho])
+            out.writerow(
+                [
+                    r.job,
+                    r.arrival,
+                    r.weight,
+                    r.first_start,
+                    r.completion,
+                    r.jct,
+                    r.queueing_delay,
+                    r.ftf_rho,
+                ]
+            )

@@ -23,8 +23,15 @@ def file_stem(policy: str) -> str:
     return policy.replace(":", "_").replace(",", "-")
 
 
-def run_policy(instance: Instance, policy: str, seed: int = 0, out: str | Path | None = None,
-               workload: str = "", round_seconds: float = 360.0, restore_seconds: float = 10.0) -> dict:
+def run_policy(
+    instance: Instance,
+    policy: str,
+    seed: int = 0,
+    out: str | Path | None = None,
+    workload: str = "",
+    round_seconds: float = 360.0,
+    restore_seconds: float = 10.0,
+) -> dict:
     """Simulate, validate, measure; write ``out/POLICY.json`` and ``out/POLICY-jobs.csv`` if ``out``.
     Job-level policies run on the gang engine with ``round_seconds`` rounds and ``restore_seconds``
     checkpoint-restore delays; task-level ones on the task engine (the two options do not apply)."""
@@ -33,8 +40,13 @@ def run_policy(instance: Instance, policy: str, seed: int = 0, out: str | Path |
     machine = instance
     if is_job_level(policy):
         result = simulate_gang(instance, pol, round_seconds, restore_seconds)
-        extra = {"level": "job", "rounds": result.rounds, "preemptions": result.preemptions,
-                 "round_seconds": round_seconds, "restore_seconds": restore_seconds}
+        extra = {
+            "level": "job",
+            "rounds": result.rounds,
+            "preemptions": result.preemptions,
+            "round_seconds": round_seconds,
+            "restore_seconds": restore_seconds,
+        }
         measured = gang_metrics(instance, result)
     else:
         machine = pol.machine(instance) if hasattr(pol, "machine") else instance
@@ -42,25 +54,48 @@ def run_policy(instance: Instance, policy: str, seed: int = 0, out: str | Path |
         extra = {"level": "task", "tasks": len(result.schedule.assignments)}
         if machine is not instance:  # the policy ran on GPU groups: say which and how good
             g = pol.grouping
-            extra["gpu_groups"] = {"groups": len(g.groups), "method": g.method, "spread": g.spread,
-                                   "members": [[instance.gpus[m].id for m in grp] for grp in g.groups]}
+            extra["gpu_groups"] = {
+                "groups": len(g.groups),
+                "method": g.method,
+                "spread": g.spread,
+                "members": [[instance.gpus[m].id for m in grp] for grp in g.groups],
+            }
         measured = metrics(machine, result)
     seconds = time.perf_counter() - t
-    summary = {"policy": policy, "seed": seed, "workload": workload or instance.name,
-               "instance_hash": instance_hash(instance), "metrics": measured,
-               "valid": bool(result.validation.valid), "seconds": round(seconds, 3), **extra}
+    summary = {
+        "policy": policy,
+        "seed": seed,
+        "workload": workload or instance.name,
+        "instance_hash": instance_hash(instance),
+        "metrics": measured,
+        "valid": bool(result.validation.valid),
+        "seconds": round(seconds, 3),
+        **extra,
+    }
     if out is not None:
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         write_job_csv(machine, result, d / f"{file_stem(policy)}-jobs.csv")
         (d / f"{file_stem(policy)}.json").write_text(json.dumps(summary, indent=1) + "\n")
-    summary["_jct"] = [r.jct for r in (gang_job_rows(instance, result) if is_job_level(policy)
-                                       else job_rows(machine, result))]
+    summary["_jct"] = [
+        r.jct
+        for r in (
+            gang_job_rows(instance, result) if is_job_level(policy) else job_rows(machine, result)
+        )
+    ]
     return summary
 
 
-def compare(instance: Instance, policies: list[str], seed: int = 0, out: str | Path = "sim-results",
-            workload: str = "", progress=None, round_seconds: float = 360.0, restore_seconds: float = 10.0) -> list[dict]:
+def compare(
+    instance: Instance,
+    policies: list[str],
+    seed: int = 0,
+    out: str | Path = "sim-results",
+    workload: str = "",
+    progress=None,
+    round_seconds: float = 360.0,
+    restore_seconds: float = 10.0,
+) -> list[dict]:
     d = Path(out)
     h = instance_hash(instance)
     rows = []
@@ -69,18 +104,29 @@ def compare(instance: Instance, policies: list[str], seed: int = 0, out: str | P
         same = done.exists() and json.loads(done.read_text()).get("instance_hash") == h
         if same and is_job_level(p):
             old = json.loads(done.read_text())
-            same = (old.get("round_seconds"), old.get("restore_seconds")) == (round_seconds, restore_seconds)
+            same = (old.get("round_seconds"), old.get("restore_seconds")) == (
+                round_seconds,
+                restore_seconds,
+            )
         if same and (d / f"{file_stem(p)}-jobs.csv").exists():
             summary = json.loads(done.read_text())
-            summary["_jct"] = list(np.loadtxt(d / f"{file_stem(p)}-jobs.csv", delimiter=",", skiprows=1, usecols=5, ndmin=1))
+            summary["_jct"] = list(
+                np.loadtxt(
+                    d / f"{file_stem(p)}-jobs.csv", delimiter=",", skiprows=1, usecols=5, ndmin=1
+                )
+            )
             if progress:
                 progress(f"{p}: already in {d}, kept")
         else:
             summary = run_policy(instance, p, seed, d, workload, round_seconds, restore_seconds)
             if progress:
-                progress(f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)")
+                progress(
+                    f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"
+                )
         rows.append(summary)
-    (d / "compare.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "_jct"} for r in rows], indent=1) + "\n")
+    (d / "compare.json").write_text(
+        json.dumps([{k: v for k, v in r.items() if k != "_jct"} for r in rows], indent=1) + "\n"
+    )
     jct_cdf(rows, d)
     return rows
 

@@ -41,8 +41,13 @@ class SimilarityWorkload:
     jobs: tuple[dict, ...]  # id, row, workers, samples, memory_gb, arrival (s)
 
 
-def similarity_workload(seed: int, n_jobs: int = 50, arrival_span_minutes: float = 0.0,
-                        gpus: dict[str, int] | None = None, median_minutes: float = 20.0) -> SimilarityWorkload:
+def similarity_workload(
+    seed: int,
+    n_jobs: int = 50,
+    arrival_span_minutes: float = 0.0,
+    gpus: dict[str, int] | None = None,
+    median_minutes: float = 20.0,
+) -> SimilarityWorkload:
     """Jobs of Gavel's table rows measured on every type at their GPU count (1 GPU 60%, 2 25%,
     4 15%, when measured); arrivals uniform over ``arrival_span_minutes`` (0: all at once, the
     paper's third scenario; 7 and 15 its others); work = a log-normal duration (median
@@ -50,12 +55,20 @@ def similarity_workload(seed: int, n_jobs: int = 50, arrival_span_minutes: float
     gpus = dict(gpus or {"k80": 4, "p100": 4, "v100": 4})
     unknown = sorted(set(gpus) - set(MEMORY))
     if unknown:
-        raise InputError("--cluster", unknown[0], f"no measured throughputs for this GPU type (known: {', '.join(MEMORY)})")
+        raise InputError(
+            "--cluster",
+            unknown[0],
+            f"no measured throughputs for this GPU type (known: {', '.join(MEMORY)})",
+        )
     db = gavel_reference_db()
     rng = np.random.default_rng([seed, 13])
     rows = [r for r in db.jobs if all((t, 1) in r.throughput for t in gpus)]
     jobs = []
-    arrivals = np.sort(rng.uniform(0.0, arrival_span_minutes * 60.0, n_jobs)) if arrival_span_minutes > 0 else np.zeros(n_jobs)
+    arrivals = (
+        np.sort(rng.uniform(0.0, arrival_span_minutes * 60.0, n_jobs))
+        if arrival_span_minutes > 0
+        else np.zeros(n_jobs)
+    )
     for k in range(n_jobs):
         r = rows[int(rng.integers(len(rows)))]
         want = int(rng.choice([1, 2, 4], p=[0.6, 0.25, 0.15]))
@@ -63,8 +76,16 @@ def similarity_workload(seed: int, n_jobs: int = 50, arrival_span_minutes: float
             want = 1
         minutes = float(rng.lognormal(np.log(median_minutes), 0.8))
         samples = minutes * 60.0 * r.throughput[("v100", want)] * r.batch_size
-        jobs.append({"id": f"J{k}", "row": r.name, "workers": want, "samples": samples,
-                     "memory_gb": float(np.round(rng.uniform(1, 12) * 2) / 2), "arrival": float(arrivals[k])})
+        jobs.append(
+            {
+                "id": f"J{k}",
+                "row": r.name,
+                "workers": want,
+                "samples": samples,
+                "memory_gb": float(np.round(rng.uniform(1, 12) * 2) / 2),
+                "arrival": float(arrivals[k]),
+            }
+        )
     span = f"{arrival_span_minutes:g}min" if arrival_span_minutes > 0 else "static"
     return SimilarityWorkload(f"similarity-{n_jobs}-{span}-s{seed}", gpus, tuple(jobs))
 
@@ -74,13 +95,27 @@ def _samples_per_second(row: str, gpu_type: str, gpus: int) -> float:
 
 
 def _cluster(free: dict[str, int]) -> Cluster:
-    servers = tuple(Server(t, tuple(Gpu(f"{t}{i}", t, t) for i in range(n))) for t, n in sorted(free.items()) if n > 0)
+    servers = tuple(
+        Server(t, tuple(Gpu(f"{t}{i}", t, t) for i in range(n)))
+        for t, n in sorted(free.items())
+        if n > 0
+    )
     return Cluster({t: GpuType(t, memory_gb=MEMORY[t]) for t in free}, servers)
 
 
 def _job(j: dict, row: str | None = None) -> Job:
-    return Job(j["id"], j["arrival"], 1.0, 1, 1, {"k80": 1.0}, {"k80": 0.0}, requested_workers=j["workers"],
-               memory_gb=j["memory_gb"], model=ModelInfo(name=row or j["row"]))
+    return Job(
+        j["id"],
+        j["arrival"],
+        1.0,
+        1,
+        1,
+        {"k80": 1.0},
+        {"k80": 0.0},
+        requested_workers=j["workers"],
+        memory_gb=j["memory_gb"],
+        model=ModelInfo(name=row or j["row"]),
+    )
 
 
 @dataclass
@@ -96,19 +131,37 @@ class _State:
 @dataclass
 class _Round:
     decision: dict[str, Option] = field(default_factory=dict)
-    pairs: list[tuple[str, str, str]] = field(default_factory=list)  # (solo job, packed job, gpu type)
+    pairs: list[tuple[str, str, str]] = field(
+        default_factory=list
+    )  # (solo job, packed job, gpu type)
 
 
-def _decide(wl: SimilarityWorkload, queue: list[dict], free: dict[str, int], variant: str, exact: str | None,
-            t: int) -> dict[str, Option]:
+def _decide(
+    wl: SimilarityWorkload,
+    queue: list[dict],
+    free: dict[str, int],
+    variant: str,
+    exact: str | None,
+    t: int,
+) -> dict[str, Option]:
     if not queue or sum(free.values()) == 0:
         return {}
-    inst = Instance(f"{wl.name}-r{t}", _cluster(free), tuple(_job(j) for j in queue),
-                    metadata={"similarity": {"variant": variant}})
+    inst = Instance(
+        f"{wl.name}-r{t}",
+        _cluster(free),
+        tuple(_job(j) for j in queue),
+        metadata={"similarity": {"variant": variant}},
+    )
     if exact:
         from hetsched.solve import solve
 
-        res = solve(inst, "similarity-allocation", "highs", time_limit=30, options={"estimated": exact == "estimated"})
+        res = solve(
+            inst,
+            "similarity-allocation",
+            "highs",
+            time_limit=30,
+            options={"estimated": exact == "estimated"},
+        )
         if res.solution is None:
             raise HetschedError(f"exact round {t} found no solution ({res.status.value})")
         decision = dict(res.solution)
@@ -120,17 +173,26 @@ def _decide(wl: SimilarityWorkload, queue: list[dict], free: dict[str, int], var
     return decision
 
 
-def _pack(wl: SimilarityWorkload, jobs: dict[str, dict], decision: dict[str, Option], waiting: list[dict],
-          exact: str | None, t: int) -> list[tuple[str, str, str]]:
+def _pack(
+    wl: SimilarityWorkload,
+    jobs: dict[str, dict],
+    decision: dict[str, Option],
+    waiting: list[dict],
+    exact: str | None,
+    t: int,
+) -> list[tuple[str, str, str]]:
     from hetsched.packing import check_packing, greedy_packing, optimal_packing, packing_view
 
     solo = [(jid, o) for jid, o in decision.items() if o.gpus == 1]
     if not solo or not waiting:
         return []
     gpus = tuple(Gpu(f"g{k}", o.gpu_type, "s") for k, (_, o) in enumerate(solo))
-    inst = Instance(f"{wl.name}-pack{t}", Cluster({tp: GpuType(tp, memory_gb=MEMORY[tp]) for tp in wl.gpus}, (Server("s", gpus),)),
-                    tuple(_job(jobs[jid], o.row) for jid, o in solo) + tuple(_job(j) for j in waiting),
-                    metadata={"packing": {"scheduled": {jid: f"g{k}" for k, (jid, _) in enumerate(solo)}}})
+    inst = Instance(
+        f"{wl.name}-pack{t}",
+        Cluster({tp: GpuType(tp, memory_gb=MEMORY[tp]) for tp in wl.gpus}, (Server("s", gpus),)),
+        tuple(_job(jobs[jid], o.row) for jid, o in solo) + tuple(_job(j) for j in waiting),
+        metadata={"packing": {"scheduled": {jid: f"g{k}" for k, (jid, _) in enumerate(solo)}}},
+    )
     view = packing_view(inst)
     plan = optimal_packing(view) if exact else greedy_packing(view)
     rep = check_packing(inst, plan)
@@ -139,9 +201,16 @@ def _pack(wl: SimilarityWorkload, jobs: dict[str, dict], decision: dict[str, Opt
     return [(s, q, decision[s].gpu_type) for s, q in plan.pairs]
 
 
-def simulate_similarity(wl: SimilarityWorkload, variant: str = "gpu_ngpu", change_decisions: bool = True,
-                        packing: bool = False, exact: str | None = None, round_minutes: float = 3.0,
-                        restore_seconds: float = 10.0, max_rounds: int = 200_000) -> dict:
+def simulate_similarity(
+    wl: SimilarityWorkload,
+    variant: str = "gpu_ngpu",
+    change_decisions: bool = True,
+    packing: bool = False,
+    exact: str | None = None,
+    round_minutes: float = 3.0,
+    restore_seconds: float = 10.0,
+    max_rounds: int = 200_000,
+) -> dict:
     """Run the policy. ``exact`` replaces Algorithms 2 and 3 by the exact round and the exact
     packing: ``"truth"`` ranks options by the jobs' true throughputs (an oracle: what the
     similarity estimate stands in for), ``"estimated"`` by the closest reference's, as the
@@ -161,17 +230,25 @@ def simulate_similarity(wl: SimilarityWorkload, variant: str = "gpu_ngpu", chang
         if r > max_rounds:
             raise HetschedError(f"jobs unfinished after {max_rounds} rounds")
         t = r * D
-        queue = [jobs[jid] for jid, s in st.items() if s.completion is None and jobs[jid]["arrival"] <= t]
+        queue = [
+            jobs[jid] for jid, s in st.items() if s.completion is None and jobs[jid]["arrival"] <= t
+        ]
         queue.sort(key=lambda j: (j["arrival"], j["id"]))
         if not change_decisions:
-            keep = {jid: s.option for jid, s in st.items() if s.completion is None and s.option is not None and not s.packed}
+            keep = {
+                jid: s.option
+                for jid, s in st.items()
+                if s.completion is None and s.option is not None and not s.packed
+            }
         else:
             keep = {}
         free = dict(wl.gpus)
         for o in keep.values():
             free[o.gpu_type] -= o.gpus
         decision = dict(keep)
-        decision.update(_decide(wl, [j for j in queue if j["id"] not in keep], free, variant, exact, r))
+        decision.update(
+            _decide(wl, [j for j in queue if j["id"] not in keep], free, variant, exact, r)
+        )
         waiting = [j for j in queue if j["id"] not in decision]
         pairs = _pack(wl, jobs, decision, waiting, exact, r) if packing else []
         partner = {s: (q, tp) for s, q, tp in pairs}
@@ -185,13 +262,24 @@ def simulate_similarity(wl: SimilarityWorkload, variant: str = "gpu_ngpu", chang
                     a, _ = pair_table[o.gpu_type][(o.row, 1)][(jobs[partner[jid][0]]["row"], 1)]
                     rate = a * parse_row(o.row)[1]
                 gpus = o.gpus
-                same = s.option is not None and (s.option.gpu_type, s.option.gpus, s.option.row) == (o.gpu_type, o.gpus, o.row)
+                same = s.option is not None and (
+                    s.option.gpu_type,
+                    s.option.gpus,
+                    s.option.row,
+                ) == (o.gpu_type, o.gpus, o.row)
                 new_option = o
             elif jid in packed:
                 solo, tp = packed[jid]
                 _, b = pair_table[tp][(decision[solo].row, 1)][(jobs[jid]["row"], 1)]
-                rate, gpus = b * parse_row(jobs[jid]["row"])[1], 0  # the GPU is counted with its solo job
-                same = s.option is not None and (s.option.gpu_type, s.option.gpus, s.option.row) == (tp, 1, jobs[jid]["row"])
+                rate, gpus = (
+                    b * parse_row(jobs[jid]["row"])[1],
+                    0,
+                )  # the GPU is counted with its solo job
+                same = s.option is not None and (
+                    s.option.gpu_type,
+                    s.option.gpus,
+                    s.option.row,
+                ) == (tp, 1, jobs[jid]["row"])
                 new_option = Option(tp, 1, jobs[jid]["row"], 0.0, 0.0)
             else:
                 s.option = None  # waits: its next allocation pays the restore
@@ -217,10 +305,33 @@ def simulate_similarity(wl: SimilarityWorkload, variant: str = "gpu_ngpu", chang
     wait = np.array([s.start - jobs[j]["arrival"] for j, s in st.items()])
     first = min(j["arrival"] for j in jobs.values())
     makespan = max(s.completion for s in st.values()) - first
-    name = f"similarity_{variant}" + ("_cd" if change_decisions else "") + ("_jp" if packing else "") + (f"_exact-{exact}" if exact else "")
-    return {"workload": wl.name, "policy": name, "round_minutes": round_minutes,
-            "metrics": {"makespan": float(makespan), "avg_jct": float(jct.mean()), "median_jct": float(np.median(jct)),
-                        "waiting_time": float(wait.mean()),
-                        "utilization": float(busy_gpu_seconds / (sum(wl.gpus.values()) * makespan)) if makespan > 0 else 0.0},
-            "jobs": [{"id": j, "row": jobs[j]["row"], "arrival": jobs[j]["arrival"], "start": s.start,
-                      "completion": s.completion} for j, s in st.items()]}
+    name = (
+        f"similarity_{variant}"
+        + ("_cd" if change_decisions else "")
+        + ("_jp" if packing else "")
+        + (f"_exact-{exact}" if exact else "")
+    )
+    return {
+        "workload": wl.name,
+        "policy": name,
+        "round_minutes": round_minutes,
+        "metrics": {
+            "makespan": float(makespan),
+            "avg_jct": float(jct.mean()),
+            "median_jct": float(np.median(jct)),
+            "waiting_time": float(wait.mean()),
+            "utilization": float(busy_gpu_seconds / (sum(wl.gpus.values()) * makespan))
+            if makespan > 0
+            else 0.0,
+        },
+        "jobs": [
+            {
+                "id": j,
+                "row": jobs[j]["row"],
+                "arrival": jobs[j]["arrival"],
+                "start": s.start,
+                "completion": s.completion,
+            }
+            for j, s in st.items()
+        ],
+    }

@@ -35,31 +35,55 @@ import numpy as np
 
 from hetsched.allocation.gavel_data import GAVEL_COST, NEVER, ThroughputTable, load_throughputs
 from hetsched.errors import InputError
-from hetsched.resources import shipped
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
+from hetsched.resources import shipped
 
 PHILLY_FILE = ("data", "traces", "philly_pollux_jobs.csv")  # shipped (hetsched.resources)
 TYPES = ("k80", "p100", "v100")
 MAX_ROUNDS = 50
 
 
-def cluster(per_type: int = 20, types: tuple[str, ...] = TYPES, gpus_per_server: int = 4) -> Cluster:
+def cluster(
+    per_type: int = 20, types: tuple[str, ...] = TYPES, gpus_per_server: int = 4
+) -> Cluster:
     gpus = [(t, i) for t in types for i in range(per_type)]
-    servers = tuple(Server(f"s{k}", tuple(Gpu(f"{t}-{i}", t, f"s{k}") for t, i in gpus[j:j + gpus_per_server]))
-                    for k, j in enumerate(range(0, len(gpus), gpus_per_server)))
+    servers = tuple(
+        Server(
+            f"s{k}", tuple(Gpu(f"{t}-{i}", t, f"s{k}") for t, i in gpus[j : j + gpus_per_server])
+        )
+        for k, j in enumerate(range(0, len(gpus), gpus_per_server))
+    )
     return Cluster({t: GpuType(t, cost_per_hour=GAVEL_COST.get(t)) for t in types}, servers)
 
 
-def gavel_job(job_id: str, arrival: float, model: str, scale: int, iterations: float, table: ThroughputTable,
-              types: tuple[str, ...] = TYPES, max_rounds: int = MAX_ROUNDS) -> Job:
+def gavel_job(
+    job_id: str,
+    arrival: float,
+    model: str,
+    scale: int,
+    iterations: float,
+    table: ThroughputTable,
+    types: tuple[str, ...] = TYPES,
+    max_rounds: int = MAX_ROUNDS,
+) -> Job:
     """A Gavel (model, scale) job of ``iterations`` iterations as Hare rounds (module docstring)."""
     thr = {t: table.isolated[t].get((model, scale), 0.0) for t in types}
     rounds = max(1, min(max_rounds, int(math.ceil(iterations))))
     chunk = iterations / rounds
-    return Job(id=job_id, arrival=round(arrival, 3), weight=1.0, rounds=rounds, tasks_per_round=scale,
-               train_time={t: round(chunk / x, 3) if x > 0 else NEVER for t, x in thr.items()},
-               sync_time={t: 0.0 for t in types}, requested_workers=scale, epochs=1.0, iterations_per_epoch=iterations,
-               throughput=thr, model=ModelInfo(name=model))
+    return Job(
+        id=job_id,
+        arrival=round(arrival, 3),
+        weight=1.0,
+        rounds=rounds,
+        tasks_per_round=scale,
+        train_time={t: round(chunk / x, 3) if x > 0 else NEVER for t, x in thr.items()},
+        sync_time={t: 0.0 for t in types},
+        requested_workers=scale,
+        epochs=1.0,
+        iterations_per_epoch=iterations,
+        throughput=thr,
+        model=ModelInfo(name=model),
+    )
 
 
 def _keys(table: ThroughputTable, types=TYPES) -> dict[int, list[str]]:
@@ -98,8 +122,15 @@ def philly_split(rows) -> dict[int, float]:
     return {s: c / total for s, c in sorted(counts.items())}
 
 
-def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str = "6214e9",
-                  table: ThroughputTable | None = None, max_rounds: int = MAX_ROUNDS, static: bool = False) -> Instance:
+def philly_window(
+    seed: int = 0,
+    n_jobs: int = 480,
+    per_type: int = 20,
+    vc: str = "6214e9",
+    table: ThroughputTable | None = None,
+    max_rounds: int = MAX_ROUNDS,
+    static: bool = False,
+) -> Instance:
     """The ``n_jobs`` consecutive submissions of VC ``vc`` with the shortest span (the busiest
     window), on ``per_type`` GPUs of each of K80, P100, V100; ``static``: all submitted at 0.
 
@@ -113,7 +144,7 @@ def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str 
         raise InputError(PHILLY_FILE[-1], "$", f"VC {vc} has {len(rows)} jobs < {n_jobs}")
     spans = [rows[i + n_jobs - 1][0] - rows[i][0] for i in range(len(rows) - n_jobs + 1)]
     first = int(np.argmin(spans))
-    window = rows[first:first + n_jobs]
+    window = rows[first : first + n_jobs]
     rng = np.random.default_rng([seed, 6])
     keys = _keys(table)
     jobs = []
@@ -121,15 +152,35 @@ def philly_window(seed: int = 0, n_jobs: int = 480, per_type: int = 20, vc: str 
         scale = min(8, 1 << max(0, (g - 1).bit_length())) if g > 1 else 1
         model = keys[scale][int(rng.integers(len(keys[scale])))]
         iterations = d * table.isolated["p100"][(model, scale)]
-        jobs.append(gavel_job(f"J{k}", 0.0 if static else t - window[0][0], model, scale, iterations, table, max_rounds=max_rounds))
-    return Instance(f"philly-{vc}-{n_jobs}-s{seed}{'-static' if static else ''}", cluster(per_type), tuple(jobs),
-                    description=f"{'All at time 0: ' if static else ''}Philly VC {vc}, the busiest {n_jobs}-job window (starting "
-                                f"{datetime.fromtimestamp(window[0][0]).isoformat()}); see hetsched.sim.workloads",
-                    metadata={"generator": "hetsched.sim.workloads.philly_window", "seed": seed})
+        jobs.append(
+            gavel_job(
+                f"J{k}",
+                0.0 if static else t - window[0][0],
+                model,
+                scale,
+                iterations,
+                table,
+                max_rounds=max_rounds,
+            )
+        )
+    return Instance(
+        f"philly-{vc}-{n_jobs}-s{seed}{'-static' if static else ''}",
+        cluster(per_type),
+        tuple(jobs),
+        description=f"{'All at time 0: ' if static else ''}Philly VC {vc}, the busiest {n_jobs}-job window (starting "
+        f"{datetime.fromtimestamp(window[0][0]).isoformat()}); see hetsched.sim.workloads",
+        metadata={"generator": "hetsched.sim.workloads.philly_window", "seed": seed},
+    )
 
 
-def gavel_poisson(seed: int = 0, n_jobs: int = 480, rate_per_hour: float = 20.0, per_type: int = 20,
-                  table: ThroughputTable | None = None, max_rounds: int = MAX_ROUNDS) -> Instance:
+def gavel_poisson(
+    seed: int = 0,
+    n_jobs: int = 480,
+    rate_per_hour: float = 20.0,
+    per_type: int = 20,
+    table: ThroughputTable | None = None,
+    max_rounds: int = MAX_ROUNDS,
+) -> Instance:
     """Gavel-style synthetic workload: Poisson arrivals (``rate_per_hour``), the scale factor drawn
     with Philly's split (:func:`philly_split` of the whole filtered trace), the model uniform among
     those measured at that scale on all types, the duration on a V100 log-uniform between 30 min and
@@ -140,17 +191,32 @@ def gavel_poisson(seed: int = 0, n_jobs: int = 480, rate_per_hour: float = 20.0,
     scales = [s for s in split if s in keys]
     probs = np.array([split[s] for s in scales]) / sum(split[s] for s in scales)
     rng = np.random.default_rng([seed, 7])
-    arrivals = np.concatenate(([0.0], np.cumsum(rng.exponential(3600.0 / rate_per_hour, n_jobs - 1))))
+    arrivals = np.concatenate(
+        ([0.0], np.cumsum(rng.exponential(3600.0 / rate_per_hour, n_jobs - 1)))
+    )
     jobs = []
     for k in range(n_jobs):
         scale = int(rng.choice(scales, p=probs))
         model = keys[scale][int(rng.integers(len(keys[scale])))]
         seconds = float(np.exp(rng.uniform(np.log(1800), np.log(72000))))
-        jobs.append(gavel_job(f"J{k}", float(arrivals[k]), model, scale,
-                              seconds * table.isolated["v100"][(model, scale)], table, max_rounds=max_rounds))
-    return Instance(f"gavel-poisson-{n_jobs}-s{seed}", cluster(per_type), tuple(jobs),
-                    description=f"{n_jobs} jobs, Gavel throughputs, Poisson arrivals {rate_per_hour}/h, Philly split",
-                    metadata={"generator": "hetsched.sim.workloads.gavel_poisson", "seed": seed})
+        jobs.append(
+            gavel_job(
+                f"J{k}",
+                float(arrivals[k]),
+                model,
+                scale,
+                seconds * table.isolated["v100"][(model, scale)],
+                table,
+                max_rounds=max_rounds,
+            )
+        )
+    return Instance(
+        f"gavel-poisson-{n_jobs}-s{seed}",
+        cluster(per_type),
+        tuple(jobs),
+        description=f"{n_jobs} jobs, Gavel throughputs, Poisson arrivals {rate_per_hour}/h, Philly split",
+        metadata={"generator": "hetsched.sim.workloads.gavel_poisson", "seed": seed},
+    )
 
 
 def coarsen(instance: Instance, max_rounds: int = MAX_ROUNDS) -> Instance:
@@ -163,12 +229,18 @@ def coarsen(instance: Instance, max_rounds: int = MAX_ROUNDS) -> Instance:
             jobs.append(j)
             continue
         f = j.rounds / max_rounds
-        jobs.append(dataclasses.replace(
-            j, rounds=max_rounds,
-            train_time={t: round(v * f, 3) if v < NEVER else v for t, v in j.train_time.items()},
-            sync_time={t: round(v * f, 3) for t, v in j.sync_time.items()},
-            train_time_per_gpu={g: round(v * f, 3) for g, v in j.train_time_per_gpu.items()},
-            sync_time_per_gpu={g: round(v * f, 3) for g, v in j.sync_time_per_gpu.items()}))
+        jobs.append(
+            dataclasses.replace(
+                j,
+                rounds=max_rounds,
+                train_time={
+                    t: round(v * f, 3) if v < NEVER else v for t, v in j.train_time.items()
+                },
+                sync_time={t: round(v * f, 3) for t, v in j.sync_time.items()},
+                train_time_per_gpu={g: round(v * f, 3) for g, v in j.train_time_per_gpu.items()},
+                sync_time_per_gpu={g: round(v * f, 3) for g, v in j.sync_time_per_gpu.items()},
+            )
+        )
     return dataclasses.replace(instance, jobs=tuple(jobs))
 
 
@@ -184,7 +256,9 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return gavel_poisson(seed, **sized)
     base, _, vc = spec.partition(":")
     if base in ("philly", "philly-static"):
-        return philly_window(seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized)
+        return philly_window(
+            seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized
+        )
     if spec.startswith("gavel-trace:"):
         from hetsched.allocation.gavel_data import load_trace
 
@@ -193,4 +267,8 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return coarsen(load_trace(path, table, {t: 20 for t in TYPES}))
     if Path(spec).suffix == ".json":
         return load_instance(spec)
-    raise InputError(spec, "$", "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], philly-static[:VC] or gavel-trace:PATH")
+    raise InputError(
+        spec,
+        "$",
+        "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], philly-static[:VC] or gavel-trace:PATH",
+    )

@@ -26,8 +26,13 @@ from hetsched.errors import InputError
 
 # (layers, parameters in millions): approximate public figures, assumed (see the module docstring)
 MODEL_FEATURES: dict[str, tuple[float, float]] = {
-    "ResNet-18": (18, 11.7), "ResNet-50": (50, 25.6), "Transformer": (12, 65.0), "LM": (2, 28.0),
-    "Recommendation": (3, 6.0), "A3C": (4, 1.0), "CycleGAN": (24, 11.4),
+    "ResNet-18": (18, 11.7),
+    "ResNet-50": (50, 25.6),
+    "Transformer": (12, 65.0),
+    "LM": (2, 28.0),
+    "Recommendation": (3, 6.0),
+    "A3C": (4, 1.0),
+    "CycleGAN": (24, 11.4),
 }
 ROW = re.compile(r"(.*?)(?: \(batch size (\d+)\))?$")
 
@@ -38,7 +43,9 @@ class ReferenceJob:
     family: str
     batch_size: int
     features: tuple[float, float, float]  # layers, parameters (M), batch size
-    throughput: dict[tuple[str, int], float] = field(default_factory=dict, compare=False)  # (type, GPUs) -> it/s
+    throughput: dict[tuple[str, int], float] = field(
+        default_factory=dict, compare=False
+    )  # (type, GPUs) -> it/s
 
     def vector(self) -> np.ndarray:
         return feature_vector(self.features)
@@ -66,7 +73,9 @@ def parse_row(name: str) -> tuple[str, int]:
 def row_features(name: str) -> tuple[float, float, float]:
     family, bs = parse_row(name)
     if family not in MODEL_FEATURES:
-        raise InputError("reference database", "model", f"no characteristics for model family '{family}'")
+        raise InputError(
+            "reference database", "model", f"no characteristics for model family '{family}'"
+        )
     layers, params = MODEL_FEATURES[family]
     return float(layers), float(params), float(bs)
 
@@ -98,7 +107,9 @@ class ReferenceDB:
 
 
 @lru_cache(maxsize=2)
-def gavel_reference_db(path: str | None = None, types: tuple[str, ...] = ("k80", "p100", "v100")) -> ReferenceDB:
+def gavel_reference_db(
+    path: str | None = None, types: tuple[str, ...] = ("k80", "p100", "v100")
+) -> ReferenceDB:
     """Every row of Gavel's table as a reference job."""
     from hetsched.packing.problem import _table
 

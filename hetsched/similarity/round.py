@@ -56,7 +56,9 @@ def round_view(instance: Instance, db: ReferenceDB | None = None) -> RoundView:
     meta = dict((instance.metadata or {}).get("similarity", {}))
     variant = meta.get("variant", "gpu_ngpu")
     if variant not in VARIANTS:
-        raise InputError(src, "$.metadata.similarity.variant", f"one of {', '.join(VARIANTS)} (got {variant!r})")
+        raise InputError(
+            src, "$.metadata.similarity.variant", f"one of {', '.join(VARIANTS)} (got {variant!r})"
+        )
     unseen = bool(meta.get("unseen", True))
     free: dict[str, int] = {}
     for g in instance.gpus:
@@ -66,12 +68,17 @@ def round_view(instance: Instance, db: ReferenceDB | None = None) -> RoundView:
     for k in jobs:
         job = instance.jobs[k]
         if job.model is None or not job.model.name:
-            raise InputError(src, f"$.jobs[{k}].model.name", "missing: the job's row of Gavel's table")
+            raise InputError(
+                src, f"$.jobs[{k}].model.name", "missing: the job's row of Gavel's table"
+            )
         own = job.model.name
         truth_family, _ = parse_row(own)
         feats = job.model.features or {}
-        vector = (float(feats["layers"]), float(feats["parameters_m"]), float(feats["batch_size"])) \
-            if {"layers", "parameters_m", "batch_size"} <= set(feats) else row_features(own)
+        vector = (
+            (float(feats["layers"]), float(feats["parameters_m"]), float(feats["batch_size"]))
+            if {"layers", "parameters_m", "batch_size"} <= set(feats)
+            else row_features(own)
+        )
         ref, sim = db.closest(vector, exclude=own if unseen else None)
         refs.append(ref.name)
         sims.append(sim)
@@ -84,7 +91,9 @@ def round_view(instance: Instance, db: ReferenceDB | None = None) -> RoundView:
                 for (t, n), thr in r.throughput.items():
                     if t not in free or (variant == "gpu" and n != want):
                         continue
-                    true_row = _same_family_row(db, truth_family, r.batch_size) if batch_sizes else own
+                    true_row = (
+                        _same_family_row(db, truth_family, r.batch_size) if batch_sizes else own
+                    )
                     true = db.get(true_row).throughput.get((t, n)) if true_row else None
                     if true is None:
                         continue  # the job itself was never measured there: not an option
@@ -93,11 +102,15 @@ def round_view(instance: Instance, db: ReferenceDB | None = None) -> RoundView:
 
         raw = candidates(variant == "gpu_ngpu_bs")
         if not raw and variant == "gpu_ngpu_bs":
-            raw = candidates(False)  # none of the reference's batch sizes exists for this job: it keeps its own
+            raw = candidates(
+                False
+            )  # none of the reference's batch sizes exists for this job: it keeps its own
         best = max((x[4] for x in raw), default=0.0)
         ranked = sorted(raw, key=lambda x: (-x[3], x[0], x[1], x[2]))
         options.append(tuple(Option(t, n, row, est, tv / best) for t, n, row, est, tv in ranked))
-    return RoundView(tuple(instance.jobs[k].id for k in jobs), free, tuple(options), tuple(refs), tuple(sims))
+    return RoundView(
+        tuple(instance.jobs[k].id for k in jobs), free, tuple(options), tuple(refs), tuple(sims)
+    )
 
 
 def _same_family_row(db: ReferenceDB, family: str, batch_size: int) -> str | None:
@@ -134,9 +147,13 @@ def check_round(instance: Instance, decision: dict[str, Option]) -> ValidationRe
         if jid not in by_job:
             bad.append(Violation("unknown_job", f"'{jid}' is not in the queue"))
             continue
-        match = [x for x in by_job[jid] if (x.gpu_type, x.gpus, x.row) == (o.gpu_type, o.gpus, o.row)]
+        match = [
+            x for x in by_job[jid] if (x.gpu_type, x.gpus, x.row) == (o.gpu_type, o.gpus, o.row)
+        ]
         if not match:
-            bad.append(Violation("bad_option", f"'{jid}' cannot run as {o.row} on {o.gpus} x {o.gpu_type}"))
+            bad.append(
+                Violation("bad_option", f"'{jid}' cannot run as {o.row} on {o.gpus} x {o.gpu_type}")
+            )
             continue
         used[o.gpu_type] = used.get(o.gpu_type, 0) + o.gpus
         value += match[0].value

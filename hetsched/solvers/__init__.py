@@ -41,4 +41,15 @@ def available_solvers() -> list[str]:
     """The solvers this machine can run now: HiGHS and CP-SAT always, the optional ones if found."""
     return [name for name in SOLVERS if name not in OPTIONAL or is_available(name)]
 
-__all__ = ["SOLVERS", "OPTIONAL", "available_solvers", "Backend", "CpsatProblem", "RawResult", "SolveResult", "Status", "relative_gap"]
+
+__all__ = [
+    "SOLVERS",
+    "OPTIONAL",
+    "available_solvers",
+    "Backend",
+    "CpsatProblem",
+    "RawResult",
+    "SolveResult",
+    "Status",
+    "relative_gap",
+]

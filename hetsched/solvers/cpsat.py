@@ -27,8 +27,13 @@ class CpsatProblem:
     data: dict[str, Any] = field(default_factory=dict)  # the formulation's variables, for extract
 
 
-def solve_cpsat(problem: CpsatProblem, time_limit: float | None = None, gap: float = 0.0,
-                threads: int | None = None, seed: int = 0) -> RawResult:
+def solve_cpsat(
+    problem: CpsatProblem,
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+) -> RawResult:
     solver = cp_model.CpSolver()
     p = solver.parameters
     if time_limit is not None:
@@ -53,8 +58,17 @@ def solve_cpsat(problem: CpsatProblem, time_limit: float | None = None, gap: flo
         status = Status.ERROR
     d = problem.objective_divisor
     objective = solver.objective_value / d if has_solution else None
-    bound = solver.best_objective_bound / d - problem.bound_slack if has_solution or code == cp_model.UNKNOWN else None
-    return RawResult(status, objective, bound, seconds,
-                     value=(lambda v: solver.value(v)) if has_solution else None,
-                     log=f"cpsat: {solver.status_name(code)}, {solver.num_branches} branches, "
-                         f"{solver.num_conflicts} conflicts")
+    bound = (
+        solver.best_objective_bound / d - problem.bound_slack
+        if has_solution or code == cp_model.UNKNOWN
+        else None
+    )
+    return RawResult(
+        status,
+        objective,
+        bound,
+        seconds,
+        value=(lambda v: solver.value(v)) if has_solution else None,
+        log=f"cpsat: {solver.status_name(code)}, {solver.num_branches} branches, "
+        f"{solver.num_conflicts} conflicts",
+    )

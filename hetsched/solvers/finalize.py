@@ -23,8 +23,13 @@ def _meets(objective: float, bound: float, sense: str) -> bool:
     return objective <= bound + slack if sense == "min" else objective >= bound - slack
 
 
-def finalize(result: SolveResult, report: Any, claimed: float | None = None, exact: bool = True,
-             optimal_on_bound: bool = False) -> SolveResult:
+def finalize(
+    result: SolveResult,
+    report: Any,
+    claimed: float | None = None,
+    exact: bool = True,
+    optimal_on_bound: bool = False,
+) -> SolveResult:
     """Fill ``result`` (its status, bound and sense set by the method) from the validator's
     ``report`` of ``result.solution`` (None: no solution):
 
@@ -44,27 +49,47 @@ def finalize(result: SolveResult, report: Any, claimed: float | None = None, exa
     elif report is not None and result.status != Status.ERROR:
         if not report.valid:
             result.status = Status.ERROR
-            result.notes.append(f"solution failed validation: {len(report.violations)} violation(s), first: "
-                                f"{report.violations[0].message}")
+            result.notes.append(
+                f"solution failed validation: {len(report.violations)} violation(s), first: "
+                f"{report.violations[0].message}"
+            )
         else:
             result.objective = report.objective
-            if exact and claimed is not None and (
+            if (
+                exact
+                and claimed is not None
+                and (
                     _beyond(claimed, report.objective, sense)
-                    or (result.status == Status.OPTIMAL
-                        and abs(claimed - report.objective) > CLAIM_TOL * max(1.0, abs(report.objective)))):
+                    or (
+                        result.status == Status.OPTIMAL
+                        and abs(claimed - report.objective)
+                        > CLAIM_TOL * max(1.0, abs(report.objective))
+                    )
+                )
+            ):
                 result.status = Status.ERROR
-                result.notes.append(f"the method claims objective {claimed} but the solution's value is "
-                                    f"{report.objective}: the model and the validator disagree")
+                result.notes.append(
+                    f"the method claims objective {claimed} but the solution's value is "
+                    f"{report.objective}: the model and the validator disagree"
+                )
             if result.bound is not None and _beyond(report.objective, result.bound, sense):
                 result.status = Status.ERROR
-                result.notes.append(f"bound {result.bound} is beyond the validated objective {report.objective}")
+                result.notes.append(
+                    f"bound {result.bound} is beyond the validated objective {report.objective}"
+                )
     if result.status == Status.ERROR:
         result.objective = None if not result.objective_is_bound else result.objective
     elif result.objective is not None and not result.objective_is_bound:
-        if optimal_on_bound and result.bound is not None and _meets(result.objective, result.bound, sense):
+        if (
+            optimal_on_bound
+            and result.bound is not None
+            and _meets(result.objective, result.bound, sense)
+        ):
             result.status = Status.OPTIMAL
         if result.status == Status.OPTIMAL:
             pick = min if sense == "min" else max
-            result.bound = result.objective if result.bound is None else pick(result.bound, result.objective)
+            result.bound = (
+                result.objective if result.bound is None else pick(result.bound, result.objective)
+            )
     result.gap = relative_gap(result.objective, result.bound, sense)
     return result

@@ -13,15 +13,24 @@ from hetsched.errors import SolverError
 from hetsched.solvers.result import RawResult, Status
 
 
-def solve_pyomo_highs(model: pe.ConcreteModel, time_limit: float | None = None, gap: float = 0.0,
-                      threads: int | None = None, seed: int = 0) -> RawResult:
+def solve_pyomo_highs(
+    model: pe.ConcreteModel,
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+) -> RawResult:
     """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one. The
     time limit covers handing the model over (else :class:`~hetsched.deadline.BuildTimeout`)."""
     opt = SolverFactory("highs")
     if not opt.available():
         raise SolverError("HiGHS is not available (pip install highspy)")
-    kwargs = {"rel_gap": gap, "load_solutions": False, "raise_exception_on_nonoptimal_result": False,
-              "solver_options": {"random_seed": seed}}
+    kwargs = {
+        "rel_gap": gap,
+        "load_solutions": False,
+        "raise_exception_on_nonoptimal_result": False,
+        "solver_options": {"random_seed": seed},
+    }
     if time_limit is not None:
         kwargs["time_limit"] = float(time_limit)
     if threads is not None:
@@ -30,7 +39,9 @@ def solve_pyomo_highs(model: pe.ConcreteModel, time_limit: float | None = None, 
     # handing the model to HiGHS is Python work without a clock: bounded by a deadline (BuildTimeout)
     with deadline(None if time_limit is None else float(time_limit) + grace(time_limit)):
         opt.set_instance(model)
-    for flag in opt.config.auto_updates:  # the instance is set: solve() need not scan the model again
+    for (
+        flag
+    ) in opt.config.auto_updates:  # the instance is set: solve() need not scan the model again
         setattr(opt.config.auto_updates, flag, False)
     if time_limit is not None:  # the hand-over used part of the limit
         kwargs["time_limit"] = max(0.05, float(time_limit) - (time.perf_counter() - t0))
@@ -53,5 +64,11 @@ def solve_pyomo_highs(model: pe.ConcreteModel, time_limit: float | None = None, 
     bound = res.objective_bound
     if bound is not None and abs(bound) == float("inf"):
         bound = None
-    return RawResult(status, res.incumbent_objective if has_solution else None, bound, seconds,
-                     value=pe.value if has_solution else None, log=f"highs: {tc.name}, {ss.name}")
+    return RawResult(
+        status,
+        res.incumbent_objective if has_solution else None,
+        bound,
+        seconds,
+        value=pe.value if has_solution else None,
+        log=f"highs: {tc.name}, {ss.name}",
+    )

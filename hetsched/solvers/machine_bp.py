@@ -6,8 +6,13 @@ from hetsched.solvers.colgen.machines import MachineProblem, solve_machine_sched
 from hetsched.solvers.result import RawResult, Status
 
 
-def solve_machine_bp(problem: MachineProblem, time_limit: float | None = None, gap: float = 0.0,
-                     threads: int | None = None, seed: int = 0) -> RawResult:
+def solve_machine_bp(
+    problem: MachineProblem,
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+) -> RawResult:
     """Solve; objective and bound in the instance's units (weight x seconds)."""
     res = solve_machine_schedules(problem, time_limit=time_limit, seed=seed, gap=gap)
     d = problem.divisor
@@ -19,8 +24,12 @@ def solve_machine_bp(problem: MachineProblem, time_limit: float | None = None, g
     else:
         status = Status.FEASIBLE
     root = "-" if st.root_bound is None else f"{st.root_bound / d:.6g}"
-    log = (f"bp: {st.nodes} nodes ({st.open_nodes} open), {st.iterations} LP iterations, "
-           f"{len(problem.class_gpus)} GPU classes, root bound {root} in {st.root_seconds:.2f}s, "
-           f"integer master {'-' if st.integer_master is None else f'{st.integer_master / d:.6g}'}, "
-           f"phase one at {st.phase_one} nodes")
-    return RawResult(status, res.solution.cost / d, res.bound / d, 0.0, log=log, solution=res.solution)
+    log = (
+        f"bp: {st.nodes} nodes ({st.open_nodes} open), {st.iterations} LP iterations, "
+        f"{len(problem.class_gpus)} GPU classes, root bound {root} in {st.root_seconds:.2f}s, "
+        f"integer master {'-' if st.integer_master is None else f'{st.integer_master / d:.6g}'}, "
+        f"phase one at {st.phase_one} nodes"
+    )
+    return RawResult(
+        status, res.solution.cost / d, res.bound / d, 0.0, log=log, solution=res.solution
+    )

@@ -39,13 +39,44 @@ class OptionalSolver:
     seed: str | None
 
 
-OPTIONAL: dict[str, OptionalSolver] = {s.name: s for s in (
-    OptionalSolver("gurobi", "gurobi_direct", "gurobipy and a Gurobi licence", "TimeLimit", "MIPGap", "Threads", "Seed"),
-    OptionalSolver("cplex", "cplex_direct", "the cplex Python package", "timelimit", "mip_tolerances_mipgap", "threads", "randomseed"),
-    OptionalSolver("scip", "scip", "the scip executable on PATH", "limits/time", "limits/gap", None, "randomization/randomseedshift"),
-    OptionalSolver("cbc", "cbc", "the cbc executable on PATH", "sec", "ratio", "threads", "randomCbcSeed"),
-    OptionalSolver("glpk", "glpk", "the glpsol executable on PATH", "tmlim", "mipgap", None, None),
-)}
+OPTIONAL: dict[str, OptionalSolver] = {
+    s.name: s
+    for s in (
+        OptionalSolver(
+            "gurobi",
+            "gurobi_direct",
+            "gurobipy and a Gurobi licence",
+            "TimeLimit",
+            "MIPGap",
+            "Threads",
+            "Seed",
+        ),
+        OptionalSolver(
+            "cplex",
+            "cplex_direct",
+            "the cplex Python package",
+            "timelimit",
+            "mip_tolerances_mipgap",
+            "threads",
+            "randomseed",
+        ),
+        OptionalSolver(
+            "scip",
+            "scip",
+            "the scip executable on PATH",
+            "limits/time",
+            "limits/gap",
+            None,
+            "randomization/randomseedshift",
+        ),
+        OptionalSolver(
+            "cbc", "cbc", "the cbc executable on PATH", "sec", "ratio", "threads", "randomCbcSeed"
+        ),
+        OptionalSolver(
+            "glpk", "glpk", "the glpsol executable on PATH", "tmlim", "mipgap", None, None
+        ),
+    )
+}
 
 
 def is_available(name: str) -> bool:
@@ -56,15 +87,25 @@ def is_available(name: str) -> bool:
         return False
 
 
-def solve_optional(spec: OptionalSolver, model: pe.ConcreteModel, time_limit: float | None = None,
-                   gap: float = 0.0, threads: int | None = None, seed: int = 0) -> RawResult:
+def solve_optional(
+    spec: OptionalSolver,
+    model: pe.ConcreteModel,
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+) -> RawResult:
     """Solve a Pyomo model with an optional solver; load the incumbent if there is one."""
     opt = pe.SolverFactory(spec.plugin)
     if not is_available(spec.name):
-        raise SolverError(f"solver '{spec.name}' is not available on this machine (it needs {spec.needs})")
+        raise SolverError(
+            f"solver '{spec.name}' is not available on this machine (it needs {spec.needs})"
+        )
     options: dict[str, float | int] = {spec.gap: gap}
     if time_limit is not None:
-        options[spec.time_limit] = int(max(1, round(time_limit))) if spec.name == "glpk" else float(time_limit)
+        options[spec.time_limit] = (
+            int(max(1, round(time_limit))) if spec.name == "glpk" else float(time_limit)
+        )
     if threads is not None and spec.threads:
         options[spec.threads] = int(threads)
     if spec.seed and seed:
@@ -73,13 +114,17 @@ def solve_optional(spec: OptionalSolver, model: pe.ConcreteModel, time_limit: fl
     res = opt.solve(model, load_solutions=False, options=options)
     seconds = time.perf_counter() - t0
     tc = res.solver.termination_condition
-    has_solution = len(res.solution) > 0 and tc not in (TerminationCondition.infeasible,
-                                                          TerminationCondition.invalidProblem)
+    has_solution = len(res.solution) > 0 and tc not in (
+        TerminationCondition.infeasible,
+        TerminationCondition.invalidProblem,
+    )
     if has_solution:
         model.solutions.load_from(res)
     if tc == TerminationCondition.optimal and has_solution and res.solver.status == SolverStatus.ok:
         status = Status.OPTIMAL
-    elif tc == TerminationCondition.maxTimeLimit or (time_limit is not None and seconds >= 0.95 * time_limit):
+    elif tc == TerminationCondition.maxTimeLimit or (
+        time_limit is not None and seconds >= 0.95 * time_limit
+    ):
         status = Status.TIME_LIMIT  # GLPK's plugin reports a stop at its time limit as 'feasible'
     elif tc == TerminationCondition.infeasible:
         status = Status.INFEASIBLE
@@ -94,8 +139,14 @@ def solve_optional(spec: OptionalSolver, model: pe.ConcreteModel, time_limit: fl
     if status == Status.OPTIMAL and bound is None:
         bound = pe.value(objective)  # proven optimal: the incumbent is its own bound
     incumbent = pe.value(objective) if has_solution else None
-    return RawResult(status, incumbent, bound, seconds, value=pe.value if has_solution else None,
-                     log=f"{spec.name}: {tc}, {res.solver.status}")
+    return RawResult(
+        status,
+        incumbent,
+        bound,
+        seconds,
+        value=pe.value if has_solution else None,
+        log=f"{spec.name}: {tc}, {res.solver.status}",
+    )
 
 
 def optional_solve(name: str):

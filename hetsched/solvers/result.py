@@ -26,7 +26,9 @@ class RawResult:
     objective: float | None  # in the formulation's units
     bound: float | None
     seconds: float
-    value: Callable[[Any], float] | None = None  # reads a variable's value, when there is a solution
+    value: Callable[[Any], float] | None = (
+        None  # reads a variable's value, when there is a solution
+    )
     log: str = ""
     solution: Any = None  # a backend that decodes its own solution (no variables) returns it here
 

@@ -35,13 +35,21 @@ class SweepReport:
         return dict(self.__dict__)
 
 
-def run_sweep(spec: SweepSpec, executor: str = "local", workers: int | None = None, scheduler: str | None = None,
-              progress: bool = True, limit: int | None = None) -> SweepReport:
+def run_sweep(
+    spec: SweepSpec,
+    executor: str = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    limit: int | None = None,
+) -> SweepReport:
     """Run the spec's missing runs (at most ``limit`` of them) and return counts."""
     if executor not in EXECUTORS:
         raise HetschedError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
     if executor == "dask" and not scheduler:
-        raise HetschedError("--executor dask needs --scheduler ADDRESS (a Dask scheduler, e.g. tcp://host:8786)")
+        raise HetschedError(
+            "--executor dask needs --scheduler ADDRESS (a Dask scheduler, e.g. tcp://host:8786)"
+        )
     tasks = spec.tasks()
     with ResultStore(spec.store) as store:
         done = store.keys()
@@ -65,7 +73,9 @@ def run_sweep(spec: SweepSpec, executor: str = "local", workers: int | None = No
 def _bar(total: int, initial: int, name: str, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=name, unit="run", disable=not enabled, dynamic_ncols=True)
+    return tqdm(
+        total=total, initial=initial, desc=name, unit="run", disable=not enabled, dynamic_ncols=True
+    )
 
 
 def _run_local(todo: list[Task], workers: int | None, scheduler: str | None):
@@ -77,7 +87,9 @@ def _run_local(todo: list[Task], workers: int | None, scheduler: str | None):
     try:
         yield from pool.imap_unordered(run_task, todo)
         pool.close()
-    except BaseException:  # SIGINT, SIGTERM (see hetsched.cli.main), an error, or the caller stopped
+    except (
+        BaseException
+    ):  # SIGINT, SIGTERM (see hetsched.cli.main), an error, or the caller stopped
         pool.terminate()  # stop every worker now; what is stored stays stored
         raise
     finally:
@@ -86,9 +98,12 @@ def _run_local(todo: list[Task], workers: int | None, scheduler: str | None):
 
 def _run_dask(todo: list[Task], workers: int | None, scheduler: str | None):
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
+        from distributed import as_completed as dask_completed
     except ImportError:
-        raise HetschedError("--executor dask needs Dask distributed (pip install 'hetsched[dask]')") from None
+        raise HetschedError(
+            "--executor dask needs Dask distributed (pip install 'hetsched[dask]')"
+        ) from None
     if not todo:
         return
     try:
@@ -96,7 +111,9 @@ def _run_dask(todo: list[Task], workers: int | None, scheduler: str | None):
     except OSError as e:
         raise HetschedError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
     try:
-        futures = [client.submit(run_task, t, key=f"hetsched-run-{t.key}", pure=False) for t in todo]
+        futures = [
+            client.submit(run_task, t, key=f"hetsched-run-{t.key}", pure=False) for t in todo
+        ]
         for f in dask_completed(futures):
             yield f.result()
     finally:

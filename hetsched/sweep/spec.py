@@ -52,7 +52,9 @@ class Method:
 
     @property
     def label(self) -> str:
-        extra = ",".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in sorted(self.params.items()))
+        extra = ",".join(
+            f"{k}={json.dumps(v, sort_keys=True)}" for k, v in sorted(self.params.items())
+        )
         return f"{self.kind}:{self.name}" + (f"[{extra}]" if extra else "")
 
 
@@ -94,10 +96,16 @@ class SweepSpec:
         out = []
         for m in self.methods:
             for p in self.instances:
-                out += [Task(m, str(p), True, s, self.time_limit, self.threads, hashes[p]) for s in self.seeds]
+                out += [
+                    Task(m, str(p), True, s, self.time_limit, self.threads, hashes[p])
+                    for s in self.seeds
+                ]
             if m.kind == "simulate":
-                out += [Task(m, w, False, s, self.time_limit, self.threads, f"workload:{w}")
-                        for w in self.workloads for s in self.seeds]
+                out += [
+                    Task(m, w, False, s, self.time_limit, self.threads, f"workload:{w}")
+                    for w in self.workloads
+                    for s in self.seeds
+                ]
         return out
 
 
@@ -135,7 +143,9 @@ def load_spec(path: str | Path) -> SweepSpec:
             raise InputError(src, f"sweep.instances[{i}]", "must be a path or glob")
         found = sorted(Path(f) for f in glob.glob(str(base / pat)))
         if not found:
-            raise InputError(src, f"sweep.instances[{i}]", f"no file matches '{pat}' (relative to {base})")
+            raise InputError(
+                src, f"sweep.instances[{i}]", f"no file matches '{pat}' (relative to {base})"
+            )
         instances += [f for f in found if f not in instances]
     workloads = get("workloads", list, [])
     for i, w in enumerate(workloads):
@@ -159,12 +169,27 @@ def load_spec(path: str | Path) -> SweepSpec:
         raise InputError(src, "sweep.instances", "no instances and no workloads: nothing to run")
     for k, m in enumerate(methods):
         if m.kind != "simulate" and not instances:
-            raise InputError(src, f"method[{k}]", f"'{m.kind}' runs on instance files; sweep.instances is empty")
-    return SweepSpec(name, p.resolve(), store, tuple(instances), tuple(workloads), tuple(seeds), tuple(methods),
-                     None if time_limit is None else float(time_limit), threads)
+            raise InputError(
+                src, f"method[{k}]", f"'{m.kind}' runs on instance files; sweep.instances is empty"
+            )
+    return SweepSpec(
+        name,
+        p.resolve(),
+        store,
+        tuple(instances),
+        tuple(workloads),
+        tuple(seeds),
+        tuple(methods),
+        None if time_limit is None else float(time_limit),
+        threads,
+    )
 
 
-ALLOWED = {"solve": {"solver", "options"}, "heuristic": {"order", "rule"}, "simulate": {"round_seconds", "restore_seconds"}}
+ALLOWED = {
+    "solve": {"solver", "options"},
+    "heuristic": {"order", "rule"},
+    "simulate": {"round_seconds", "restore_seconds"},
+}
 
 
 def _method(src: str, where: str, m: Any) -> Method:
@@ -172,7 +197,11 @@ def _method(src: str, where: str, m: Any) -> Method:
         raise InputError(src, where, "must be a table")
     kinds = [k for k in KINDS if k in m]
     if len(kinds) != 1:
-        raise InputError(src, where, f"needs exactly one of {', '.join(KINDS)} (got {', '.join(kinds) or 'none'})")
+        raise InputError(
+            src,
+            where,
+            f"needs exactly one of {', '.join(KINDS)} (got {', '.join(kinds) or 'none'})",
+        )
     kind = kinds[0]
     name = m[kind]
     if not isinstance(name, str) or not name:
@@ -180,17 +209,25 @@ def _method(src: str, where: str, m: Any) -> Method:
     params = {k: v for k, v in m.items() if k != kind}
     unknown = sorted(set(params) - ALLOWED[kind])
     if unknown:
-        raise InputError(src, f"{where}.{unknown[0]}", f"unknown key for a {kind} method (known: {', '.join(sorted(ALLOWED[kind]))})")
+        raise InputError(
+            src,
+            f"{where}.{unknown[0]}",
+            f"unknown key for a {kind} method (known: {', '.join(sorted(ALLOWED[kind]))})",
+        )
     if kind == "solve":
         from hetsched.solvers import SOLVERS
 
         params.setdefault("solver", "highs")
         if params["solver"] not in SOLVERS:
-            raise InputError(src, f"{where}.solver", f"unknown solver '{params['solver']}' (known: {', '.join(SOLVERS)})")
+            raise InputError(
+                src,
+                f"{where}.solver",
+                f"unknown solver '{params['solver']}' (known: {', '.join(SOLVERS)})",
+            )
         if not isinstance(params.get("options", {}), dict):
             raise InputError(src, f"{where}.options", "must be a table")
-        from hetsched.formulation import find_formulation
         from hetsched.errors import HetschedError
+        from hetsched.formulation import find_formulation
 
         try:
             find_formulation(name, SOLVERS[params["solver"]].model_kind)
@@ -200,7 +237,11 @@ def _method(src: str, where: str, m: Any) -> Method:
         from hetsched.heuristic import ALGORITHMS
 
         if name not in ALGORITHMS:
-            raise InputError(src, f"{where}.heuristic", f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})")
+            raise InputError(
+                src,
+                f"{where}.heuristic",
+                f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})",
+            )
     else:
         from hetsched.errors import HetschedError
         from hetsched.sim.policies import make_policy

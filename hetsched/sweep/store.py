@@ -29,8 +29,20 @@ CREATE TABLE IF NOT EXISTS results (
     finished_at REAL NOT NULL
 )
 """
-COLUMNS = ("key", "method", "instance", "seed", "status", "objective", "bound", "gap", "valid", "seconds", "payload",
-           "finished_at")
+COLUMNS = (
+    "key",
+    "method",
+    "instance",
+    "seed",
+    "status",
+    "objective",
+    "bound",
+    "gap",
+    "valid",
+    "seconds",
+    "payload",
+    "finished_at",
+)
 
 
 class ResultStore:
@@ -41,11 +53,15 @@ class ResultStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")  # a reader (a notebook) may look while a sweep writes
+            self._db.execute(
+                "PRAGMA journal_mode=WAL"
+            )  # a reader (a notebook) may look while a sweep writes
             self._db.execute(SCHEMA)
             self._db.commit()
         except sqlite3.DatabaseError as exc:  # a file that is not a store of ours: the user's input
-            raise InputError(self.path.name, None, f"not a hetsched run store (SQLite): {exc}") from None
+            raise InputError(
+                self.path.name, None, f"not a hetsched run store (SQLite): {exc}"
+            ) from None
 
     def __enter__(self) -> "ResultStore":
         return self
@@ -61,14 +77,22 @@ class ResultStore:
 
     def add(self, row: dict[str, Any]) -> None:
         """Store one finished run and commit at once."""
-        values = dict(row, payload=json.dumps(row.get("payload", {}), default=str),
-                      valid=None if row.get("valid") is None else int(bool(row["valid"])), finished_at=time.time())
-        self._db.execute(f"INSERT OR IGNORE INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                         [values.get(c) for c in COLUMNS])
+        values = dict(
+            row,
+            payload=json.dumps(row.get("payload", {}), default=str),
+            valid=None if row.get("valid") is None else int(bool(row["valid"])),
+            finished_at=time.time(),
+        )
+        self._db.execute(
+            f"INSERT OR IGNORE INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+            [values.get(c) for c in COLUMNS],
+        )
         self._db.commit()
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        for values in self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM results ORDER BY finished_at, key"):
+        for values in self._db.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM results ORDER BY finished_at, key"
+        ):
             row = dict(zip(COLUMNS, values))
             row["payload"] = json.loads(row["payload"])
             row["valid"] = None if row["valid"] is None else bool(row["valid"])

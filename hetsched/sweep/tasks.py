@@ -17,9 +17,19 @@ from hetsched.sweep.spec import Task
 def run_task(task: Task) -> dict[str, Any]:
     """Run ``task`` and return its row (``key, method, instance, seed, status, objective, bound,
     gap, valid, seconds, payload``)."""
-    row: dict[str, Any] = {"key": task.key, "method": task.method.label, "instance": task.source,
-                           "seed": task.seed, "status": "error", "objective": None, "bound": None,
-                           "gap": None, "valid": None, "seconds": None, "payload": {}}
+    row: dict[str, Any] = {
+        "key": task.key,
+        "method": task.method.label,
+        "instance": task.source,
+        "seed": task.seed,
+        "status": "error",
+        "objective": None,
+        "bound": None,
+        "gap": None,
+        "valid": None,
+        "seconds": None,
+        "payload": {},
+    }
     t0 = time.perf_counter()
     try:
         row.update(_run(task))
@@ -49,14 +59,23 @@ def _run(task: Task) -> dict[str, Any]:
     if m.kind == "solve":
         from hetsched.solve import solve
 
-        res = solve(inst, m.name, m.params.get("solver", "highs"), time_limit=task.time_limit,
-                    threads=task.threads, seed=task.seed, options=m.params.get("options"))
+        res = solve(
+            inst,
+            m.name,
+            m.params.get("solver", "highs"),
+            time_limit=task.time_limit,
+            threads=task.threads,
+            seed=task.seed,
+            options=m.params.get("options"),
+        )
         return _from_result(res)
     if m.kind == "heuristic":
         from hetsched.heuristic import run_heuristic
 
         extra = {k: m.params[k] for k in ("order", "rule") if k in m.params}
-        res = run_heuristic(inst, m.name, time_limit=task.time_limit, threads=task.threads, seed=task.seed, **extra)
+        res = run_heuristic(
+            inst, m.name, time_limit=task.time_limit, threads=task.threads, seed=task.seed, **extra
+        )
         return _from_result(res)
     from hetsched.sim.run import run_policy
 
@@ -65,12 +84,22 @@ def _run(task: Task) -> dict[str, Any]:
     summary.pop("_jct", None)
     metrics = summary["metrics"]
     # the objective of every method in a sweep is Hare's sum_n w_n C_n, so rows compare across methods
-    return {"status": "done" if summary["valid"] else "invalid", "objective": metrics.get("weighted_completion"),
-            "valid": bool(summary["valid"]), "payload": summary}
+    return {
+        "status": "done" if summary["valid"] else "invalid",
+        "objective": metrics.get("weighted_completion"),
+        "valid": bool(summary["valid"]),
+        "payload": summary,
+    }
 
 
 def _from_result(res) -> dict[str, Any]:
     out = res.to_dict()
     out.pop("solution", None)  # schedules can be large; the row keeps the numbers and the verdict
-    return {"status": res.status.value, "objective": res.objective, "bound": res.bound, "gap": res.gap,
-            "valid": None if res.validation is None else bool(res.validation.valid), "payload": out}
+    return {
+        "status": res.status.value,
+        "objective": res.objective,
+        "bound": res.bound,
+        "gap": res.gap,
+        "valid": None if res.validation is None else bool(res.validation.valid),
+        "payload": out,
+    }

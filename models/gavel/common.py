@@ -14,10 +14,19 @@ def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
     m = pe.ConcreteModel(name=name)
     m.J = pe.Set(initialize=range(view.n_jobs), doc="jobs")
     m.R = pe.Set(initialize=range(len(view.types)), doc="GPU types")
-    m.x = pe.Var(m.J, m.R, domain=pe.NonNegativeReals, doc="x_{j,r}: share of time job j runs on type r")
-    m.job_time = pe.Constraint(m.J, rule=lambda _, j: sum(m.x[j, r] for r in m.R) <= 1)  # Gavel Sec. 3.1: sum_r x_{j,r} <= 1
-    m.type_capacity = pe.Constraint(m.R, rule=lambda _, r: sum(float(view.scale[j]) * m.x[j, r] for j in m.J)  # Gavel 3.1
-                                    <= float(view.count[r]))
+    m.x = pe.Var(
+        m.J, m.R, domain=pe.NonNegativeReals, doc="x_{j,r}: share of time job j runs on type r"
+    )
+    m.job_time = pe.Constraint(
+        m.J, rule=lambda _, j: sum(m.x[j, r] for r in m.R) <= 1
+    )  # Gavel Sec. 3.1: sum_r x_{j,r} <= 1
+    m.type_capacity = pe.Constraint(
+        m.R,
+        rule=lambda _, r: (
+            sum(float(view.scale[j]) * m.x[j, r] for j in m.J)  # Gavel 3.1
+            <= float(view.count[r])
+        ),
+    )
     m.view = view
     return m
 
@@ -30,6 +39,8 @@ def extract_x(policy: str):
         x = np.array([[value(m.x[j, r]) for r in m.R] for j in m.J], dtype=float)
         if hasattr(m, "t"):
             x = x / value(m.t)
-        return Allocation(policy, view, np.clip(x, 0.0, None), instance.name, dict(getattr(m, "params", {})))
+        return Allocation(
+            policy, view, np.clip(x, 0.0, None), instance.name, dict(getattr(m, "params", {}))
+        )
 
     return extract

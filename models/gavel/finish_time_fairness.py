@@ -24,36 +24,53 @@ from hetsched.allocation.policies import need, waited
 from hetsched.allocation.problem import AllocationView, allocation_view
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
-from hetsched.validate import ValidationReport
 from hetsched.models.gavel.common import base_model, extract_x
+from hetsched.spec import FormulationSpec
+from hetsched.validate import ValidationReport
 
 
 def build(instance: Instance, rho: float = 1.0) -> pe.ConcreteModel:
     view = allocation_view(instance)
     req = need(view, waited(view, instance), rho)
     if not np.all(np.isfinite(req)):
-        raise InputError(instance.name, "rho", f"rho = {rho} is below t_j / D_j for some job: infeasible at any speed")
+        raise InputError(
+            instance.name,
+            "rho",
+            f"rho = {rho} is below t_j / D_j for some job: infeasible at any speed",
+        )
     m = base_model(view, f"finish_time_fairness[{instance.name}, rho={rho}]")
     m.z = pe.Var(doc="z >= 1 iff max_j rho_j(X) <= rho is feasible")
-    m.finish = pe.Constraint(m.J, rule=lambda _, j: sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R)
-                             >= float(req[j]) * m.z)
-    m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # max z: rho is feasible iff z* >= 1 (Themis rho, Gavel Sec. 4.2)
+    m.finish = pe.Constraint(
+        m.J,
+        rule=lambda _, j: (
+            sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R) >= float(req[j]) * m.z
+        ),
+    )
+    m.objective = pe.Objective(
+        expr=m.z, sense=pe.maximize
+    )  # max z: rho is feasible iff z* >= 1 (Themis rho, Gavel Sec. 4.2)
     m.params = {"rho": rho}
     return m
 
 
 def test_value(instance: Instance, alloc) -> ValidationReport:
     """z = min_j thr_j(X) / need_j(rho) for the allocation's rho, recomputed from the instance."""
+
     def objective(view: AllocationView, x: np.ndarray) -> float:
         req = need(view, waited(view, instance), alloc.params["rho"])
         return float(np.min(np.sum(view.throughput * x, axis=1) / req))
+
     return allocation_report(objective)(instance, alloc)
 
 
 SPEC = FormulationSpec(
-    name="gavel-finish-time-fairness-test", kind="pyomo", build=build, extract=extract_x("finish-time-fairness"),
-    validator=test_value, sense="max",
-    options=("rho",), summary="Themis/Gavel finish-time fairness: the LP test 'max rho_j <= rho?' (bisected by allocate)",
+    name="gavel-finish-time-fairness-test",
+    kind="pyomo",
+    build=build,
+    extract=extract_x("finish-time-fairness"),
+    validator=test_value,
+    sense="max",
+    options=("rho",),
+    summary="Themis/Gavel finish-time fairness: the LP test 'max rho_j <= rho?' (bisected by allocate)",
 )

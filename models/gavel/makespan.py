@@ -22,23 +22,35 @@ import pyomo.environ as pe
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_makespan
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
+from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance) -> pe.ConcreteModel:
     view = allocation_view(instance)
     missing = np.flatnonzero(np.isnan(view.steps))
     if missing.size:
-        raise InputError(instance.name, f"$.jobs[{int(missing[0])}]",
-                         "makespan needs the steps left: set epochs and iterations_per_epoch")
+        raise InputError(
+            instance.name,
+            f"$.jobs[{int(missing[0])}]",
+            "makespan needs the steps left: set epochs and iterations_per_epoch",
+        )
     m = base_model(view, f"makespan[{instance.name}]")
     m.makespan_scale = equal_share_makespan(view)
-    m.z = pe.Var(domain=pe.NonNegativeReals, doc="zeta = M / makespan (M: the equal share's makespan)")
-    m.finish = pe.Constraint(m.J, rule=lambda _, j: sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R)
-                             >= float(view.steps[j] / m.makespan_scale) * m.z)
-    m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # max zeta = M / makespan (Gavel Sec. 4.2, change of variables)
+    m.z = pe.Var(
+        domain=pe.NonNegativeReals, doc="zeta = M / makespan (M: the equal share's makespan)"
+    )
+    m.finish = pe.Constraint(
+        m.J,
+        rule=lambda _, j: (
+            sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R)
+            >= float(view.steps[j] / m.makespan_scale) * m.z
+        ),
+    )
+    m.objective = pe.Objective(
+        expr=m.z, sense=pe.maximize
+    )  # max zeta = M / makespan (Gavel Sec. 4.2, change of variables)
     return m
 
 
@@ -48,7 +60,12 @@ def makespan(view: AllocationView, x: np.ndarray) -> float:
 
 
 SPEC = FormulationSpec(
-    name="gavel-makespan", kind="pyomo", build=build, extract=extract_x("makespan"),
-    validator=allocation_report(makespan), sense="min", objective_transform=lambda zeta, m: m.makespan_scale / zeta if zeta > 0 else float("inf"),
+    name="gavel-makespan",
+    kind="pyomo",
+    build=build,
+    extract=extract_x("makespan"),
+    validator=allocation_report(makespan),
+    sense="min",
+    objective_transform=lambda zeta, m: m.makespan_scale / zeta if zeta > 0 else float("inf"),
     summary="Gavel minimize makespan: one exact LP in z = 1/makespan",
 )

@@ -21,9 +21,9 @@ import pyomo.environ as pe
 from hetsched.allocation.policies import max_min_coefficients as coefficients
 from hetsched.allocation.problem import AllocationView, allocation_view
 from hetsched.allocation.validate import allocation_report
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
+from hetsched.spec import FormulationSpec
 
 
 def build_for(aware: bool):
@@ -32,23 +32,39 @@ def build_for(aware: bool):
         a = coefficients(view, aware)
         m = base_model(view, f"max_min_fairness{'_perf' if aware else ''}[{instance.name}]")
         m.z = pe.Var(doc="min over jobs of the normalized share (epigraph)")
-        m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= sum(float(a[j, r]) * m.x[j, r] for r in m.R))  # Gavel 4.1
+        m.fair = pe.Constraint(
+            m.J, rule=lambda _, j: m.z <= sum(float(a[j, r]) * m.x[j, r] for r in m.R)
+        )  # Gavel 4.1
         m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # Gavel Sec. 4.1: max min_j
         return m
+
     return build
 
 
 def objective_for(aware: bool):
     def objective(view: AllocationView, x: np.ndarray) -> float:
         return float(np.min(np.sum(coefficients(view, aware) * x, axis=1)))
+
     return objective
 
 
 SPECS = [
-    FormulationSpec(name="gavel-max-min-fairness", kind="pyomo", build=build_for(False),
-                    extract=extract_x("max-min-fairness"), validator=allocation_report(objective_for(False)),
-                    sense="max", summary="Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)"),
-    FormulationSpec(name="gavel-max-min-fairness-perf", kind="pyomo", build=build_for(True),
-                    extract=extract_x("max-min-fairness-perf"), validator=allocation_report(objective_for(True)),
-                    sense="max", summary="Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)"),
+    FormulationSpec(
+        name="gavel-max-min-fairness",
+        kind="pyomo",
+        build=build_for(False),
+        extract=extract_x("max-min-fairness"),
+        validator=allocation_report(objective_for(False)),
+        sense="max",
+        summary="Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)",
+    ),
+    FormulationSpec(
+        name="gavel-max-min-fairness-perf",
+        kind="pyomo",
+        build=build_for(True),
+        extract=extract_x("max-min-fairness-perf"),
+        validator=allocation_report(objective_for(True)),
+        sense="max",
+        summary="Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)",
+    ),
 ]

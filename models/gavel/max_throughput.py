@@ -20,9 +20,9 @@ import pyomo.environ as pe
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
+from hetsched.spec import FormulationSpec
 
 
 def normalized(view: AllocationView) -> np.ndarray:
@@ -33,25 +33,39 @@ def build(instance: Instance) -> pe.ConcreteModel:
     view = allocation_view(instance)
     a = normalized(view)
     m = base_model(view, f"max_throughput[{instance.name}]")
-    m.objective = pe.Objective(expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize)  # Gavel 4.2
+    m.objective = pe.Objective(
+        expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
+    )  # Gavel 4.2
     return m
 
 
 def build_cost(instance: Instance) -> pe.ConcreteModel:
     view = allocation_view(instance)
     if np.any(np.isnan(view.cost)):
-        raise InputError(instance.name, "$.cluster.gpu_types", "cost-normalized throughput needs cost_per_hour on every type")
+        raise InputError(
+            instance.name,
+            "$.cluster.gpu_types",
+            "cost-normalized throughput needs cost_per_hour on every type",
+        )
     a = normalized(view)
     m = pe.ConcreteModel(name=f"max_throughput_cost[{instance.name}]")
     m.J = pe.Set(initialize=range(view.n_jobs))
     m.R = pe.Set(initialize=range(len(view.types)))
     m.x = pe.Var(m.J, m.R, domain=pe.NonNegativeReals, doc="y_{j,r} = t x_{j,r} (Charnes-Cooper)")
     m.t = pe.Var(domain=pe.NonNegativeReals, doc="t = 1 / cost")
-    m.unit_cost = pe.Constraint(expr=sum(float(view.cost[r] * view.scale[j]) * m.x[j, r] for j in m.J for r in m.R) == 1)
+    m.unit_cost = pe.Constraint(
+        expr=sum(float(view.cost[r] * view.scale[j]) * m.x[j, r] for j in m.J for r in m.R) == 1
+    )
     m.job_time = pe.Constraint(m.J, rule=lambda _, j: sum(m.x[j, r] for r in m.R) <= m.t)
-    m.type_capacity = pe.Constraint(m.R, rule=lambda _, r: sum(float(view.scale[j]) * m.x[j, r] for j in m.J)
-                                    <= float(view.count[r]) * m.t)
-    m.objective = pe.Objective(expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize)  # Gavel 4.2
+    m.type_capacity = pe.Constraint(
+        m.R,
+        rule=lambda _, r: (
+            sum(float(view.scale[j]) * m.x[j, r] for j in m.J) <= float(view.count[r]) * m.t
+        ),
+    )
+    m.objective = pe.Objective(
+        expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
+    )  # Gavel 4.2
     return m
 
 
@@ -65,10 +79,22 @@ def per_dollar(view: AllocationView, x: np.ndarray) -> float:
 
 
 SPECS = [
-    FormulationSpec(name="gavel-max-throughput", kind="pyomo", build=build, extract=extract_x("max-throughput"),
-                    validator=allocation_report(total), sense="max",
-                    summary="Gavel max total effective throughput (normalized by equal share), LP"),
-    FormulationSpec(name="gavel-max-throughput-cost", kind="pyomo", build=build_cost,
-                    extract=extract_x("max-throughput-cost"), validator=allocation_report(per_dollar), sense="max",
-                    summary="Gavel throughput per dollar: linear-fractional, one LP by Charnes-Cooper"),
+    FormulationSpec(
+        name="gavel-max-throughput",
+        kind="pyomo",
+        build=build,
+        extract=extract_x("max-throughput"),
+        validator=allocation_report(total),
+        sense="max",
+        summary="Gavel max total effective throughput (normalized by equal share), LP",
+    ),
+    FormulationSpec(
+        name="gavel-max-throughput-cost",
+        kind="pyomo",
+        build=build_cost,
+        extract=extract_x("max-throughput-cost"),
+        validator=allocation_report(per_dollar),
+        sense="max",
+        summary="Gavel throughput per dollar: linear-fractional, one LP by Charnes-Cooper",
+    ),
 ]

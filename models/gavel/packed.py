@@ -28,8 +28,8 @@ import pyomo.environ as pe
 from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.errors import InputError
-from hetsched.spec import FormulationSpec
 from hetsched.instance.model import Instance
+from hetsched.spec import FormulationSpec
 from hetsched.validate import ValidationReport, Violation
 
 TOL = 1e-7
@@ -51,7 +51,11 @@ def packing(instance: Instance, throughputs: str | None = None) -> Packing:
     keys = []
     for j, job in enumerate(instance.jobs):
         if job.model is None or not job.model.name:
-            raise InputError(instance.name, f"$.jobs[{j}].model.name", "packing needs the job type to look up pair throughputs")
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].model.name",
+                "packing needs the job type to look up pair throughputs",
+            )
         keys.append((job.model.name, int(view.scale[j])))
     combos, thr, scale = [], [], []
     for j in range(view.n_jobs):
@@ -89,40 +93,71 @@ class PackedAllocation:
 
     def to_dict(self) -> dict:
         v = self.packing.view
-        return {"format": "hetsched.packed_allocation/1", "policy": self.policy, "instance": self.instance,
-                "allocation": [{"jobs": [v.job_ids[j] for j in c], **{t: float(self.x[i, r]) for r, t in enumerate(v.types)}}
-                               for i, c in enumerate(self.packing.combos) if self.x[i].sum() > TOL],
-                "effective_throughput": dict(zip(v.job_ids, self.throughput().tolist()))}
+        return {
+            "format": "hetsched.packed_allocation/1",
+            "policy": self.policy,
+            "instance": self.instance,
+            "allocation": [
+                {
+                    "jobs": [v.job_ids[j] for j in c],
+                    **{t: float(self.x[i, r]) for r, t in enumerate(v.types)},
+                }
+                for i, c in enumerate(self.packing.combos)
+                if self.x[i].sum() > TOL
+            ],
+            "effective_throughput": dict(zip(v.job_ids, self.throughput().tolist())),
+        }
 
 
 def build_for(policy: str):
     def build(instance: Instance, throughputs: str | None = None) -> pe.ConcreteModel:
         p = packing(instance, throughputs)
         v = p.view
-        coef = v.scale / v.weight / equal_share_throughput(v) if policy == "max-min-fairness-perf" else 1 / equal_share_throughput(v)
+        coef = (
+            v.scale / v.weight / equal_share_throughput(v)
+            if policy == "max-min-fairness-perf"
+            else 1 / equal_share_throughput(v)
+        )
         m = pe.ConcreteModel(name=f"{policy}_packed[{instance.name}]")
         m.C = pe.Set(initialize=range(len(p.combos)), doc="combinations: single jobs and pairs")
         m.R = pe.Set(initialize=range(len(v.types)))
         m.J = pe.Set(initialize=range(v.n_jobs))
         m.x = pe.Var(m.C, m.R, domain=pe.NonNegativeReals, doc="x_{c,r}")
-        for c, r in [(c, r) for c in m.C for r in m.R if not np.all(p.thr[c, :len(p.combos[c]), r] > 0)]:
+        for c, r in [
+            (c, r) for c in m.C for r in m.R if not np.all(p.thr[c, : len(p.combos[c]), r] > 0)
+        ]:
             m.x[c, r].fix(0.0)  # a member cannot run there
-        holding = {j: [c for c, members in enumerate(p.combos) if j in members] for j in range(v.n_jobs)}
-        m.job_time = pe.Constraint(m.J, rule=lambda _, j: sum(m.x[c, r] for c in holding[j] for r in m.R) <= 1)
-        m.type_capacity = pe.Constraint(m.R, rule=lambda _, r: sum(float(p.scale[c]) * m.x[c, r] for c in m.C)
-                                        <= float(v.count[r]))
+        holding = {
+            j: [c for c, members in enumerate(p.combos) if j in members] for j in range(v.n_jobs)
+        }
+        m.job_time = pe.Constraint(
+            m.J, rule=lambda _, j: sum(m.x[c, r] for c in holding[j] for r in m.R) <= 1
+        )
+        m.type_capacity = pe.Constraint(
+            m.R,
+            rule=lambda _, r: sum(float(p.scale[c]) * m.x[c, r] for c in m.C) <= float(v.count[r]),
+        )
 
         def thr(j):
-            return sum(float(p.thr[c, p.combos[c].index(j), r]) * m.x[c, r] for c in holding[j] for r in m.R)
+            return sum(
+                float(p.thr[c, p.combos[c].index(j), r]) * m.x[c, r]
+                for c in holding[j]
+                for r in m.R
+            )
 
         if policy == "max-min-fairness-perf":
             m.z = pe.Var()
-            m.fair = pe.Constraint(m.J, rule=lambda _, j: m.z <= float(coef[j]) * thr(j))  # Gavel Sec. 4.1 epigraph, packed thr_j
+            m.fair = pe.Constraint(
+                m.J, rule=lambda _, j: m.z <= float(coef[j]) * thr(j)
+            )  # Gavel Sec. 4.1 epigraph, packed thr_j
             m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # Gavel Sec. 4.1: max min_j
         else:
-            m.objective = pe.Objective(expr=sum(float(coef[j]) * thr(j) for j in m.J), sense=pe.maximize)  # Gavel Sec. 4.2
+            m.objective = pe.Objective(
+                expr=sum(float(coef[j]) * thr(j) for j in m.J), sense=pe.maximize
+            )  # Gavel Sec. 4.2
         m.packing = p
         return m
+
     return build
 
 
@@ -130,6 +165,7 @@ def extract_for(policy: str):
     def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> PackedAllocation:
         x = np.array([[value(m.x[c, r]) for r in m.R] for c in m.C], dtype=float)
         return PackedAllocation(f"{policy}-packed", m.packing, np.clip(x, 0.0, None), instance.name)
+
     return extract
 
 
@@ -138,26 +174,48 @@ def check_for(policy: str):
         p, x = alloc.packing, alloc.x
         v = allocation_view(instance)
         bad = []
-        if x.shape != (len(p.combos), len(v.types)) or not np.all(np.isfinite(x)) or np.any(x < -TOL):
-            return ValidationReport(False, None, {}, [Violation("bad_allocation", "shares must be finite and >= 0")])
+        if (
+            x.shape != (len(p.combos), len(v.types))
+            or not np.all(np.isfinite(x))
+            or np.any(x < -TOL)
+        ):
+            return ValidationReport(
+                False, None, {}, [Violation("bad_allocation", "shares must be finite and >= 0")]
+            )
         for j in range(v.n_jobs):
             share = sum(x[c].sum() for c, members in enumerate(p.combos) if j in members)
             if share > 1 + TOL:
-                bad.append(Violation("time", f"job {v.job_ids[j]} runs {share:.6g} > 1 of the time"))
+                bad.append(
+                    Violation("time", f"job {v.job_ids[j]} runs {share:.6g} > 1 of the time")
+                )
         used = p.scale @ x
         for r in np.flatnonzero(used > v.count + TOL * np.maximum(1, v.count)):
-            bad.append(Violation("capacity", f"type {v.types[r]}: {used[r]:.6g} GPUs > {v.count[r]:g}"))
+            bad.append(
+                Violation("capacity", f"type {v.types[r]}: {used[r]:.6g} GPUs > {v.count[r]:g}")
+            )
         if bad:
             return ValidationReport(False, None, {}, bad)
         thr = alloc.throughput() / equal_share_throughput(v)
-        value = float(np.min(thr * v.scale / v.weight)) if policy == "max-min-fairness-perf" else float(thr.sum())
+        value = (
+            float(np.min(thr * v.scale / v.weight))
+            if policy == "max-min-fairness-perf"
+            else float(thr.sum())
+        )
         return ValidationReport(True, value, {}, [])
+
     return check
 
 
 SPECS = [
-    FormulationSpec(name=f"gavel-{policy}-packed", kind="pyomo", build=build_for(policy), extract=extract_for(policy),
-                    validator=check_for(policy), sense="max", options=("throughputs",),
-                    summary=f"Gavel {policy} with space sharing over job pairs (pair throughputs), LP")
+    FormulationSpec(
+        name=f"gavel-{policy}-packed",
+        kind="pyomo",
+        build=build_for(policy),
+        extract=extract_for(policy),
+        validator=check_for(policy),
+        sense="max",
+        options=("throughputs",),
+        summary=f"Gavel {policy} with space sharing over job pairs (pair throughputs), LP",
+    )
     for policy in ("max-min-fairness-perf", "max-throughput")
 ]

@@ -9,8 +9,9 @@ import numpy as np
 from hetsched.sim.gang_engine import GangState
 
 
-def oblivious_gpus(state: GangState, j: int, free: set[int], taken_by_others: set[int],
-                   server_rank: np.ndarray) -> tuple[int, ...] | None:
+def oblivious_gpus(
+    state: GangState, j: int, free: set[int], taken_by_others: set[int], server_rank: np.ndarray
+) -> tuple[int, ...] | None:
     """A gang for job j chosen without looking at GPU speed (YARN-CS, Tiresias): the GPUs it held
     last round if they are all free; else free GPUs it can run on, GPUs nobody held last round
     first, filling the servers with the most such GPUs first (locality; ties in ``server_rank``
@@ -36,8 +37,13 @@ def oblivious_gpus(state: GangState, j: int, free: set[int], taken_by_others: se
     return tuple(chosen) if len(chosen) == need else None
 
 
-def place_in_order(state: GangState, order: list[int], server_rank: np.ndarray,
-                   keep: list[int] | None = None, backfill: bool = True) -> dict[int, tuple[int, ...]]:
+def place_in_order(
+    state: GangState,
+    order: list[int],
+    server_rank: np.ndarray,
+    keep: list[int] | None = None,
+    backfill: bool = True,
+) -> dict[int, tuple[int, ...]]:
     """Jobs in ``order`` take a gang each while GPUs last (a job that does not fit is skipped, the
     next may still fit: backfilling; ``backfill=False`` stops at the first job that does not fit,
     strict FIFO). Jobs in ``keep`` are placed first on the GPUs they hold."""

@@ -29,7 +29,11 @@ from hetsched.solvers.result import Status
 class Gavel:
     def __init__(self, allocation: str = "max-min-fairness-perf", seed: int = 0):
         if allocation not in FAST_POLICIES:
-            raise InputError("policy", "gavel:ALLOCATION", f"one of {', '.join(FAST_POLICIES)}, not {allocation!r}")
+            raise InputError(
+                "policy",
+                "gavel:ALLOCATION",
+                f"one of {', '.join(FAST_POLICIES)}, not {allocation!r}",
+            )
         self.allocation = allocation
         self.name = "gavel" if allocation == "max-min-fairness-perf" else f"gavel:{allocation}"
         self.clairvoyant = allocation == "makespan"
@@ -40,8 +44,11 @@ class Gavel:
         # Gavel runs a gang on one type: a type with fewer GPUs than the gang cannot hold the job
         self.thr = np.where(jobs.type_count()[None, :] >= jobs.gang[:, None], jobs.throughput, 0.0)
         for j in np.flatnonzero(~np.any(self.thr > 0, axis=1)):
-            raise InputError(instance.name, f"$.jobs[{j}].requested_workers",
-                             f"Gavel runs a gang on one GPU type; no type has {jobs.gang[j]} GPUs the job can use")
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].requested_workers",
+                f"Gavel runs a gang on one GPU type; no type has {jobs.gang[j]} GPUs the job can use",
+            )
         self.received = np.zeros((jobs.n_jobs, len(jobs.types)))
         self.elapsed = np.zeros(jobs.n_jobs)
         self.active_set: tuple[int, ...] = ()
@@ -49,15 +56,28 @@ class Gavel:
 
     def _solve(self, state: GangState, active: list[int]) -> None:
         d = self.data
-        steps = np.array([state.remaining(j) for j in active]) if self.clairvoyant else np.full(len(active), np.nan)
-        view = AllocationView(tuple(d.job_ids[j] for j in active), d.types, d.type_count().astype(float),
-                              self.thr[active], d.gang[active].astype(float), d.weight[active], steps,
-                              np.full(len(d.types), np.nan))
+        steps = (
+            np.array([state.remaining(j) for j in active])
+            if self.clairvoyant
+            else np.full(len(active), np.nan)
+        )
+        view = AllocationView(
+            tuple(d.job_ids[j] for j in active),
+            d.types,
+            d.type_count().astype(float),
+            self.thr[active],
+            d.gang[active].astype(float),
+            d.weight[active],
+            steps,
+            np.full(len(d.types), np.nan),
+        )
         status, _, x, _ = solve_max_min(coefficients(view, self.allocation), view.scale, view.count)
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
-            raise HetschedError(f"gavel allocation LP failed at t={state.now}: {status.value}, "
-                                + "; ".join(v.message for v in bad[:3]))
+            raise HetschedError(
+                f"gavel allocation LP failed at t={state.now}: {status.value}, "
+                + "; ".join(v.message for v in bad[:3])
+            )
         self.x = x
         self.lp_solves += 1
 
@@ -71,9 +91,14 @@ class Gavel:
         with np.errstate(divide="ignore", invalid="ignore"):
             p = np.where(share > 0, self.x / np.where(share > 0, share, 1.0), np.inf)
         p = np.where((self.x > 1e-9) & (self.thr[active] > 0), p, -np.inf)
-        free = {t: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r, t in enumerate(d.types)}
-        previous = {i: (d.types[d.gpu_type[state.held[j][0]]], state.held[j])
-                    for i, j in enumerate(active) if j in state.held}
+        free = {
+            t: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r, t in enumerate(d.types)
+        }
+        previous = {
+            i: (d.types[d.gpu_type[state.held[j][0]]], state.held[j])
+            for i, j in enumerate(active)
+            if j in state.held
+        }
         placed = priority_placement(p, d.gang[active], d.types, free, previous)
         self.elapsed[active] += 1
         plan = {}

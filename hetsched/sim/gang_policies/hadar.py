@@ -29,27 +29,55 @@ from hetsched.sim.gang_engine import GangState
 class Hadar:
     clairvoyant = True
 
-    def __init__(self, solver: str = "bnb", node_limit: int = 20_000, round_time_limit: float = 60.0,
-                 eta: float = 1.0, seed: int = 0):
+    def __init__(
+        self,
+        solver: str = "bnb",
+        node_limit: int = 20_000,
+        round_time_limit: float = 60.0,
+        eta: float = 1.0,
+        seed: int = 0,
+    ):
         if solver not in ("bnb", "dp"):
             raise InputError("policy", "hadar:SOLVER", f"'bnb' or 'dp', not {solver!r}")
-        self.solver, self.node_limit, self.round_time_limit, self.eta = solver, node_limit, round_time_limit, eta
+        self.solver, self.node_limit, self.round_time_limit, self.eta = (
+            solver,
+            node_limit,
+            round_time_limit,
+            eta,
+        )
         self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
         self.unproven_rounds = 0
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
-        self.utility = (instance.metadata or {}).get("hadar", {}).get("utility", "effective-throughput")
+        self.utility = (
+            (instance.metadata or {}).get("hadar", {}).get("utility", "effective-throughput")
+        )
 
     def _view(self, state: GangState) -> HadarView:
         d, L = self.data, state.round_seconds
         cap = np.zeros((len(d.servers), len(d.types)), dtype=np.int64)
         np.add.at(cap, (d.gpu_server, d.gpu_type), 1)
         arrival = np.floor(d.arrival / L).astype(np.int64) + 1
-        slowest = [math.ceil(d.work[j] / (d.throughput[j][d.throughput[j] > 0].min() * L)) for j in range(d.n_jobs)]
+        slowest = [
+            math.ceil(d.work[j] / (d.throughput[j][d.throughput[j] > 0].min() * L))
+            for j in range(d.n_jobs)
+        ]
         horizon = int(arrival.max()) + int(sum(slowest))
-        return HadarView(d.job_ids, d.servers, d.types, cap, arrival, d.gang.copy(), d.work.astype(float),
-                         d.throughput, L, horizon, "bottleneck", self.utility)
+        return HadarView(
+            d.job_ids,
+            d.servers,
+            d.types,
+            cap,
+            arrival,
+            d.gang.copy(),
+            d.work.astype(float),
+            d.throughput,
+            L,
+            horizon,
+            "bottleneck",
+            self.utility,
+        )
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
         d = self.data
@@ -57,15 +85,27 @@ class Hadar:
             self.view = self._view(state)
         v = self.view
         queue = state.active()
-        remaining = np.array([state.remaining(j) if state.arrived[j] and not state.done[j] else 0.0
-                              for j in range(d.n_jobs)])
+        remaining = np.array(
+            [
+                state.remaining(j) if state.arrived[j] and not state.done[j] else 0.0
+                for j in range(d.n_jobs)
+            ]
+        )
         prices = price_function(v, queue, None, self.eta)
         t = state.round + 1
         if self.solver == "dp":
             _, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, t)
         else:
-            res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, t,
-                                    node_limit=self.node_limit, time_limit=self.round_time_limit)
+            res = dp_allocation_bnb(
+                v,
+                queue,
+                v.capacity.copy(),
+                prices,
+                remaining,
+                t,
+                node_limit=self.node_limit,
+                time_limit=self.round_time_limit,
+            )
             chosen = res.chosen
             self.unproven_rounds += not res.proven
         free = set(range(d.n_gpus))

@@ -29,9 +29,15 @@ class Tiresias:
             try:
                 thresholds = tuple(float(x) for x in thresholds.split(","))
             except ValueError:
-                raise InputError("policy", "tiresias:THRESHOLDS", f"comma-separated GPU-seconds, got {thresholds!r}") from None
+                raise InputError(
+                    "policy",
+                    "tiresias:THRESHOLDS",
+                    f"comma-separated GPU-seconds, got {thresholds!r}",
+                ) from None
         if any(not t > 0 for t in thresholds) or list(thresholds) != sorted(thresholds):
-            raise InputError("policy", "tiresias:THRESHOLDS", f"positive and increasing, got {thresholds}")
+            raise InputError(
+                "policy", "tiresias:THRESHOLDS", f"positive and increasing, got {thresholds}"
+            )
         self.thresholds = tuple(thresholds)
         self.seed = seed
 

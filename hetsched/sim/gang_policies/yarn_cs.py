@@ -21,7 +21,9 @@ class YarnCs:
 
     def __init__(self, mode: str = "backfill", seed: int = 0):
         if mode not in ("backfill", "strict"):
-            raise HetschedError(f"policy 'yarn-cs' takes 'backfill' (default) or 'strict' (got '{mode}')")
+            raise HetschedError(
+                f"policy 'yarn-cs' takes 'backfill' (default) or 'strict' (got '{mode}')"
+            )
         self.seed, self.backfill = seed, mode == "backfill"
         if mode == "strict":
             self.name = "yarn-cs:strict"
@@ -30,4 +32,6 @@ class YarnCs:
         self.server_rank = np.random.default_rng([self.seed, 11]).permutation(len(jobs.servers))
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
-        return place_in_order(state, state.active(), self.server_rank, keep=list(state.held), backfill=self.backfill)
+        return place_in_order(
+            state, state.active(), self.server_rank, keep=list(state.held), backfill=self.backfill
+        )

@@ -15,9 +15,18 @@ from hetsched.sim.policies.las import Hlas, HlasP, Las2d
 from hetsched.sim.policies.srtf import Srtf
 
 POLICIES: dict[str, Callable[..., object]] = {
-    "hare": HareOffline, "hare-earliest-finish": partial(HareOffline, rule="earliest_finish", name="hare-earliest-finish"),
-    "hlas": Hlas, "hlas-p": HlasP, "las2d": Las2d, "gavel-fifo": GavelFifo,
-    "fifo": Fifo, "sched-homo": SchedHomo, "srtf": Srtf, "allox": AlloX,
+    "hare": HareOffline,
+    "hare-earliest-finish": partial(
+        HareOffline, rule="earliest_finish", name="hare-earliest-finish"
+    ),
+    "hlas": Hlas,
+    "hlas-p": HlasP,
+    "las2d": Las2d,
+    "gavel-fifo": GavelFifo,
+    "fifo": Fifo,
+    "sched-homo": SchedHomo,
+    "srtf": Srtf,
+    "allox": AlloX,
 }
 
 GROUPED = ("hlas", "hlas-p")  # take ``:U``, a number of GPU groups (eqs. (4)-(6) of the TCC paper)
@@ -40,9 +49,16 @@ def make_policy(name: str, seed: int = 0, **options):
         return cls(arg, seed=seed, **options) if arg else cls(seed=seed, **options)
     if arg and base in GROUPED:
         if not arg.isdigit() or int(arg) < 1:
-            raise HetschedError(f"policy '{base}:U' takes a number of GPU groups U >= 1 (got '{arg}')")
+            raise HetschedError(
+                f"policy '{base}:U' takes a number of GPU groups U >= 1 (got '{arg}')"
+            )
         return POLICIES[base](groups=int(arg), **options)
     if name not in POLICIES:
-        known = ", ".join([*(f"{p}[:U]" if p in GROUPED else p for p in POLICIES), *(f"{g}[:ARG]" for g in GANG_POLICIES)])
+        known = ", ".join(
+            [
+                *(f"{p}[:U]" if p in GROUPED else p for p in POLICIES),
+                *(f"{g}[:ARG]" for g in GANG_POLICIES),
+            ]
+        )
         raise HetschedError(f"unknown policy '{name}' (known: {known})")
     return POLICIES[name](**options)

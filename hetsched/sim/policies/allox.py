@@ -32,14 +32,28 @@ class AlloX:
         jobs = state.waiting_jobs()
         gpus = state.idle_gpus
         if len(jobs) > CANDIDATES * len(gpus):
-            work = [((state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n])
-                     - int(state.started[n])) * float(v.train[n, gpus].min()) for n in jobs]
-            keep = sorted(np.argsort(work, kind="stable")[:CANDIDATES * len(gpus)])
+            work = [
+                (
+                    (state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n])
+                    - int(state.started[n])
+                )
+                * float(v.train[n, gpus].min())
+                for n in jobs
+            ]
+            keep = sorted(np.argsort(work, kind="stable")[: CANDIDATES * len(gpus)])
             jobs = [jobs[i] for i in keep]
         positions = -(-len(jobs) // len(gpus))  # enough slots for every job
-        left = np.array([(state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n])
-                         - int(state.started[n]) for n in jobs], dtype=float)
+        left = np.array(
+            [
+                (state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n])
+                - int(state.started[n])
+                for n in jobs
+            ],
+            dtype=float,
+        )
         p = left[:, None] * v.train[np.ix_(jobs, gpus)]  # p_{n,m}
-        cost = np.concatenate([(k + 1) * p for k in range(positions)], axis=1)  # columns: (position, GPU)
+        cost = np.concatenate(
+            [(k + 1) * p for k in range(positions)], axis=1
+        )  # columns: (position, GPU)
         rows, cols = linear_sum_assignment(cost)
         return [(jobs[i], gpus[c % len(gpus)]) for i, c in zip(rows, cols) if c < len(gpus)]

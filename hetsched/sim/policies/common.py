@@ -14,7 +14,9 @@ def task_time(state: SimState, n: int) -> np.ndarray:
     return state.view.train[n] + state.view.sync[n]
 
 
-def fill_fastest(state: SimState, order: list[int], free: list[int] | None = None) -> list[tuple[int, int]]:
+def fill_fastest(
+    state: SimState, order: list[int], free: list[int] | None = None
+) -> list[tuple[int, int]]:
     """Give idle GPUs to jobs in ``order``: each job takes, one task at a time, the idle GPU where
     its task is fastest, until its ready tasks or the idle GPUs run out."""
     free = list(state.idle_gpus if free is None else free)

@@ -25,7 +25,9 @@ from hetsched.sim.engine import SimState
 class HareOffline:
     name, clairvoyant = "hare", True
 
-    def __init__(self, order: str = "hare-interval-lp", rule: str = "earliest_available", name: str = "hare"):
+    def __init__(
+        self, order: str = "hare-interval-lp", rule: str = "earliest_available", name: str = "hare"
+    ):
         self.order, self.rule, self.name = order, rule, name
 
     def prepare(self, instance, view) -> None:

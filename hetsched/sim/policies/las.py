@@ -94,12 +94,16 @@ class Hlas(_Queues):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
-        self._heap.refresh(state, lambda n: self._key(state, n, int(state.rank[n]), state.started[n] > 0))
+        self._heap.refresh(
+            state, lambda n: self._key(state, n, int(state.rank[n]), state.started[n] > 0)
+        )
         ready: dict[int, int] = {}
         out = []
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
             top = self._heap.pop(state)
-            while top is not None and ready.get(top[1], 1) == 0:  # an old entry of a job placed in full now
+            while (
+                top is not None and ready.get(top[1], 1) == 0
+            ):  # an old entry of a job placed in full now
                 top = self._heap.pop(state)
             if top is None:
                 break
@@ -107,7 +111,9 @@ class Hlas(_Queues):
             ready.setdefault(n, int(state.ready[n]))
             out.append((n, m))
             ready[n] -= 1
-            if ready[n] > 0:  # now partially scheduled (its size and queue do not change within the instant)
+            if (
+                ready[n] > 0
+            ):  # now partially scheduled (its size and queue do not change within the instant)
                 self._heap.push(state, self._key(state, n, int(state.rank[n]), True), n)
         return out
 
@@ -119,8 +125,13 @@ class Hlas(_Queues):
 class HlasP(Hlas):
     name = "hlas-p"
 
-    def __init__(self, thresholds: list[float] | None = None, min_rounds: dict[str, int] | None = None,
-                 groups: int | None = None, history: bool = True):
+    def __init__(
+        self,
+        thresholds: list[float] | None = None,
+        min_rounds: dict[str, int] | None = None,
+        groups: int | None = None,
+        history: bool = True,
+    ):
         super().__init__(thresholds, groups)
         self.min_rounds = min_rounds
         self.history = history
@@ -162,7 +173,9 @@ class HlasP(Hlas):
         if self._learn(state):  # predictions of waiting jobs changed: re-key them all
             self._heap = LazyHeap()
             for n in state.waiting_jobs():
-                self._heap.push(state, self._key(state, n, int(state.rank[n]), state.started[n] > 0), n)
+                self._heap.push(
+                    state, self._key(state, n, int(state.rank[n]), state.started[n] > 0), n
+                )
         return super().assign(state)
 
     def size(self, state: SimState, n: int) -> float:
@@ -183,7 +196,9 @@ class Las2d(_Queues):
 
     def prepare(self, instance, view) -> None:
         super().prepare(instance, view)
-        self._by_gang: dict[int, LazyHeap] = {}  # one heap per gang size: the first job that fits is a peek away
+        self._by_gang: dict[
+            int, LazyHeap
+        ] = {}  # one heap per gang size: the first job that fits is a peek away
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
@@ -195,8 +210,13 @@ class Las2d(_Queues):
         out: list[tuple[int, int]] = []
         placed: set[int] = set()
         while free:  # the highest-priority job whose gang fits in the idle GPUs
-            tops = [(top, heap) for size, heap in self._by_gang.items() if size <= len(free)
-                    for top in [heap.peek(state)] if top is not None]
+            tops = [
+                (top, heap)
+                for size, heap in self._by_gang.items()
+                if size <= len(free)
+                for top in [heap.peek(state)]
+                if top is not None
+            ]
             if not tops:
                 break
             (k, n), heap = min(tops, key=lambda th: th[0])

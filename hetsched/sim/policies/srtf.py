@@ -19,11 +19,20 @@ class Srtf:
         v = state.view
         if n not in self._task_time:
             self._task_time[n] = mean_task_time(state, n)
-        left = (state.total_rounds(n) - int(state.rounds_done[n])) * int(v.tasks_per_round[n]) - int(state.started[n])
+        left = (state.total_rounds(n) - int(state.rounds_done[n])) * int(
+            v.tasks_per_round[n]
+        ) - int(state.started[n])
         return left * self._task_time[n]
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._heap.refresh(state, lambda n: (not state.partially_scheduled(n), self.remaining(state, n), int(state.rank[n])))
+        self._heap.refresh(
+            state,
+            lambda n: (
+                not state.partially_scheduled(n),
+                self.remaining(state, n),
+                int(state.rank[n]),
+            ),
+        )
         taken, seen, tasks, want = [], set(), 0, len(state.idle_gpus)
         while tasks < want:  # the best jobs until their ready tasks cover the idle GPUs
             top = self._heap.pop(state)

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.solvers.colgen.problem import artificials, feasible, prices_out
 from hetsched.errors import SolverError
+from hetsched.solvers.colgen.problem import artificials, feasible, prices_out
 
 
 @dataclass
@@ -50,8 +50,9 @@ class BranchStats:
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed
 
 
-def fix_cost_ranges(problem, pi: np.ndarray, target: float, tolerance: float,
-                    deadline: float) -> dict[int, tuple[float, float]]:
+def fix_cost_ranges(
+    problem, pi: np.ndarray, target: float, tolerance: float, deadline: float
+) -> dict[int, tuple[float, float]]:
     """Reduced-cost fixing: per block b, a range (lo, hi] that every column of b in a solution
     of cost <= ``target`` has its cost in, from the row prices ``pi`` (module docstring).
     Bisection stops within ``tolerance`` of the cost; blocks left out keep every cost."""
@@ -69,7 +70,9 @@ def fix_cost_ranges(problem, pi: np.ndarray, target: float, tolerance: float,
             break
 
         def out(lo: float, hi: float) -> bool:  # no column of cost in (lo, hi] has rc <= slack
-            return problem.price(b, prepared, lo, hi)[0] - value > slack + 1e-9 * max(1.0, abs(value))
+            return problem.price(b, prepared, lo, hi)[0] - value > slack + 1e-9 * max(
+                1.0, abs(value)
+            )
 
         best_cost = cols[0].cost
         # upper end: cost_c <= cost_c + pi . usage_c, so every column above value + slack is out
@@ -97,9 +100,17 @@ def fix_cost_ranges(problem, pi: np.ndarray, target: float, tolerance: float,
     return ranges
 
 
-def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | None, root_bound: float,
-                     deadline: float, round_up, root_prices: np.ndarray | None = None,
-                     smoothing: float = 0.8) -> tuple[float, np.ndarray | None, BranchStats]:
+def branch_and_price(
+    master,
+    problem,
+    incumbent: float,
+    chosen: np.ndarray | None,
+    root_bound: float,
+    deadline: float,
+    round_up,
+    root_prices: np.ndarray | None = None,
+    smoothing: float = 0.8,
+) -> tuple[float, np.ndarray | None, BranchStats]:
     """Best-first branch-and-price from the root, its cost ranges first narrowed by reduced-cost
     fixing at ``root_prices`` (the row prices of the root's best Lagrangian bound). Returns
     (incumbent, its lambda, stats)."""
@@ -234,8 +245,9 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
         step = problem.objective_step
         # a better solution costs at most the incumbent less one step of the objective's grid
         target = incumbent - step if step else incumbent
-        fixed = fix_cost_ranges(problem, root_prices, target, (step or 1e-6 * max(1.0, abs(incumbent))) / 2,
-                                deadline)
+        fixed = fix_cost_ranges(
+            problem, root_prices, target, (step or 1e-6 * max(1.0, abs(incumbent))) / 2, deadline
+        )
         stats.fixed_blocks = len(fixed)
     counter = 0
     heap: list = [(root_bound, counter, {}, fixed)]
@@ -265,12 +277,17 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
             if pick is None:
                 picked = []
                 for b in range(problem.n_blocks):
-                    cands = [i for i in np.flatnonzero(lam > 1e-9) if master.columns[i].block == b
-                             and not master.columns[i].artificial]
+                    cands = [
+                        i
+                        for i in np.flatnonzero(lam > 1e-9)
+                        if master.columns[i].block == b and not master.columns[i].artificial
+                    ]
                     if not cands:
                         break
                     picked.append(min(cands, key=lambda i: master.columns[i].cost))
-                if len(picked) == problem.n_blocks and feasible([master.columns[i] for i in picked], problem):
+                if len(picked) == problem.n_blocks and feasible(
+                    [master.columns[i] for i in picked], problem
+                ):
                     cost = sum(master.columns[i].cost for i in picked)
                     if cost < incumbent - 1e-9:
                         incumbent = cost
@@ -294,8 +311,12 @@ def branch_and_price(master, problem, incumbent: float, chosen: np.ndarray | Non
         n = len(master.columns)
         master.set_bounds(np.arange(n), 0.0, np.inf)
         master.set_bounds(artificial, 0.0, 0.0)
-    open_bounds = [nb for nb, *_ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))]
+    open_bounds = [
+        nb for nb, *_ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))
+    ]
     stats.open_nodes = len(open_bounds)
     stats.proven = not open_bounds and not incomplete
-    stats.bound = incumbent if stats.proven else min(open_bounds + [incumbent]) if open_bounds else root_bound
+    stats.bound = (
+        incumbent if stats.proven else min(open_bounds + [incumbent]) if open_bounds else root_bound
+    )
     return incumbent, chosen, stats

@@ -34,9 +34,15 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from hetsched.solvers.colgen.branching import branch_and_price
-from hetsched.solvers.colgen.problem import Column, DantzigWolfeProblem, artificials, feasible, prices_out
 from hetsched.errors import SolverError
+from hetsched.solvers.colgen.branching import branch_and_price
+from hetsched.solvers.colgen.problem import (
+    Column,
+    DantzigWolfeProblem,
+    artificials,
+    feasible,
+    prices_out,
+)
 from hetsched.solvers.result import RawResult, Status
 
 
@@ -53,7 +59,9 @@ class ColgenStats:
     nodes: int = 0  # branch-and-price nodes solved (the root counts once more)
     open_nodes: int = 0  # left open when the clock stopped the search
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed before branching
-    prices: np.ndarray | None = None  # coupling-row prices of the root's best Lagrangian bound (they certify it)
+    prices: np.ndarray | None = (
+        None  # coupling-row prices of the root's best Lagrangian bound (they certify it)
+    )
 
 
 def _round_up(bound: float, step: float | None) -> float:
@@ -76,14 +84,27 @@ class _Master:
         nb, nr = problem.n_blocks, len(problem.capacity)
         lower = np.concatenate([np.ones(nb), np.full(nr, -inf)])
         upper = np.concatenate([np.ones(nb), np.asarray(problem.capacity, dtype=float)])
-        self.h.addRows(nb + nr, lower, upper, 0, np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32),
-                       np.zeros(0))
+        self.h.addRows(
+            nb + nr,
+            lower,
+            upper,
+            0,
+            np.zeros(1, dtype=np.int32),
+            np.zeros(0, dtype=np.int32),
+            np.zeros(0),
+        )
         self.columns: list[Column] = []
-        self._solved: tuple[float, np.ndarray, np.ndarray] | None = None  # the LP unchanged since its last solve
+        self._solved: tuple[float, np.ndarray, np.ndarray] | None = (
+            None  # the LP unchanged since its last solve
+        )
 
     def add(self, col: Column) -> None:
-        idx = np.concatenate([[col.block], self.p.n_blocks + np.asarray(col.rows, dtype=np.int64)]).astype(np.int32)
-        amounts = np.ones(len(col.rows)) if col.amounts is None else np.asarray(col.amounts, dtype=float)
+        idx = np.concatenate(
+            [[col.block], self.p.n_blocks + np.asarray(col.rows, dtype=np.int64)]
+        ).astype(np.int32)
+        amounts = (
+            np.ones(len(col.rows)) if col.amounts is None else np.asarray(col.amounts, dtype=float)
+        )
         vals = np.concatenate([[1.0], amounts])
         self.h.addCol(float(col.cost), 0.0, highspy.kHighsInf, len(idx), idx, vals)
         self.columns.append(col)
@@ -96,10 +117,12 @@ class _Master:
             return self._solved
         status = self.h.run()
         if status == highspy.HighsStatus.kError or not self.lp_optimal():
-            raise SolverError(f"colgen: HiGHS did not solve the master LP ({self.h.modelStatusToString(self.h.getModelStatus())})")
+            raise SolverError(
+                f"colgen: HiGHS did not solve the master LP ({self.h.modelStatusToString(self.h.getModelStatus())})"
+            )
         dual = np.asarray(self.h.getSolution().row_dual)
-        pi = np.maximum(-dual[self.p.n_blocks:], 0.0)
-        self._solved = float(self.h.getInfo().objective_function_value), pi, dual[:self.p.n_blocks]
+        pi = np.maximum(-dual[self.p.n_blocks :], 0.0)
+        self._solved = float(self.h.getInfo().objective_function_value), pi, dual[: self.p.n_blocks]
         return self._solved
 
     def lambdas(self) -> np.ndarray:
@@ -113,27 +136,41 @@ class _Master:
         """Bounds lower <= lambda <= upper (a number, or one per index) of the given columns."""
         k = len(indices)
         if k:
-            self.h.changeColsBounds(k, np.asarray(indices, dtype=np.int32), np.full(k, float(lower)),
-                                    np.broadcast_to(np.asarray(upper, dtype=float), (k,)).copy())
+            self.h.changeColsBounds(
+                k,
+                np.asarray(indices, dtype=np.int32),
+                np.full(k, float(lower)),
+                np.broadcast_to(np.asarray(upper, dtype=float), (k,)).copy(),
+            )
             self._solved = None
 
     def solve_ip(self, time_limit: float) -> tuple[float, np.ndarray] | None:
         """Best integer solution over the columns so far (HiGHS MIP, binary lambda)."""
         n = len(self.columns)
         self._solved = None
-        self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger))
+        self.h.changeColsIntegrality(
+            n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger)
+        )
         self.h.setOptionValue("time_limit", max(0.1, float(time_limit)))
         self.h.run()
         info = self.h.getInfo()
         x = np.asarray(self.h.getSolution().col_value)
         ok = info.primal_solution_status == 2  # kSolutionStatusFeasible
-        self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kContinuous))
+        self.h.changeColsIntegrality(
+            n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kContinuous)
+        )
         self.h.setOptionValue("time_limit", highspy.kHighsInf)
         return (float(info.objective_function_value), x) if ok else None
 
 
-def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, gap: float = 0.0,
-                 threads: int | None = None, seed: int = 0, smoothing: float = 0.8) -> RawResult:
+def solve_colgen(
+    problem: DantzigWolfeProblem,
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+    smoothing: float = 0.8,
+) -> RawResult:
     """Column generation, then the integer master over the generated columns.
 
     ``gap``: stop when the (rounded) Lagrangian bound is within this relative gap of the
@@ -152,7 +189,8 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     limited = False
     while True:
         if time.perf_counter() >= deadline or (
-                problem.max_iterations is not None and stats.iterations >= problem.max_iterations):
+            problem.max_iterations is not None and stats.iterations >= problem.max_iterations
+        ):
             limited = True
             break
         lp, pi_lp, mu = master.solve_lp()
@@ -177,7 +215,9 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
             master.add(col)
         rounded = _round_up(stats.lagrangian_bound, problem.objective_step)
         if rounded >= incumbent * (1 - gap) - 1e-9 * max(1.0, abs(incumbent)):
-            stats.converged = True  # the bound meets the incumbent (within ``gap``): nothing left to prove
+            stats.converged = (
+                True  # the bound meets the incumbent (within ``gap``): nothing left to prove
+            )
             break
         if _round_up(lp, problem.objective_step) <= rounded + 1e-9 * max(1.0, abs(lp)):
             stats.converged = True  # tail-off: the rounded bound cannot rise further at this node
@@ -220,17 +260,29 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
     stats.ip_seconds = time.perf_counter() - t_ip
     # branch-and-price while the rounded bound is below the incumbent and time is left
     root = _round_up(stats.lagrangian_bound, problem.objective_step)
-    if problem.branch and stats.converged and root < incumbent - 1e-9 * max(1.0, abs(incumbent)) \
-            and time.perf_counter() < deadline and gap == 0:
+    if (
+        problem.branch
+        and stats.converged
+        and root < incumbent - 1e-9 * max(1.0, abs(incumbent))
+        and time.perf_counter() < deadline
+        and gap == 0
+    ):
         incumbent, chosen, bstats = branch_and_price(
-            master, problem, incumbent, chosen, stats.lagrangian_bound, deadline,
-            lambda v: _round_up(v, problem.objective_step), center)
+            master,
+            problem,
+            incumbent,
+            chosen,
+            stats.lagrangian_bound,
+            deadline,
+            lambda v: _round_up(v, problem.objective_step),
+            center,
+        )
         stats.fixed_blocks = bstats.fixed_blocks
         stats.nodes, stats.open_nodes = bstats.nodes, bstats.open_nodes
         stats.lagrangian_bound = max(stats.lagrangian_bound, min(bstats.bound, incumbent))
     if chosen is None:  # the initial columns: a feasible solution by contract
         chosen = np.zeros(len(master.columns))
-        chosen[:len(problem.initial)] = 1.0
+        chosen[: len(problem.initial)] = 1.0
     if len(chosen) < len(master.columns):  # columns added after this solution was found are unused
         chosen = np.concatenate([chosen, np.zeros(len(master.columns) - len(chosen))])
     problem.columns = master.columns
@@ -248,17 +300,26 @@ def solve_colgen(problem: DantzigWolfeProblem, time_limit: float | None = None, 
         status = Status.FEASIBLE
     d = problem.objective_divisor
     x = chosen
-    log = (f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
-           f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
-           f"dive {_fmt(stats.dive, d)}, integer master {stats.ip_seconds:.1f}s, "
-           f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open, cost ranges of "
-           f"{stats.fixed_blocks} blocks narrowed by reduced costs)")
-    return RawResult(status, incumbent / d, bound / d if math.isfinite(bound) else None, time.perf_counter() - t0,
-                     value=lambda i: float(x[i]), log=log)
+    log = (
+        f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
+        f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
+        f"dive {_fmt(stats.dive, d)}, integer master {stats.ip_seconds:.1f}s, "
+        f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open, cost ranges of "
+        f"{stats.fixed_blocks} blocks narrowed by reduced costs)"
+    )
+    return RawResult(
+        status,
+        incumbent / d,
+        bound / d if math.isfinite(bound) else None,
+        time.perf_counter() - t0,
+        value=lambda i: float(x[i]),
+        log=log,
+    )
 
 
-def _round_lp(master: _Master, problem: DantzigWolfeProblem, lam: np.ndarray,
-              incumbent: float) -> tuple[float, np.ndarray] | None:
+def _round_lp(
+    master: _Master, problem: DantzigWolfeProblem, lam: np.ndarray, incumbent: float
+) -> tuple[float, np.ndarray] | None:
     """The formulation's LP-guided rounding (``problem.round_lp``) of the LP solution ``lam``:
     (its cost, its lambda vector) if it is feasible and cheaper than ``incumbent``, else None.
     Its columns join the master."""
@@ -278,8 +339,9 @@ def _round_lp(master: _Master, problem: DantzigWolfeProblem, lam: np.ndarray,
     return cost, chosen
 
 
-def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
-          iterations_per_step: int = 25) -> tuple[float, np.ndarray] | None:
+def _dive(
+    master: _Master, problem: DantzigWolfeProblem, deadline: float, iterations_per_step: int = 25
+) -> tuple[float, np.ndarray] | None:
     """Diving heuristic: repeatedly solve the master LP (pricing the free blocks, with rows the
     fixed columns exhaust priced out), then fix the free block whose column has the largest
     lambda. Returns (cost, lambda vector) of the integer solution reached, or None (dead end or
@@ -321,13 +383,18 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
             if best_i < 0:
                 return None
             col = master.columns[best_i]
-            others = [i for i, c in enumerate(master.columns) if c.block == col.block and i != best_i]
+            others = [
+                i for i, c in enumerate(master.columns) if c.block == col.block and i != best_i
+            ]
             master.set_bounds(others, 0.0, 0.0)
             master.set_bounds([best_i], 1.0, 1.0)
             touched += others + [best_i]
             fixed[col.block] = best_i
-            np.subtract.at(residual, np.asarray(col.rows, dtype=np.int64),
-                           1.0 if col.amounts is None else np.asarray(col.amounts, dtype=float))
+            np.subtract.at(
+                residual,
+                np.asarray(col.rows, dtype=np.int64),
+                1.0 if col.amounts is None else np.asarray(col.amounts, dtype=float),
+            )
         picked = [master.columns[i] for i in fixed.values()]
         if feasible(picked, problem):
             x = np.zeros(len(master.columns))
@@ -335,11 +402,13 @@ def _dive(master: _Master, problem: DantzigWolfeProblem, deadline: float,
             result = (sum(c.cost for c in picked), x)
         return result
     finally:
-        master.set_bounds(sorted(i for i in set(touched) if not master.columns[i].artificial), 0.0, highspy.kHighsInf)
+        master.set_bounds(
+            sorted(i for i in set(touched) if not master.columns[i].artificial),
+            0.0,
+            highspy.kHighsInf,
+        )
         master.set_bounds(artificial, 0.0, 0.0)
 
 
 def _fmt(v: float | None, d: float) -> str:
     return "-" if v is None or not math.isfinite(v) else f"{v / d:.6g}"
-
-

@@ -20,7 +20,9 @@ class Column:
     rows: np.ndarray
     payload: Any = None
     amounts: np.ndarray | None = None  # None: 1 per listed row
-    artificial: bool = False  # the engine's own high-cost column that keeps an LP feasible; never a solution
+    artificial: bool = (
+        False  # the engine's own high-cost column that keeps an LP feasible; never a solution
+    )
 
 
 @dataclass
@@ -34,18 +36,24 @@ class DantzigWolfeProblem:
     price: Callable[..., tuple[float, list[Column]]]
     initial: list[Column]  # together a feasible integer solution: one column per block
     objective_divisor: float = 1.0  # the problem's objective is raw / divisor
-    objective_step: float | None = None  # raw objectives are integer multiples of it (bound rounding)
+    objective_step: float | None = (
+        None  # raw objectives are integer multiples of it (bound rounding)
+    )
     notes: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     columns: list[Column] = field(default_factory=list)  # filled by the solver
     exact: bool = True
-    prepare: Callable[[np.ndarray], Any] | None = None  # pi -> what price() reads (e.g. prefix sums), once per round
+    prepare: Callable[[np.ndarray], Any] | None = (
+        None  # pi -> what price() reads (e.g. prefix sums), once per round
+    )
     # (columns, LP lambda) -> one column per block forming a feasible solution, or None: a
     # rounding heuristic guided by the LP (the engine checks the capacity rows itself)
     round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
     dive: bool = True  # after column generation, a diving heuristic for the incumbent
     branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
-    max_iterations: int | None = None  # stop the root column generation after this many rounds (None: until done)
+    max_iterations: int | None = (
+        None  # stop the root column generation after this many rounds (None: until done)
+    )
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
@@ -75,10 +83,16 @@ def feasible(columns: list[Column], problem: DantzigWolfeProblem) -> bool:
         return False
     used = np.zeros(len(problem.capacity))
     for c in columns:
-        np.add.at(used, np.asarray(c.rows, dtype=np.int64), 1.0 if c.amounts is None else np.asarray(c.amounts))
+        np.add.at(
+            used,
+            np.asarray(c.rows, dtype=np.int64),
+            1.0 if c.amounts is None else np.asarray(c.amounts),
+        )
     return bool(np.all(used <= np.asarray(problem.capacity) + 1e-9))
 
 
 def usage_price(col: Column, pi: np.ndarray) -> float:
     rows = np.asarray(col.rows, dtype=np.int64)
-    return float(pi[rows].sum() if col.amounts is None else pi[rows] @ np.asarray(col.amounts, dtype=float))
+    return float(
+        pi[rows].sum() if col.amounts is None else pi[rows] @ np.asarray(col.amounts, dtype=float)
+    )

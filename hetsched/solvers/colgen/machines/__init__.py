@@ -11,7 +11,17 @@ Kowalczyk & Leus (INFORMS J. Comput. 30, 2018).
 * :mod:`.schedules`: list scheduling and the interval colouring that turns a node's LP into a schedule.
 """
 
-from hetsched.solvers.colgen.machines.data import MachineProblem, machine_problem, unsupported_reason
+from hetsched.solvers.colgen.machines.data import (
+    MachineProblem,
+    machine_problem,
+    unsupported_reason,
+)
 from hetsched.solvers.colgen.machines.search import MachineSolution, solve_machine_schedules
 
-__all__ = ["MachineProblem", "MachineSolution", "machine_problem", "solve_machine_schedules", "unsupported_reason"]
+__all__ = [
+    "MachineProblem",
+    "MachineSolution",
+    "machine_problem",
+    "solve_machine_schedules",
+    "unsupported_reason",
+]

@@ -32,7 +32,9 @@ class MachineProblem:
     release: int  # the common arrival a, in ticks
     time_scale: int
     weight_scale: int
-    horizon: np.ndarray  # (K,) int64: no GPU of class k is busy after this tick in an optimal schedule
+    horizon: (
+        np.ndarray
+    )  # (K,) int64: no GPU of class k is busy after this tick in an optimal schedule
 
     @property
     def n_jobs(self) -> int:
@@ -58,7 +60,9 @@ class MachineProblem:
 
     def smith_order(self, k: int) -> np.ndarray:
         """Jobs in order of non-increasing w_j / p_{j,k} (ties by index): Smith's rule on class k."""
-        return np.array(sorted(range(self.n_jobs), key=lambda j: (-self.w[j] / self.p[j, k], j)), dtype=np.int64)
+        return np.array(
+            sorted(range(self.n_jobs), key=lambda j: (-self.w[j] / self.p[j, k], j)), dtype=np.int64
+        )
 
 
 def unsupported_reason(instance: Instance) -> str | None:
@@ -81,8 +85,10 @@ def _checked(instance: Instance) -> tuple[MachineProblem | None, str | None]:
         return None, "the instance has no jobs"
     multi = next((j for j in jobs if j.rounds != 1 or j.tasks_per_round != 1), None)
     if multi is not None:
-        return None, (f"job {multi.id} has {multi.rounds} rounds of {multi.tasks_per_round} tasks; machine "
-                      "schedules take one round of one task per job")
+        return None, (
+            f"job {multi.id} has {multi.rounds} rounds of {multi.tasks_per_round} tasks; machine "
+            "schedules take one round of one task per job"
+        )
     if len({j.arrival for j in jobs}) > 1:
         return None, "the jobs arrive at different times; machine schedules take a common arrival"
     times = instance_times(instance)
@@ -94,11 +100,17 @@ def _checked(instance: Instance) -> tuple[MachineProblem | None, str | None]:
         return None, "weights need at most 6 decimal digits"
     # objectives are sums of w x ticks in float64: keep them exact integers (< 2^53)
     if len(jobs) * max(j.weight for j in jobs) * ws * sum(times) * ts >= 2.0**53:
-        return None, "the objective in integer units would exceed 2^53 (times or weights too large to stay exact)"
+        return (
+            None,
+            "the objective in integer units would exceed 2^53 (times or weights too large to stay exact)",
+        )
     prob = _build(instance, ts, ws)
     cells = int(prob.n_jobs * (prob.horizon.max() + 1))
     if cells > MAX_TABLE_CELLS:
-        return None, f"a pricing table would hold {cells} cells (jobs x horizon ticks; limit {MAX_TABLE_CELLS})"
+        return (
+            None,
+            f"a pricing table would hold {cells} cells (jobs x horizon ticks; limit {MAX_TABLE_CELLS})",
+        )
     return prob, None
 
 
@@ -109,8 +121,12 @@ def _build(instance: Instance, ts: int, ws: int) -> MachineProblem:
         key = tuple((instance.train_time(j.id, g.id), instance.sync_time(j.id, g.id)) for j in jobs)
         classes.setdefault(key, []).append(g.id)
     keys = list(classes)
-    p = np.array([[round(key[j][0] * ts) for key in keys] for j in range(len(jobs))], dtype=np.int64)
-    s = np.array([[round(key[j][1] * ts) for key in keys] for j in range(len(jobs))], dtype=np.int64)
+    p = np.array(
+        [[round(key[j][0] * ts) for key in keys] for j in range(len(jobs))], dtype=np.int64
+    )
+    s = np.array(
+        [[round(key[j][1] * ts) for key in keys] for j in range(len(jobs))], dtype=np.int64
+    )
     w = np.array([round(j.weight * ws) for j in jobs], dtype=np.int64)
     m = np.array([len(classes[k]) for k in keys])
     # A GPU never runs past the sum of the times of the jobs that could be on it; with one class of
@@ -120,5 +136,14 @@ def _build(instance: Instance, ts: int, ws: int) -> MachineProblem:
     if len(keys) == 1:
         pj = p[:, 0]
         horizon = np.minimum(horizon, (pj.sum() + (m[0] - 1) * pj.max()) // m[0])
-    return MachineProblem(tuple(j.id for j in jobs), tuple(tuple(classes[k]) for k in keys), p, s, w,
-                          round(jobs[0].arrival * ts), ts, ws, horizon.astype(np.int64))
+    return MachineProblem(
+        tuple(j.id for j in jobs),
+        tuple(tuple(classes[k]) for k in keys),
+        p,
+        s,
+        w,
+        round(jobs[0].arrival * ts),
+        ts,
+        ws,
+        horizon.astype(np.int64),
+    )

@@ -44,8 +44,15 @@ class RestrictedMaster:
         self.h.setOptionValue("simplex_strategy", 4)
         lower = np.concatenate([np.ones(n_jobs), np.zeros(self.K)])
         upper = np.concatenate([np.ones(n_jobs), np.asarray(machines, dtype=float)])
-        self.h.addRows(n_jobs + self.K, lower, upper, 0, np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32),
-                       np.zeros(0))
+        self.h.addRows(
+            n_jobs + self.K,
+            lower,
+            upper,
+            0,
+            np.zeros(1, dtype=np.int32),
+            np.zeros(0, dtype=np.int32),
+            np.zeros(0),
+        )
         self.columns: list[MachineColumn | None] = []  # None: the artificial column of a job
         self.costs: list[float] = []
         self.artificial = list(range(n_jobs))
@@ -53,9 +60,19 @@ class RestrictedMaster:
             self._add(0.0, np.array([j], dtype=np.int32), None, upper=0.0)
         self._keys: set[tuple] = set()
 
-    def _add(self, cost: float, rows: np.ndarray, col: MachineColumn | None, upper: float = highspy.kHighsInf) -> None:
-        in_lp = 0.0 if self.phase_one and col is not None else cost  # phase one: a real column costs 0
-        self.h.addCol(float(in_lp), 0.0, upper, len(rows), rows.astype(np.int32), np.ones(len(rows)))
+    def _add(
+        self,
+        cost: float,
+        rows: np.ndarray,
+        col: MachineColumn | None,
+        upper: float = highspy.kHighsInf,
+    ) -> None:
+        in_lp = (
+            0.0 if self.phase_one and col is not None else cost
+        )  # phase one: a real column costs 0
+        self.h.addCol(
+            float(in_lp), 0.0, upper, len(rows), rows.astype(np.int32), np.ones(len(rows))
+        )
         self.columns.append(col)
         self.costs.append(float(cost))
 
@@ -79,7 +96,9 @@ class RestrictedMaster:
         self.h.deleteCols(len(idx), idx)
         self.columns = [c for c, d in zip(self.columns, drop) if not d]
         self.costs = [c for c, d in zip(self.costs, drop) if not d]
-        self._keys = {(c.klass, c.jobs.tobytes(), c.ends.tobytes()) for c in self.columns if c is not None}
+        self._keys = {
+            (c.klass, c.jobs.tobytes(), c.ends.tobytes()) for c in self.columns if c is not None
+        }
 
     def solve(self) -> tuple[str, float, np.ndarray, np.ndarray]:
         """(status 'optimal' or 'infeasible', LP value, pi (cover duals), sigma (class duals <= 0))."""
@@ -92,9 +111,16 @@ class RestrictedMaster:
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", float("inf"), np.zeros(self.n), np.zeros(self.K)
         if status != highspy.HighsModelStatus.kOptimal:
-            raise SolverError(f"machine schedules: HiGHS did not solve the master LP ({self.h.modelStatusToString(status)})")
+            raise SolverError(
+                f"machine schedules: HiGHS did not solve the master LP ({self.h.modelStatusToString(status)})"
+            )
         dual = np.asarray(self.h.getSolution().row_dual)
-        return "optimal", float(self.h.getInfo().objective_function_value), dual[:self.n].copy(), np.minimum(dual[self.n:], 0.0)
+        return (
+            "optimal",
+            float(self.h.getInfo().objective_function_value),
+            dual[: self.n].copy(),
+            np.minimum(dual[self.n :], 0.0),
+        )
 
     def values(self) -> np.ndarray:
         return np.asarray(self.h.getSolution().col_value)
@@ -102,7 +128,9 @@ class RestrictedMaster:
     def set_upper(self, indices: np.ndarray, upper: np.ndarray) -> None:
         k = len(indices)
         if k:
-            self.h.changeColsBounds(k, np.asarray(indices, dtype=np.int32), np.zeros(k), np.asarray(upper, dtype=float))
+            self.h.changeColsBounds(
+                k, np.asarray(indices, dtype=np.int32), np.zeros(k), np.asarray(upper, dtype=float)
+            )
 
     def set_phase_one(self, on: bool) -> None:
         """Phase one: real columns cost 0, artificial ones 1 and enabled; off: the real costs back."""
@@ -113,10 +141,14 @@ class RestrictedMaster:
             costs[self.artificial] = 1.0
         self.h.changeColsCost(n, idx, costs)
         art = np.asarray(self.artificial, dtype=np.int32)
-        self.h.changeColsBounds(len(art), art, np.zeros(len(art)), np.full(len(art), highspy.kHighsInf if on else 0.0))
+        self.h.changeColsBounds(
+            len(art), art, np.zeros(len(art)), np.full(len(art), highspy.kHighsInf if on else 0.0)
+        )
         self.phase_one = on
 
-    def solve_integer(self, allowed: np.ndarray, time_limit: float) -> tuple[float, list[int]] | None:
+    def solve_integer(
+        self, allowed: np.ndarray, time_limit: float
+    ) -> tuple[float, list[int]] | None:
         """The best integer solution over the allowed columns (HiGHS MIP), as (cost, column indices)."""
         n = len(self.columns)
         idx = np.arange(n, dtype=np.int32)
@@ -128,7 +160,9 @@ class RestrictedMaster:
             if info.primal_solution_status != 2:
                 return None
             x = np.asarray(self.h.getSolution().col_value)
-            chosen = [i for i in range(n) if allowed[i] and x[i] > 0.5 and self.columns[i] is not None]
+            chosen = [
+                i for i in range(n) if allowed[i] and x[i] > 0.5 and self.columns[i] is not None
+            ]
             return float(info.objective_function_value), chosen
         finally:
             self.h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kContinuous))

@@ -66,17 +66,40 @@ def _trace(order, p, take, end):
 class ClassPricer:
     """Prices the columns of one GPU class; the tables are allocated once."""
 
-    def __init__(self, order: np.ndarray, p: np.ndarray, w: np.ndarray, const: np.ndarray, horizon: int):
+    def __init__(
+        self, order: np.ndarray, p: np.ndarray, w: np.ndarray, const: np.ndarray, horizon: int
+    ):
         self.order, self.p, self.w, self.const = order, p, w, const
         self.horizon = int(horizon)
         self.F = np.empty(self.horizon + 1)
         self.take = np.empty((len(order), self.horizon + 1), dtype=np.bool_)
 
-    def price(self, pi: np.ndarray, lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray, weight: float = 1.0,
-              most: int = 1, below: float = 0.0) -> tuple[float, list[tuple[np.ndarray, np.ndarray]]]:
+    def price(
+        self,
+        pi: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        allowed: np.ndarray,
+        weight: float = 1.0,
+        most: int = 1,
+        below: float = 0.0,
+    ) -> tuple[float, list[tuple[np.ndarray, np.ndarray]]]:
         """(min_t F_n(t), columns): up to ``most`` columns, one per end tick, of value below
         ``below`` (least first), each as (jobs, end ticks). The empty column has value 0."""
-        _dp(self.order, self.p, self.w, self.const, pi, lo, hi, allowed, self.horizon, float(weight), self.F, self.take)
+        _dp(
+            self.order,
+            self.p,
+            self.w,
+            self.const,
+            pi,
+            lo,
+            hi,
+            allowed,
+            self.horizon,
+            float(weight),
+            self.F,
+            self.take,
+        )
         best = float(self.F.min())
         if most <= 0 or best >= below:
             return best, []

@@ -13,13 +13,17 @@ from hetsched.solvers.colgen.machines.data import MachineProblem
 from hetsched.solvers.colgen.machines.master import MachineColumn
 
 
-def column(prob: MachineProblem, k: int, jobs: list[int] | np.ndarray, ends: list[int] | np.ndarray) -> MachineColumn:
+def column(
+    prob: MachineProblem, k: int, jobs: list[int] | np.ndarray, ends: list[int] | np.ndarray
+) -> MachineColumn:
     jobs = np.asarray(jobs, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     return MachineColumn(k, jobs, ends, prob.cost(k, jobs, ends))
 
 
-def smith_columns(prob: MachineProblem, assignment: list[tuple[int, list[int]]]) -> list[MachineColumn]:
+def smith_columns(
+    prob: MachineProblem, assignment: list[tuple[int, list[int]]]
+) -> list[MachineColumn]:
     """One column per GPU: (class, its jobs) run in Smith's order without idle time."""
     out = []
     for k, jobs in assignment:
@@ -38,13 +42,20 @@ def list_schedule(prob: MachineProblem) -> list[MachineColumn]:
     on: list[list[int]] = [[] for _ in gpus]
     order = sorted(range(prob.n_jobs), key=lambda j: (-prob.w[j] / prob.p[j].min(), j))
     for j in order:
-        g = min(range(len(gpus)), key=lambda g: (load[g] + prob.p[j, gpus[g][0]] + prob.s[j, gpus[g][0]], g))
+        g = min(
+            range(len(gpus)),
+            key=lambda g: (load[g] + prob.p[j, gpus[g][0]] + prob.s[j, gpus[g][0]], g),
+        )
         load[g] += int(prob.p[j, gpus[g][0]])
         on[g].append(j)
-    return [c for c in smith_columns(prob, [(gpus[g][0], on[g]) for g in range(len(gpus)) if on[g]])]
+    return [
+        c for c in smith_columns(prob, [(gpus[g][0], on[g]) for g in range(len(gpus)) if on[g]])
+    ]
 
 
-def colour_intervals(prob: MachineProblem, klass: np.ndarray, end: np.ndarray) -> list[MachineColumn] | None:
+def colour_intervals(
+    prob: MachineProblem, klass: np.ndarray, end: np.ndarray
+) -> list[MachineColumn] | None:
     """Jobs with class ``klass[j]`` ending at ``end[j]`` on GPUs: per class, intervals by start,
     each to a free GPU; None if some class would need more than m_k GPUs."""
     out = []

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hetsched.errors import SolverError
 from hetsched.solvers.colgen.machines.data import MachineProblem
 from hetsched.solvers.colgen.machines.master import MachineColumn, RestrictedMaster
 from hetsched.solvers.colgen.machines.pricing import ClassPricer
 from hetsched.solvers.colgen.machines.schedules import colour_intervals, column, list_schedule
-from hetsched.errors import SolverError
 
 EPS = 1e-9
 
@@ -77,17 +77,39 @@ def round_up(x: float) -> float:
 
 
 class _Search:
-    def __init__(self, prob: MachineProblem, deadline: float, seed: int, smoothing: float, columns_per_class: int,
-                 gap: float = 0.0):
-        self.prob, self.deadline, self.alpha0, self.most, self.gap = prob, deadline, smoothing, columns_per_class, gap
+    def __init__(
+        self,
+        prob: MachineProblem,
+        deadline: float,
+        seed: int,
+        smoothing: float,
+        columns_per_class: int,
+        gap: float = 0.0,
+    ):
+        self.prob, self.deadline, self.alpha0, self.most, self.gap = (
+            prob,
+            deadline,
+            smoothing,
+            columns_per_class,
+            gap,
+        )
         self.master = RestrictedMaster(prob.n_jobs, prob.machines, seed)
         self.pricers = []
         for k in range(prob.n_classes):
             const = prob.w * (prob.release + prob.s[:, k])
-            self.pricers.append(ClassPricer(prob.smith_order(k), prob.p[:, k].copy(), prob.w.astype(float),
-                                            const.astype(float), int(prob.horizon[k])))
+            self.pricers.append(
+                ClassPricer(
+                    prob.smith_order(k),
+                    prob.p[:, k].copy(),
+                    prob.w.astype(float),
+                    const.astype(float),
+                    int(prob.horizon[k]),
+                )
+            )
         self.stats = MachineStats()
-        self.keep = max(100, 3 * prob.n_jobs)  # columns kept when the master is cleaned up (measured: 2n-3n best)
+        self.keep = max(
+            100, 3 * prob.n_jobs
+        )  # columns kept when the master is cleaned up (measured: 2n-3n best)
         self.incumbent: MachineSolution | None = None
 
     # -- columns ---------------------------------------------------------------------------
@@ -119,10 +141,16 @@ class _Search:
         owner, jobs, _, _ = self.entries()
         priced = np.bincount(owner, weights=pi[jobs], minlength=n)
         klass = np.array([-1 if c is None else c.klass for c in self.master.columns])
-        rc = np.asarray(self.master.costs) - priced - np.where(klass >= 0, sigma[np.maximum(klass, 0)], 0.0)
+        rc = (
+            np.asarray(self.master.costs)
+            - priced
+            - np.where(klass >= 0, sigma[np.maximum(klass, 0)], 0.0)
+        )
         lam = self.master.values()
-        rc[(klass < 0) | (lam > 1e-9) | (rc <= 1e-9)] = -np.inf  # keep artificial, used and zero-cost columns
-        order = np.argsort(-rc)[:n - self.prob.n_jobs - self.keep]
+        rc[
+            (klass < 0) | (lam > 1e-9) | (rc <= 1e-9)
+        ] = -np.inf  # keep artificial, used and zero-cost columns
+        order = np.argsort(-rc)[: n - self.prob.n_jobs - self.keep]
         drop = np.zeros(n, dtype=bool)
         drop[order[np.isfinite(rc[order])]] = True
         self.master.remove(drop)
@@ -138,19 +166,25 @@ class _Search:
             self.incumbent = MachineSolution(self.prob, tuple(columns), int(cost))
 
     # -- pricing -------------------------------------------------------------------------------
-    def price(self, node: _Node, pi: np.ndarray, weight: float) -> tuple[float, list[MachineColumn], np.ndarray]:
+    def price(
+        self, node: _Node, pi: np.ndarray, weight: float
+    ) -> tuple[float, list[MachineColumn], np.ndarray]:
         """(sum_k m_k min_s value_k, columns of negative value, a subgradient of the Lagrangian at pi)."""
         total, out = 0.0, []
         grad = np.ones(self.prob.n_jobs)
         for k, pricer in enumerate(self.pricers):
-            best, found = pricer.price(pi, node.lo, node.hi, node.allowed[:, k], weight, self.most, 0.0)
+            best, found = pricer.price(
+                pi, node.lo, node.hi, node.allowed[:, k], weight, self.most, 0.0
+            )
             total += float(self.prob.machines[k]) * min(0.0, best)
             if found:  # the least valued column is the first: m_k copies of it solve the Lagrangian
                 grad[found[0][0]] -= float(self.prob.machines[k])
             out += [column(self.prob, k, jobs, ends) for jobs, ends in found]
         return total, out, grad
 
-    def _reduced(self, col: MachineColumn, pi: np.ndarray, sigma: np.ndarray, weight: float) -> float:
+    def _reduced(
+        self, col: MachineColumn, pi: np.ndarray, sigma: np.ndarray, weight: float
+    ) -> float:
         return weight * col.cost - float(pi[col.jobs].sum()) - float(sigma[col.klass])
 
     # -- one node --------------------------------------------------------------------------
@@ -166,9 +200,13 @@ class _Search:
             if time.perf_counter() >= self.deadline:
                 return "time", best, None
             status, lp, pi_lp, sigma = self.master.solve()
-            if status == "infeasible":  # the node's branching left no feasible master: phase one, once
+            if (
+                status == "infeasible"
+            ):  # the node's branching left no feasible master: phase one, once
                 if phase_one_done:
-                    raise SolverError("machine schedules: the master LP became infeasible after phase one")
+                    raise SolverError(
+                        "machine schedules: the master LP became infeasible after phase one"
+                    )
                 phase_one_done = True
                 if not self._phase_one(node):
                     return "pruned", math.inf, None
@@ -189,7 +227,9 @@ class _Search:
                 best, center = lagr, pi.copy()
             added = 0
             for col in cand:
-                if self._reduced(col, pi_lp, sigma, 1.0) < -1e-7 * max(1.0, col.cost) and self.add(col):
+                if self._reduced(col, pi_lp, sigma, 1.0) < -1e-7 * max(1.0, col.cost) and self.add(
+                    col
+                ):
                     added += 1
             bound = round_up(best)
             if bound >= cutoff:
@@ -218,7 +258,9 @@ class _Search:
                 if value <= 1e-9:
                     return True
                 if not added:
-                    return False  # phase one's optimum is > 0: no schedule obeys the node's branching
+                    return (
+                        False  # phase one's optimum is > 0: no schedule obeys the node's branching
+                    )
             return True  # out of time: let the caller notice the clock
         finally:
             self.master.set_phase_one(False)
@@ -265,7 +307,9 @@ class _Search:
         return None
 
     def _child(self, node: _Node) -> _Node:
-        return _Node(node.bound, node.depth + 1, node.lo.copy(), node.hi.copy(), node.allowed.copy())
+        return _Node(
+            node.bound, node.depth + 1, node.lo.copy(), node.hi.copy(), node.allowed.copy()
+        )
 
     def leaf(self, lam: np.ndarray) -> tuple[list[MachineColumn], int] | None:
         klass = np.full(self.prob.n_jobs, -1)
@@ -280,9 +324,15 @@ class _Search:
         return None if cols is None else (cols, sum(c.cost for c in cols))
 
 
-def solve_machine_schedules(prob: MachineProblem, time_limit: float | None = None, seed: int = 0,
-                            smoothing: float = 0.8, columns_per_class: int = 10,
-                            integer_master_share: float = 0.1, gap: float = 0.0) -> MachineResult:
+def solve_machine_schedules(
+    prob: MachineProblem,
+    time_limit: float | None = None,
+    seed: int = 0,
+    smoothing: float = 0.8,
+    columns_per_class: int = 10,
+    integer_master_share: float = 0.1,
+    gap: float = 0.0,
+) -> MachineResult:
     """Branch-and-price until the bound meets the incumbent (within the relative ``gap``) or the
     time limit; ``proven`` only when the bound meets it with ``gap`` 0."""
     t0 = time.perf_counter()
@@ -293,11 +343,18 @@ def solve_machine_schedules(prob: MachineProblem, time_limit: float | None = Non
     for col in start:
         s.add(col)
     K = prob.n_classes
-    root = _Node(-math.inf, 0, np.zeros(prob.n_jobs, dtype=np.int64), np.full(prob.n_jobs, int(prob.horizon.max()), dtype=np.int64),
-                 np.ones((prob.n_jobs, K), dtype=np.bool_))
+    root = _Node(
+        -math.inf,
+        0,
+        np.zeros(prob.n_jobs, dtype=np.int64),
+        np.full(prob.n_jobs, int(prob.horizon.max()), dtype=np.int64),
+        np.ones((prob.n_jobs, K), dtype=np.bool_),
+    )
     heap: list[tuple[float, int, int, _Node]] = [(root.bound, 0, 0, root)]
     counter, timed_out, current = 1, False, None
-    pruned = math.inf  # the least bound of a node dropped for reaching the cutoff (with a gap, below the incumbent)
+    pruned = (
+        math.inf
+    )  # the least bound of a node dropped for reaching the cutoff (with a gap, below the incumbent)
     while heap:
         bound, _, _, node = heapq.heappop(heap)
         if bound >= s.cutoff():
@@ -325,8 +382,10 @@ def solve_machine_schedules(prob: MachineProblem, time_limit: float | None = Non
         if children is None:
             got = s.leaf(lam)
             if got is None:
-                raise SolverError("machine schedules: the LP's jobs have one class and end each but do not fit "
-                                  "their GPUs (van den Akker et al., Theorem 2)")
+                raise SolverError(
+                    "machine schedules: the LP's jobs have one class and end each but do not fit "
+                    "their GPUs (van den Akker et al., Theorem 2)"
+                )
             s.offer(*got)
             continue
         for child in children:
@@ -337,7 +396,9 @@ def solve_machine_schedules(prob: MachineProblem, time_limit: float | None = Non
     opened = [b for b, *_ in heap] + ([current.bound] if current is not None else [])
     bound = min([float(s.incumbent.cost), pruned] + opened)
     proven = bound >= s.incumbent.cost - 0.5
-    return MachineResult(s.incumbent, bound if math.isfinite(bound) else -math.inf, proven, timed_out, s.stats)
+    return MachineResult(
+        s.incumbent, bound if math.isfinite(bound) else -math.inf, proven, timed_out, s.stats
+    )
 
 
 def _integer_master(s: _Search, deadline: float, t0: float, share: float) -> None:
