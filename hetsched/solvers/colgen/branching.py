@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.errors import SolverError
-from hetsched.solvers.colgen.problem import artificials, feasible, prices_out
+from hetsched.solvers.colgen.generate import generate
+from hetsched.solvers.colgen.problem import artificials, feasible
 
 
 @dataclass
@@ -115,7 +115,6 @@ def branch_and_price(
     fixing at ``root_prices`` (the row prices of the root's best Lagrangian bound). Returns
     (incumbent, its lambda, stats)."""
     stats = BranchStats(bound=root_bound)
-    cap = np.asarray(problem.capacity, dtype=float)
     big, artificial = artificials(master, problem)  # keep every node LP feasible; priced at `big`
     row_sets: list[frozenset] = []
     current_upper: list[float] = []  # the upper bound HiGHS holds for each column
@@ -159,45 +158,28 @@ def branch_and_price(
     def solve_node(bans, ranges, bound):
         """Column generation at a node: (status, bound, lambda) with status pruned|done|time."""
         set_node(bans, ranges)
-        best = bound
-        center, alpha = None, smoothing
-        while True:
-            if time.perf_counter() >= deadline:
-                return "time", best, None
-            try:
-                lp, pi_lp, mu = master.solve_lp()
-            except SolverError:
-                return "pruned", math.inf, None
-            # Wentges smoothing towards the prices of the node's best bound, as at the root
-            pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
+
+        def node_prices(pi: np.ndarray):
             prepared = prepared_for(pi, bans)
-            lagr = -float(pi @ cap)
-            found = []
-            for b in range(problem.n_blocks):
-                value, cols = problem.price(b, prepared[b], *ranges.get(b, (-math.inf, math.inf)))
-                lagr += min(value, big)
-                if value < big / 2:
-                    found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
-            if lagr > best or center is None:
-                center = pi.copy()
-            best = max(best, lagr)
-            if not found and pi is not pi_lp:
-                alpha = 0.0  # mispricing: price once at the LP duals before concluding
-                continue
-            alpha = smoothing
-            lp_exact = pi is pi_lp
-            if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
-                return "pruned", best, None
-            for col in found:
-                master.add(col)
-            if not found or round_up(lp) <= round_up(best) + 1e-9 * max(1.0, abs(lp)):
-                if not found and lp_exact:
-                    best = max(best, lp)
-                if round_up(best) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
-                    return "pruned", best, None
-                if found:  # tail-off: the new columns are not in this LP yet; solve it once more
-                    lp, pi, mu = master.solve_lp()
-                return "done", best, master.lambdas()
+            return lambda b: (prepared[b], *ranges.get(b, (-math.inf, math.inf)))
+
+        run = generate(
+            master,
+            problem,
+            deadline,
+            node_prices,
+            bound=bound,
+            smoothing=smoothing,
+            cutoff=incumbent - 1e-9 * max(1.0, abs(incumbent)),
+            round_up=round_up,
+            big=big,
+            dead_end="cap",
+        )
+        if run.end == "time":
+            return "time", run.bound, None
+        if run.end in ("cutoff", "infeasible"):  # no better solution below this node
+            return "pruned", run.bound, None
+        return "done", run.bound, master.lambdas()
 
     def branch_cost(lam: np.ndarray):
         """(block, theta) splitting a block whose fractional columns differ in cost at their

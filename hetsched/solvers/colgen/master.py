@@ -36,12 +36,12 @@ import numpy as np
 
 from hetsched.errors import SolverError
 from hetsched.solvers.colgen.branching import branch_and_price
+from hetsched.solvers.colgen.generate import generate
 from hetsched.solvers.colgen.problem import (
     Column,
     DantzigWolfeProblem,
     artificials,
     feasible,
-    prices_out,
 )
 from hetsched.solvers.result import RawResult, Status
 
@@ -181,56 +181,31 @@ def solve_colgen(
     master = _Master(problem, seed)
     for col in problem.initial:
         master.add(col)
-    cap = np.asarray(problem.capacity, dtype=float)
     incumbent = sum(c.cost for c in problem.initial)
     stats = ColgenStats()
-    center: np.ndarray | None = None  # the prices of the best Lagrangian bound so far
-    alpha = smoothing
-    limited = False
-    while True:
-        if time.perf_counter() >= deadline or (
-            problem.max_iterations is not None and stats.iterations >= problem.max_iterations
-        ):
-            limited = True
-            break
-        lp, pi_lp, mu = master.solve_lp()
-        stats.iterations += 1
-        stats.lp_value = lp
-        pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
-        found = []
-        lagr = -float(pi @ cap)
-        exact_lp_pricing = pi is pi_lp
+    full = (-math.inf, math.inf)
+
+    def root_prices(pi: np.ndarray):
         priced = pi if problem.prepare is None else problem.prepare(pi)
-        for b in range(problem.n_blocks):
-            value, cols = problem.price(b, priced)
-            if not cols:
-                raise SolverError(f"colgen: block {b} has no column at all")
-            lagr += value
-            found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
-        if lagr > stats.lagrangian_bound:
-            stats.lagrangian_bound = lagr
-            center = pi.copy()
-            stats.prices = center
-        for col in found:
-            master.add(col)
-        rounded = _round_up(stats.lagrangian_bound, problem.objective_step)
-        if rounded >= incumbent * (1 - gap) - 1e-9 * max(1.0, abs(incumbent)):
-            stats.converged = (
-                True  # the bound meets the incumbent (within ``gap``): nothing left to prove
-            )
-            break
-        if _round_up(lp, problem.objective_step) <= rounded + 1e-9 * max(1.0, abs(lp)):
-            stats.converged = True  # tail-off: the rounded bound cannot rise further at this node
-            break
-        if not found:
-            if exact_lp_pricing:
-                stats.converged = True  # no column prices out at the LP duals: LP optimum
-                if lp > stats.lagrangian_bound:  # the LP duals certify it
-                    stats.lagrangian_bound, stats.prices = lp, pi_lp.copy()
-                break
-            alpha = 0.0  # mispricing under smoothing: price the next round at the LP duals
-        else:
-            alpha = smoothing
+        return lambda b: (priced, *full)
+
+    run = generate(
+        master,
+        problem,
+        deadline,
+        root_prices,
+        smoothing=smoothing,
+        cutoff=incumbent * (1 - gap) - 1e-9 * max(1.0, abs(incumbent)),
+        round_up=lambda v: _round_up(v, problem.objective_step),
+        max_rounds=problem.max_iterations,
+    )
+    stats.iterations, stats.lp_value = run.rounds, run.lp
+    stats.lagrangian_bound, stats.prices = run.bound, run.prices
+    # done: the LP optimum, or a bound that cannot rise further; cutoff: the bound meets the
+    # incumbent (within ``gap``), nothing left to prove
+    stats.converged = run.end in ("done", "cutoff")
+    limited = run.end in ("time", "rounds")
+    center = run.prices  # the prices of the best Lagrangian bound: reduced-cost fixing reads them
     stats.cg_seconds = time.perf_counter() - t0
     stats.columns = len(master.columns)
 
@@ -354,27 +329,26 @@ def _dive(
     result = None
     try:
         while len(fixed) < problem.n_blocks:
-            for _ in range(iterations_per_step):
-                if time.perf_counter() >= deadline:
-                    return None
-                try:
-                    lp, pi_lp, mu = master.solve_lp()
-                except SolverError:
-                    return None  # e.g. the fixings left the LP infeasible
+
+            def dive_prices(pi_lp: np.ndarray):
+                # rows the fixed columns exhaust are priced out; fixed blocks are left out
                 priced_pi = pi_lp + np.where(residual <= 1e-9, big, 0.0)
                 priced = priced_pi if problem.prepare is None else problem.prepare(priced_pi)
-                found = []
-                for b in range(problem.n_blocks):
-                    if b in fixed:
-                        continue
-                    value, cols = problem.price(b, priced)
-                    if not cols or value >= big / 2:
-                        return None  # no column of block b avoids the exhausted rows
-                    found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
-                for col in found:
-                    master.add(col)
-                if not found:
-                    break
+                return lambda b: None if b in fixed else (priced, -math.inf, math.inf)
+
+            run = generate(
+                master,
+                problem,
+                deadline,
+                dive_prices,
+                smoothing=0.0,
+                max_rounds=iterations_per_step,
+                big=big,
+                dead_end="stop",
+                bound_checks=False,
+            )
+            if run.end in ("time", "infeasible", "dead"):
+                return None  # out of time, the fixings left the LP infeasible, or a block has no column left
             lam = master.lambdas()
             best_i, best_lam = -1, -1.0
             for i, col in enumerate(master.columns):

@@ -1,0 +1,128 @@
+"""The column-generation loop: the one loop behind the root, the dive and every branch-and-price
+node (:mod:`hetsched.solvers.colgen.master`, :mod:`hetsched.solvers.colgen.branching`).
+
+Each round solves the restricted master LP, prices every free block at (Wentges-smoothed) row
+prices, adds the columns whose reduced cost at the LP duals is negative, and keeps the best
+Lagrangian bound L(pi) = sum_b min_c (cost_c + pi . usage_c) - pi . capacity. What differs
+between root, dive and node is a parameter: the prices each block sees (banned rows at a node,
+exhausted rows in the dive), the blocks left out (fixed by the dive), the cutoff, smoothing and
+how many rounds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from hetsched.errors import SolverError
+from hetsched.solvers.colgen.problem import DantzigWolfeProblem, prices_out
+
+# block -> (what problem.price reads for that block, cost_lo, cost_hi), or None: leave it out
+BlockPrices = Callable[[int], "tuple[Any, float, float] | None"]
+
+
+@dataclass
+class Generation:
+    """How a run of the loop ended and what it proved.
+
+    ``end``: ``done`` (no column prices out at the LP duals, or the bound cannot rise further),
+    ``cutoff`` (the rounded bound reached the cutoff), ``time``, ``rounds`` (``max_rounds``
+    reached), ``infeasible`` (the master LP has no solution) or ``dead`` (a block has no column
+    left under the given prices, with ``dead_end="stop"``)."""
+
+    end: str
+    bound: float  # the best Lagrangian bound (the LP value when the LP is proven optimal)
+    lp: float | None  # the last master LP value
+    prices: np.ndarray | None  # row prices whose Lagrangian value is ``bound``
+    rounds: int
+
+
+def generate(
+    master: Any,
+    problem: DantzigWolfeProblem,
+    deadline: float,
+    block_prices: Callable[[np.ndarray], BlockPrices],
+    *,
+    bound: float = -math.inf,
+    cutoff: float = math.inf,
+    round_up: Callable[[float], float] = lambda v: v,
+    smoothing: float = 0.8,
+    max_rounds: int | None = None,
+    big: float | None = None,
+    dead_end: str = "raise",
+    bound_checks: bool = True,
+) -> Generation:
+    """Column generation on ``master`` until done, the cutoff, the deadline or ``max_rounds``.
+
+    ``block_prices(pi)`` gives, per block, what ``problem.price`` reads at row prices ``pi``
+    (None leaves the block out). ``big``: the price of a forbidden row; a block whose least
+    priced column costs ``big / 2`` or more has no usable column: ``dead_end`` says whether that
+    raises (``raise``), counts ``big`` into the bound (``cap``: the node is then cut off) or ends
+    the run (``stop``). ``bound_checks=False`` (the dive, whose left-out blocks make the
+    Lagrangian meaningless) ends only on ``done``, the deadline or ``max_rounds``."""
+    cap = np.asarray(problem.capacity, dtype=float)
+    center: np.ndarray | None = None
+    prices: np.ndarray | None = None
+    alpha, lp, rounds = smoothing, None, 0
+    tol = lambda v: 1e-9 * max(1.0, abs(v))  # noqa: E731
+    while True:
+        if time.perf_counter() >= deadline:
+            return Generation("time", bound, lp, prices, rounds)
+        if max_rounds is not None and rounds >= max_rounds:
+            return Generation("rounds", bound, lp, prices, rounds)
+        try:
+            lp, pi_lp, mu = master.solve_lp()
+        except SolverError:
+            if dead_end == "raise":
+                raise
+            return Generation("infeasible", math.inf, lp, prices, rounds)
+        rounds += 1
+        # Wentges smoothing towards the prices of the best bound so far
+        pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
+        exact = pi is pi_lp
+        per_block = block_prices(pi)
+        lagr = -float(pi @ cap)
+        found = []
+        for b in range(problem.n_blocks):
+            args = per_block(b)
+            if args is None:
+                continue
+            value, cols = problem.price(b, *args)
+            if not cols or (big is not None and value >= big / 2):
+                if dead_end == "stop":
+                    return Generation("dead", bound, lp, prices, rounds)
+                if dead_end == "raise" and not cols:
+                    raise SolverError(f"colgen: block {b} has no column at all")
+                lagr += big if big is not None else math.inf
+                continue
+            lagr += value
+            found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
+        if lagr > bound or center is None:
+            center = pi.copy()
+        if lagr > bound:
+            bound, prices = lagr, center
+        for col in found:
+            master.add(col)
+        if bound_checks and round_up(bound) >= cutoff:
+            return Generation("cutoff", bound, lp, prices, rounds)
+        if not found:
+            if (
+                not exact
+            ):  # mispricing under smoothing: price once at the LP duals before concluding
+                alpha = 0.0
+                continue
+            if (
+                lp > bound
+            ):  # no column prices out at the LP duals: the LP optimum, certified by them
+                bound, prices = lp, pi_lp.copy()
+            if bound_checks and round_up(bound) >= cutoff:
+                return Generation("cutoff", bound, lp, prices, rounds)
+            return Generation("done", bound, lp, prices, rounds)
+        alpha = smoothing
+        if bound_checks and round_up(lp) <= round_up(bound) + tol(lp):
+            master.solve_lp()  # tail-off: the bound cannot rise further; the new columns join the LP
+            return Generation("done", bound, lp, prices, rounds)
