@@ -174,3 +174,27 @@ def test_the_bases_pass_every_command(tmp_path):
         gang = any("requested_workers" in j for j in doc["jobs"])
         for argv in _gang_commands(path) if gang else _hare_commands(path, _tasks(doc)):
             assert _check(argv) == 0, argv
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "gavel-poisson", "--policy", "fifo", "--jobs", "1000000000"],
+        ["compare", "philly", "--policies", "fifo", "--jobs", "1000000000"],
+        ["place-sim", "--jobs", "1000000000"],
+        ["place-sim", "--servers", "1000000"],
+        ["similarity-sim", "--jobs", "1000000000"],
+        ["generate", "hare-table2", "--seed", "0", "--jobs", "1000000000"],
+        ["generate", "pm-wct", "--seed", "0", "--jobs", "10", "--gpus", "1e9"],
+        ["solve", "hare_fig9", "--time-limit", "inf"],
+        ["nosuch-command"],
+    ],
+)
+def test_hostile_counts_on_the_command_line_are_one_line_and_exit_2(argv):
+    """A generator asked for 10^9 jobs filled 8 GB in 40 s before anything could refuse it; now
+    the argument is refused as it is parsed (issue 20, item 2)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert err.getvalue().count("\n") == 1 and "error:" in err.getvalue()

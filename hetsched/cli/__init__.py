@@ -53,9 +53,17 @@ def _version() -> str:
         return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument error is one line on stderr (and exit 2), as bad input is everywhere else;
+    ``--help`` shows the usage."""
+
+    def error(self, message: str):
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``hetsched`` parser: the top-level options and every group's commands."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters."
     )
     p.add_argument("--version", action="version", version=f"hetsched {_version()}")

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.cli.args import model_option, non_negative_float, positive
+from hetsched.cli.args import MAX_GPUS, MAX_JOBS, count, model_option, non_negative_float, positive
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt, print_violations
 from hetsched.errors import InputError
 from hetsched.jsonout import json_text
@@ -297,14 +297,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--name", default=None)
     g.add_argument(
         "--jobs",
-        type=positive(int),
+        type=count(MAX_JOBS),
         default=None,
         metavar="N",
         help="jobs (pm-wct, rm-wct, hare-table2, hadar-cluster)",
     )
     g.add_argument(
         "--gpus",
-        type=positive(int),
+        type=count(MAX_GPUS),
         default=None,
         metavar="M",
         help="GPUs (pm-wct, rm-wct, hare-table2)",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsched.cli.args import name_list, positive
+from hetsched.cli.args import MAX_JOBS, MAX_SERVERS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
 from hetsched.jsonout import json_text
 
@@ -126,7 +126,7 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    positive_int, positive_float = positive(int), positive(float)
+    positive_float = positive(float)
     from hetsched.sim.placement import ORDERS, POLICIES
 
     p = sub.add_parser(
@@ -165,8 +165,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=list(POLICIES[:4]),
         help=f"comma-separated ({', '.join(POLICIES)})",
     )
-    s.add_argument("--jobs", type=positive_int, default=60)
-    s.add_argument("--servers", type=positive_int, default=6)
+    s.add_argument("--jobs", type=count(MAX_JOBS), default=60)
+    s.add_argument("--servers", type=count(MAX_SERVERS), default=6)
     s.add_argument("--arrivals", choices=("uniform", "poisson"), default="uniform")
     s.add_argument(
         "--order", choices=ORDERS, default="arrival", help="order the waiting jobs are offered in"

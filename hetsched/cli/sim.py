@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hetsched.cli.args import policy_list, positive
+from hetsched.cli.args import MAX_JOBS, count, policy_list, positive
 from hetsched.cli.common import EXIT_OK, fmt
 from hetsched.jsonout import json_text
 
@@ -122,7 +122,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(policy_names[len(POLICIES) :])}",
     )
     sm.add_argument("--seed", type=int, default=0)
-    sm.add_argument("--jobs", type=positive(int), default=None, help="jobs of a generated workload")
+    sm.add_argument(
+        "--jobs", type=count(MAX_JOBS), default=None, help="jobs of a generated workload"
+    )
     sm.add_argument("--out", default=None, help="directory for POLICY.json and POLICY-jobs.csv")
     sm.add_argument(
         "--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds"
@@ -138,7 +140,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--policies", required=True, help=f"comma-separated, from: {', '.join(policy_names)}"
     )
     cp.add_argument("--seed", type=int, default=0)
-    cp.add_argument("--jobs", type=positive(int), default=None)
+    cp.add_argument("--jobs", type=count(MAX_JOBS), default=None)
     cp.add_argument(
         "--out", default="sim-results", help="results; runs already there are kept (resume)"
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsched.cli.args import name_list, positive
+from hetsched.cli.args import MAX_JOBS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
 from hetsched.jsonout import json_text
 
@@ -57,7 +57,7 @@ def cmd_similarity_sim(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    positive_int, positive_float = positive(int), positive(float)
+    positive_float = positive(float)
     from hetsched.similarity.round import VARIANTS
 
     s = sub.add_parser(
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=list(VARIANTS),
         help=f"comma-separated ({', '.join(VARIANTS)})",
     )
-    s.add_argument("--jobs", type=positive_int, default=50)
+    s.add_argument("--jobs", type=count(MAX_JOBS), default=50)
     s.add_argument(
         "--arrival-span",
         type=float,
