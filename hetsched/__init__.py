@@ -8,6 +8,7 @@ Typical use::
     assert validate(inst, res.solution).valid
 """
 
+from hetsched.allocate import allocate
 from hetsched.heuristic import run_heuristic
 from hetsched.instance import Instance, dump_instance, instance_hash, load_instance, parse_instance
 from hetsched.schedule import TaskAssignment, TaskSchedule, dump_schedule, load_schedule
@@ -18,6 +19,7 @@ from hetsched.validate import ValidationReport, Violation, validate
 __version__ = "0.2.0"
 
 __all__ = [
+    "allocate",
     "Instance",
     "SolveResult",
     "Status",
