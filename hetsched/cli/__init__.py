@@ -63,9 +63,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``hetsched`` parser: the top-level options and every group's commands."""
-    p = _Parser(
-        prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters."
-    )
+    p = _Parser(prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters.")
     p.add_argument("--version", action="version", version=f"hetsched {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     for group in GROUPS:
