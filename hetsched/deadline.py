@@ -36,7 +36,8 @@ def _not_the_timeout(record: logging.LogRecord) -> bool:
 @contextmanager
 def deadline(seconds: float | None, quiet: tuple[str, ...] = ("pyomo",)) -> Iterator[None]:
     """Raise :class:`BuildTimeout` in the block once ``seconds`` of wall time pass (None: no
-    limit); the handlers of the ``quiet`` loggers drop their reports of that exception."""
+    limit); the handlers of the ``quiet`` loggers drop their reports of that exception. Not
+    reentrant: one deadline at a time (``solve`` holds it only around the build and hand-over)."""
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
