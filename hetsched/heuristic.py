@@ -76,6 +76,6 @@ def run_heuristic(
         notes=notes,
     )
     # invalid: a bug in the algorithm, never a result; meeting the relaxation's proven bound: optimal
-    finalize(result, report, claimed=run.objective(), optimal_on_bound=True)
+    finalize(result, report, optimal_on_bound=True)
     result.seconds = time.perf_counter() - t0
     return result

@@ -71,19 +71,18 @@ def solve(
             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}"
         )
     t0 = time.perf_counter()
-    # building the model (and handing it to a solver without a clock of its own) has no clock: a deadline stops it
-    limit = None if time_limit is None else float(time_limit) + grace(time_limit)
+    # building the model, and handing it to a solver without a clock of its own, have no clock:
+    # a deadline at the limit plus grace stops them
+    end = None if time_limit is None else t0 + float(time_limit) + grace(time_limit)
     try:
-        with deadline(limit):
+        with deadline(None if end is None else end - t0):
             built = spec.build(instance, **options)
-            left = None
-            if (
-                time_limit is not None
-            ):  # the limit covers the whole solve: building the model used part of it
-                left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
-            if not backend.own_clock:
-                raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
-        if backend.own_clock:  # its own clock stops it, keeping the incumbent it has
+        left = None  # the limit covers the whole solve: building the model used part of it
+        if time_limit is not None:
+            left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
+        # a backend with its own clock stops itself and keeps its incumbent
+        unclocked = end is not None and not backend.own_clock
+        with deadline(max(1e-3, end - time.perf_counter()) if unclocked else None):
             raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
     except BuildTimeout:
         return SolveResult(
@@ -132,11 +131,6 @@ def solve(
         report = spec.validator(instance, result.solution)
     # a relaxation's objective is its own optimum (its "solution" need not be feasible); a model
     # whose claim may exceed its solution's value (completion variables >= the real ones) says so
-    finalize(
-        result,
-        report,
-        claimed=raw.objective if report is not None else None,
-        exact=getattr(built, "exact", True),
-    )
+    finalize(result, report, exact=getattr(built, "exact", True))
     result.seconds = time.perf_counter() - t0
     return result

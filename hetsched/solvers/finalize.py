@@ -26,14 +26,13 @@ def _meets(objective: float, bound: float, sense: str) -> bool:
 def finalize(
     result: SolveResult,
     report: Any,
-    claimed: float | None = None,
     exact: bool = True,
     optimal_on_bound: bool = False,
 ) -> SolveResult:
-    """Fill ``result`` (its status, bound and sense set by the method) from the validator's
-    ``report`` of ``result.solution`` (None: no solution):
+    """Fill ``result`` (its status, bound, sense and ``solver_objective``, the method's own claim,
+    set by the method) from the validator's ``report`` of ``result.solution`` (None: no solution):
 
-    * a relaxation (``result.objective_is_bound``): its objective is ``claimed``, its own optimum;
+    * a relaxation (``result.objective_is_bound``): its objective is its claim, its own optimum;
     * an invalid solution, or a method error, is an error, never a result;
     * else the objective is the validated one; an ``exact`` method that ``claimed`` better than its
       solution achieves, or another value at a proven optimum, is an error (model and validator
@@ -44,6 +43,7 @@ def finalize(
     """
     result.validation = report
     sense = result.sense
+    claimed = result.solver_objective if report is not None else None
     if result.objective_is_bound:
         result.objective = claimed
     elif report is not None and result.status != Status.ERROR:
@@ -77,8 +77,8 @@ def finalize(
                 result.notes.append(
                     f"bound {result.bound} is beyond the validated objective {report.objective}"
                 )
-    if result.status == Status.ERROR:
-        result.objective = None if not result.objective_is_bound else result.objective
+    if result.status == Status.ERROR and not result.objective_is_bound:
+        result.objective = None
     elif result.objective is not None and not result.objective_is_bound:
         if (
             optimal_on_bound
