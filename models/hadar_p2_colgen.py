@@ -9,7 +9,7 @@ from hetsched.hadar.p2_master import decisions_of, p2_problem
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
 from hetsched.models.hadar_p1 import HadarDecisions, check
-from hetsched.solvers.colgen import DantzigWolfeProblem
+from hetsched.solvers.colgen import ColgenSolution, DantzigWolfeProblem
 from hetsched.spec import FormulationSpec
 
 
@@ -17,8 +17,10 @@ def build(instance: Instance) -> DantzigWolfeProblem:
     return p2_problem(hadar_view(instance))
 
 
-def extract(problem: DantzigWolfeProblem, instance: Instance, value) -> HadarDecisions:
-    return HadarDecisions(decisions_of(problem, value))
+def extract(
+    problem: DantzigWolfeProblem, instance: Instance, solution: ColgenSolution
+) -> HadarDecisions:
+    return HadarDecisions(decisions_of(problem, solution.columns))
 
 
 SPEC = FormulationSpec(

@@ -40,7 +40,7 @@ from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
 from hetsched.schedule import TaskSchedule, schedule_from_round_starts
-from hetsched.solvers.colgen import Column, DantzigWolfeProblem
+from hetsched.solvers.colgen import ColgenSolution, Column, DantzigWolfeProblem
 from hetsched.spec import FormulationSpec
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
@@ -190,13 +190,14 @@ def build(instance: Instance) -> DantzigWolfeProblem:
     )
 
 
-def extract(problem: DantzigWolfeProblem, instance: Instance, value) -> TaskSchedule:
+def extract(
+    problem: DantzigWolfeProblem, instance: Instance, solution: ColgenSolution
+) -> TaskSchedule:
     s, v = problem.data["scale"], problem.data["view"]
     starts: dict[tuple[int, int], list[tuple[float, int]]] = defaultdict(list)
-    for i, col in enumerate(problem.columns):
-        if value(i) > 0.5:
-            for r, g, start in col.payload:
-                starts[col.block, r].append((start / s, g))
+    for col in solution.columns:
+        for r, g, start in col.payload:
+            starts[col.block, r].append((start / s, g))
     return schedule_from_round_starts(v, starts, instance.name, instance_hash(instance))
 
 

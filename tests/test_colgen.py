@@ -82,7 +82,7 @@ def test_engine_bounds_and_solves_a_generalized_assignment(seed):
     )
     problem = _gap_problem(cost, size, cap)
     raw = solve_colgen(problem, time_limit=30)
-    chosen = [c for i, c in enumerate(problem.columns) if raw.value(i) > 0.5]
+    chosen = raw.solution.columns
     assert sorted(c.block for c in chosen) == list(range(n_items))  # one column per block
     used = np.zeros(n_bins)
     for c in chosen:

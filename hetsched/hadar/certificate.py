@@ -94,7 +94,7 @@ def lp_p2(
     problem = p2_problem(view, utility_name, plans)
     problem.branch, problem.max_iterations = False, max_iterations
     raw = solve_colgen(problem, time_limit=time_limit)
-    stats = problem.data["colgen_stats"]
+    stats = raw.solution.stats
     prices = None if stats.prices is None else problem.prepare(stats.prices)
     return LpP2(
         bound=-stats.lagrangian_bound,
@@ -102,6 +102,6 @@ def lp_p2(
         converged=stats.converged,
         iterations=stats.iterations,
         prices=prices,
-        decisions=decisions_of(problem, raw.value),
+        decisions=decisions_of(problem, raw.solution.columns),
         value=-raw.objective,
     )

@@ -19,7 +19,7 @@ D(k) (:func:`hetsched.hadar.pricing.dual_value`) negated.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Iterable
 
 import numpy as np
 
@@ -113,13 +113,12 @@ def plans_of(view: HadarView, decisions: dict) -> dict[int, dict[int, Gang]]:
     return out
 
 
-def decisions_of(problem: DantzigWolfeProblem, value: Any) -> dict:
-    """The chosen columns (``value(i) > 0.5`` of ``problem.columns[i]``) as validator decisions
-    {job_id: {slot: {(machine, type): count}}}."""
+def decisions_of(problem: DantzigWolfeProblem, columns: Iterable[Column]) -> dict:
+    """The chosen columns as validator decisions {job_id: {slot: {(machine, type): count}}}."""
     v = problem.data["view"]
     out: dict = {jid: {} for jid in v.job_ids}
-    for i, col in enumerate(problem.columns):
-        if not col.artificial and value(i) > 0.5 and col.payload:
+    for col in columns:
+        if col.payload:
             out[v.job_ids[col.block]] = {
                 t: {(v.machines[h], v.types[r]): n for h, r, n in gang}
                 for t, gang in col.payload.items()

@@ -64,6 +64,15 @@ class ColgenStats:
     )
 
 
+@dataclass(frozen=True)
+class ColgenSolution:
+    """What column generation returns besides status and values: the chosen columns (one per
+    block, never artificial) and how the run went."""
+
+    columns: tuple[Column, ...]
+    stats: ColgenStats
+
+
 def _round_up(bound: float, step: float | None) -> float:
     if step is None or not math.isfinite(bound):
         return bound
@@ -174,7 +183,8 @@ def solve_colgen(
     """Column generation, then the integer master over the generated columns.
 
     ``gap``: stop when the (rounded) Lagrangian bound is within this relative gap of the
-    incumbent. The result's ``value(i)`` is lambda of ``problem.columns[i]``.
+    incumbent. The result's ``solution`` is a :class:`ColgenSolution`: the chosen columns and
+    the run's statistics (``problem`` is not written to).
     """
     t0 = time.perf_counter()
     deadline = t0 + (float(time_limit) if time_limit is not None else math.inf)
@@ -260,8 +270,7 @@ def solve_colgen(
         chosen[: len(problem.initial)] = 1.0
     if len(chosen) < len(master.columns):  # columns added after this solution was found are unused
         chosen = np.concatenate([chosen, np.zeros(len(master.columns) - len(chosen))])
-    problem.columns = master.columns
-    problem.data["colgen_stats"] = stats
+    picked = tuple(c for c, v in zip(master.columns, chosen) if v > 0.5 and not c.artificial)
 
     bound = _round_up(stats.lagrangian_bound, problem.objective_step)
     bound = min(bound, incumbent)
@@ -274,7 +283,6 @@ def solve_colgen(
     else:
         status = Status.FEASIBLE
     d = problem.objective_divisor
-    x = chosen
     log = (
         f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
         f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
@@ -287,8 +295,8 @@ def solve_colgen(
         incumbent / d,
         bound / d if math.isfinite(bound) else None,
         time.perf_counter() - t0,
-        value=lambda i: float(x[i]),
         log=log,
+        solution=ColgenSolution(picked, stats),
     )
 
 

@@ -41,7 +41,6 @@ class DantzigWolfeProblem:
     )
     notes: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
-    columns: list[Column] = field(default_factory=list)  # filled by the solver
     exact: bool = True
     prepare: Callable[[np.ndarray], Any] | None = (
         None  # pi -> what price() reads (e.g. prefix sums), once per round
