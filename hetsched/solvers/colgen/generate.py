@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hetsched.errors import SolverError
-from hetsched.solvers.colgen.problem import DantzigWolfeProblem, prices_out
+from hetsched.solvers.colgen.problem import DantzigWolfeProblem, add_usage, prices_out
 
 # block -> (what problem.price reads for that block, cost_lo, cost_hi), or None: leave it out
 BlockPrices = Callable[[int], "tuple[Any, float, float] | None"]
@@ -51,6 +51,8 @@ def generate(
     cutoff: float = math.inf,
     round_up: Callable[[float], float] = lambda v: v,
     smoothing: float = 0.8,
+    auto_smoothing: bool = False,
+    cost_weight: float = 1.0,
     max_rounds: int | None = None,
     big: float | None = None,
     dead_end: str = "raise",
@@ -63,11 +65,16 @@ def generate(
     priced column costs ``big / 2`` or more has no usable column: ``dead_end`` says whether that
     raises (``raise``), counts ``big`` into the bound (``cap``: the node is then cut off) or ends
     the run (``stop``). ``bound_checks=False`` (the dive, whose left-out blocks make the
-    Lagrangian meaningless) ends only on ``done``, the deadline or ``max_rounds``."""
+    Lagrangian meaningless) ends only on ``done``, the deadline or ``max_rounds``.
+
+    ``auto_smoothing``: adapt the smoothing factor each round from the Lagrangian's subgradient
+    at the smoothed prices (Pessoa et al. 2018). ``cost_weight=0``: phase one (Farkas pricing),
+    where the master's real columns cost nothing; columns are judged at zero cost."""
     cap = np.asarray(problem.capacity, dtype=float)
+    copies = problem.block_copies
     center: np.ndarray | None = None
     prices: np.ndarray | None = None
-    alpha, lp, rounds = smoothing, None, 0
+    alpha, saved, lp, rounds = smoothing, smoothing, None, 0
     tol = lambda v: 1e-9 * max(1.0, abs(v))  # noqa: E731
     while True:
         if time.perf_counter() >= deadline:
@@ -86,21 +93,36 @@ def generate(
         exact = pi is pi_lp
         per_block = block_prices(pi)
         lagr = -float(pi @ cap)
+        grad = -cap.copy() if auto_smoothing else None  # a subgradient of the Lagrangian at pi
         found = []
         for b in range(problem.n_blocks):
             args = per_block(b)
             if args is None:
                 continue
             value, cols = problem.price(b, *args)
-            if not cols or (big is not None and value >= big / 2):
+            if copies is not None:  # up to copies[b] columns of the block, each may be empty
+                if cols and value < 0:
+                    lagr += copies[b] * value
+                    if grad is not None:
+                        add_usage(grad, cols[0], copies[b])
+            elif not cols or (big is not None and value >= big / 2):
                 if dead_end == "stop":
                     return Generation("dead", bound, lp, prices, rounds)
                 if dead_end == "raise" and not cols:
                     raise SolverError(f"colgen: block {b} has no column at all")
                 lagr += big if big is not None else math.inf
                 continue
-            lagr += value
-            found += [col for col in cols if prices_out(col, pi_lp, mu[b])]
+            else:
+                lagr += value
+                if grad is not None:
+                    add_usage(grad, cols[0], 1.0)
+            found += [col for col in cols if prices_out(col, pi_lp, mu[b], cost_weight)]
+        if grad is not None and not exact:
+            # the subgradient points from the centre towards the LP duals: smooth less
+            if float(grad @ (pi_lp - center)) > 0:
+                alpha = max(0.0, alpha - 0.1)
+            else:
+                alpha = min(0.99, alpha + 0.1 * (1 - alpha))
         if lagr > bound or center is None:
             center = pi.copy()
         if lagr > bound:
@@ -110,19 +132,14 @@ def generate(
         if bound_checks and round_up(bound) >= cutoff:
             return Generation("cutoff", bound, lp, prices, rounds)
         if not found:
-            if (
-                not exact
-            ):  # mispricing under smoothing: price once at the LP duals before concluding
-                alpha = 0.0
+            if not exact:  # mispricing under smoothing: price once at the LP duals
+                saved, alpha = alpha, 0.0
                 continue
-            if (
-                lp > bound
-            ):  # no column prices out at the LP duals: the LP optimum, certified by them
-                bound, prices = lp, pi_lp.copy()
-            if bound_checks and round_up(bound) >= cutoff:
-                return Generation("cutoff", bound, lp, prices, rounds)
+            # no column prices out at the LP duals: the LP is optimal and the Lagrangian bound
+            # at those duals (computed this round, from the pricing itself) certifies it
             return Generation("done", bound, lp, prices, rounds)
-        alpha = smoothing
+        if exact:
+            alpha = saved if saved > 0 else smoothing
         if bound_checks and round_up(lp) <= round_up(bound) + tol(lp):
             master.solve_lp()  # tail-off: the bound cannot rise further; the new columns join the LP
             return Generation("done", bound, lp, prices, rounds)

@@ -50,6 +50,9 @@ class DantzigWolfeProblem:
     round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
     dive: bool = True  # after column generation, a diving heuristic for the incumbent
     branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
+    # blocks of identical copies (e.g. the GPUs of one class): block b may use up to
+    # block_copies[b] columns, each possibly empty (cost 0, no rows); None: exactly one each
+    block_copies: np.ndarray | None = None
     max_iterations: int | None = (
         None  # stop the root column generation after this many rounds (None: until done)
     )
@@ -71,9 +74,17 @@ def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[
     return big, indices
 
 
-def prices_out(col: Column, pi_lp: np.ndarray, mu_b: float) -> bool:
-    """True if the column's reduced cost at the LP duals (pi, mu) is negative: it can improve the LP."""
-    return col.cost + usage_price(col, pi_lp) - mu_b < -1e-9 * max(1.0, abs(col.cost))
+def prices_out(col: Column, pi_lp: np.ndarray, mu_b: float, cost_weight: float = 1.0) -> bool:
+    """True if the column's reduced cost at the LP duals (pi, mu) is negative: it can improve the
+    LP (``cost_weight`` 0: phase one, where columns cost nothing)."""
+    cost = cost_weight * col.cost
+    return cost + usage_price(col, pi_lp) - mu_b < -1e-9 * max(1.0, abs(cost))
+
+
+def add_usage(into: np.ndarray, col: Column, times: float) -> None:
+    """``into += times * usage(col)``: the column's use of each coupling row."""
+    rows = np.asarray(col.rows, dtype=np.int64)
+    np.add.at(into, rows, times if col.amounts is None else times * np.asarray(col.amounts))
 
 
 def feasible(columns: list[Column], problem: DantzigWolfeProblem) -> bool:

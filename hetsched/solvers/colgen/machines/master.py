@@ -29,6 +29,19 @@ class MachineColumn:
     ends: np.ndarray
     cost: int
 
+    # as a column of the generic engine (:mod:`hetsched.solvers.colgen.problem`): the block is
+    # the GPU class, the coupling rows are the jobs' cover rows, each used once
+    artificial = False
+    amounts = None
+
+    @property
+    def block(self) -> int:
+        return self.klass
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.jobs
+
 
 class RestrictedMaster:
     """The master LP on HiGHS; columns are added, never removed; node bounds switch them off."""

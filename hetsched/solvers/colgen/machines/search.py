@@ -1,7 +1,8 @@
 """Branch-and-price over machine schedules (van den Akker et al. 1999; Kowalczyk & Leus 2018).
 
-At every node, column generation on the restricted master (:mod:`.master`) with Wentges dual
-smoothing: prices pi = alpha pi_center + (1 - alpha) pi_LP, where pi_center gave the best
+At every node, column generation on the restricted master (:mod:`.master`) by the engine's one
+loop (:func:`hetsched.solvers.colgen.generate.generate`, each GPU class a block of m_k identical
+copies) with automatic Wentges dual smoothing: prices pi = alpha pi_center + (1 - alpha) pi_LP, where pi_center gave the best
 Lagrangian bound so far,
 
     L(pi) = sum_j pi_j + sum_k m_k min(0, min_s (c_s - sum_{j in s} pi_j))     (any pi),
@@ -25,12 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsched.errors import SolverError
+from hetsched.solvers.colgen.generate import Generation, generate
 from hetsched.solvers.colgen.machines.data import MachineProblem
 from hetsched.solvers.colgen.machines.master import MachineColumn, RestrictedMaster
 from hetsched.solvers.colgen.machines.pricing import ClassPricer
 from hetsched.solvers.colgen.machines.schedules import colour_intervals, column, list_schedule
+from hetsched.solvers.colgen.problem import DantzigWolfeProblem
 
-EPS = 1e-9
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,13 @@ class _Search:
                     int(prob.horizon[k]),
                 )
             )
+        self.dw = DantzigWolfeProblem(
+            n_blocks=prob.n_classes,
+            capacity=np.ones(prob.n_jobs),
+            price=self._price_block,
+            initial=[],
+            block_copies=np.asarray(prob.machines, dtype=float),
+        )
         self.stats = MachineStats()
         self.keep = max(
             100, 3 * prob.n_jobs
@@ -165,27 +174,44 @@ class _Search:
         if self.incumbent is None or cost < self.incumbent.cost:
             self.incumbent = MachineSolution(self.prob, tuple(columns), int(cost))
 
-    # -- pricing -------------------------------------------------------------------------------
-    def price(
-        self, node: _Node, pi: np.ndarray, weight: float
-    ) -> tuple[float, list[MachineColumn], np.ndarray]:
-        """(sum_k m_k min_s value_k, columns of negative value, a subgradient of the Lagrangian at pi)."""
-        total, out = 0.0, []
-        grad = np.ones(self.prob.n_jobs)
-        for k, pricer in enumerate(self.pricers):
-            best, found = pricer.price(
-                pi, node.lo, node.hi, node.allowed[:, k], weight, self.most, 0.0
-            )
-            total += float(self.prob.machines[k]) * min(0.0, best)
-            if found:  # the least valued column is the first: m_k copies of it solve the Lagrangian
-                grad[found[0][0]] -= float(self.prob.machines[k])
-            out += [column(self.prob, k, jobs, ends) for jobs, ends in found]
-        return total, out, grad
+    # -- the column-generation engine's view -------------------------------------------------
+    # The master's cover rows "sum_s a_js lambda_s = 1" are the engine's coupling rows with
+    # capacity 1 and row prices -pi_j; each GPU class is a block of m_k identical copies, so the
+    # engine's Lagrangian is L(pi) above.
+    def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
+        status, lp, pi, sigma = self.master.solve()
+        if status == "infeasible":
+            raise SolverError("machine schedules: the node's master LP is infeasible")
+        self.clean(pi, sigma)
+        return lp, -pi, sigma
 
-    def _reduced(
-        self, col: MachineColumn, pi: np.ndarray, sigma: np.ndarray, weight: float
-    ) -> float:
-        return weight * col.cost - float(pi[col.jobs].sum()) - float(sigma[col.klass])
+    def _price_block(
+        self, k: int, pi: np.ndarray, node: _Node, weight: float
+    ) -> tuple[float, list[MachineColumn]]:
+        """One class's least reduced cost min_s (weight c_s - sum_{j in s} pi_j) (0: the empty
+        schedule) and up to ``columns_per_class`` schedules below 0."""
+        best, found = self.pricers[k].price(
+            pi, node.lo, node.hi, node.allowed[:, k], weight, self.most, 0.0
+        )
+        return best, [column(self.prob, k, jobs, ends) for jobs, ends in found]
+
+    def _generate(self, node: _Node, weight: float, cutoff: float, **options) -> Generation:
+        def block_prices(pi_engine: np.ndarray):
+            pi = -pi_engine
+            return lambda k: (pi, node, weight)
+
+        run = generate(
+            self,
+            self.dw,
+            self.deadline,
+            block_prices,
+            cutoff=cutoff,
+            cost_weight=weight,
+            dead_end="cap",
+            **options,
+        )
+        self.stats.iterations += run.rounds
+        return run
 
     # -- one node --------------------------------------------------------------------------
     def solve_node(self, node: _Node) -> tuple[str, float, np.ndarray | None]:
@@ -193,75 +219,36 @@ class _Search:
         ok = self.compatible(node)
         real = np.flatnonzero([c is not None for c in self.master.columns])
         self.master.set_upper(real, np.where(ok[real], np.inf, 0.0))
-        best, center, alpha, saved = -math.inf, None, self.alpha0, self.alpha0
-        cutoff = self.cutoff()
-        phase_one_done = False
-        while True:
-            if time.perf_counter() >= self.deadline:
-                return "time", best, None
-            status, lp, pi_lp, sigma = self.master.solve()
-            if (
-                status == "infeasible"
-            ):  # the node's branching left no feasible master: phase one, once
-                if phase_one_done:
-                    raise SolverError(
-                        "machine schedules: the master LP became infeasible after phase one"
-                    )
-                phase_one_done = True
-                if not self._phase_one(node):
-                    return "pruned", math.inf, None
-                continue
-            self.stats.iterations += 1
-            self.clean(pi_lp, sigma)
-            pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
-            part, cand, grad = self.price(node, pi, 1.0)
-            lagr = float(pi.sum()) + part
-            if center is not None and pi is not pi_lp:
-                # automatic smoothing (Pessoa et al. 2018): a subgradient pointing toward the LP
-                # duals says the centre is too cautious
-                if float(grad @ (pi_lp - center)) > 0:
-                    alpha = max(0.0, alpha - 0.1)
-                else:
-                    alpha = min(0.99, alpha + 0.1 * (1 - alpha))
-            if lagr > best:
-                best, center = lagr, pi.copy()
-            added = 0
-            for col in cand:
-                if self._reduced(col, pi_lp, sigma, 1.0) < -1e-7 * max(1.0, col.cost) and self.add(
-                    col
-                ):
-                    added += 1
-            bound = round_up(best)
-            if bound >= cutoff:
-                return "pruned", bound, None
-            if round_up(lp) <= bound:
-                return "branch", bound, self.master.values()
-            if not added:
-                if pi is pi_lp:  # no column prices out at the LP duals: the LP is solved
-                    return "branch", round_up(max(best, lagr)), self.master.values()
-                saved, alpha = alpha, 0.0  # mispricing: price at the LP duals once
-            elif pi is pi_lp and center is not None:
-                alpha = saved if saved > 0 else self.alpha0
+        options = dict(round_up=round_up, smoothing=self.alpha0, auto_smoothing=True)
+        run = self._generate(node, 1.0, self.cutoff(), **options)
+        if run.end == "infeasible":  # the node's branching left no feasible master: phase one
+            if not self._phase_one(node):
+                return "pruned", math.inf, None
+            run = self._generate(node, 1.0, self.cutoff(), **options)
+            if run.end == "infeasible":
+                raise SolverError(
+                    "machine schedules: the master LP became infeasible after phase one"
+                )
+        bound = round_up(run.bound)
+        if run.end == "time":
+            return "time", bound, None
+        if run.end == "cutoff":
+            return "pruned", bound, None
+        return "branch", bound, self.master.values()
 
     def _phase_one(self, node: _Node) -> bool:
-        """Phase one at a node: True if the node's master has a feasible LP (artificials then off)."""
+        """Phase one (Farkas pricing) at a node: True if the node's master has a feasible LP.
+
+        The phase-one LP minimizes the artificial mass with real columns at zero cost; its value
+        is never negative, so bounds clamp at 0: a positive Lagrangian bound proves the node
+        infeasible, an LP value of 0 proves it feasible."""
         self.stats.phase_one += 1
         self.master.set_phase_one(True)
         try:
-            while time.perf_counter() < self.deadline:
-                status, value, pi, sigma = self.master.solve()
-                _, cand, _ = self.price(node, pi, 0.0)
-                added = 0
-                for col in cand:
-                    if self._reduced(col, pi, sigma, 0.0) < -1e-9 and self.add(col):
-                        added += 1
-                if value <= 1e-9:
-                    return True
-                if not added:
-                    return (
-                        False  # phase one's optimum is > 0: no schedule obeys the node's branching
-                    )
-            return True  # out of time: let the caller notice the clock
+            run = self._generate(node, 0.0, 1e-9, round_up=lambda v: max(v, 0.0), smoothing=0.0)
+            if run.end == "time":
+                return True  # out of time: let the caller notice the clock
+            return run.end != "cutoff" and run.lp is not None and run.lp <= 1e-9
         finally:
             self.master.set_phase_one(False)
 
