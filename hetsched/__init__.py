@@ -6,34 +6,49 @@ Typical use::
     inst = load_instance("instances/paper/hare_fig9.json")
     res = solve(inst, model="hare-sched", solver="cpsat", time_limit=60)
     assert validate(inst, res.solution).valid
+
+The names below are imported on first use (PEP 562), so that ``import hetsched`` and the
+command line's ``--help`` do not load Pyomo, OR-Tools and numba until a command needs them.
 """
 
-from hetsched.allocate import allocate
-from hetsched.heuristic import run_heuristic
-from hetsched.instance import Instance, dump_instance, instance_hash, load_instance, parse_instance
-from hetsched.schedule import TaskAssignment, TaskSchedule, dump_schedule, load_schedule
-from hetsched.solve import solve
-from hetsched.solvers import SolveResult, Status
-from hetsched.validate import ValidationReport, Violation, validate
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.2.0"
 
-__all__ = [
-    "allocate",
-    "Instance",
-    "SolveResult",
-    "Status",
-    "TaskAssignment",
-    "TaskSchedule",
-    "ValidationReport",
-    "Violation",
-    "dump_instance",
-    "dump_schedule",
-    "instance_hash",
-    "load_instance",
-    "load_schedule",
-    "parse_instance",
-    "run_heuristic",
-    "solve",
-    "validate",
-]
+#: public name -> the module that defines it
+_EXPORTS = {
+    "allocate": "hetsched.allocate",
+    "run_heuristic": "hetsched.heuristic",
+    "Instance": "hetsched.instance",
+    "dump_instance": "hetsched.instance",
+    "instance_hash": "hetsched.instance",
+    "load_instance": "hetsched.instance",
+    "parse_instance": "hetsched.instance",
+    "TaskAssignment": "hetsched.schedule",
+    "TaskSchedule": "hetsched.schedule",
+    "dump_schedule": "hetsched.schedule",
+    "load_schedule": "hetsched.schedule",
+    "solve": "hetsched.solve",
+    "SolveResult": "hetsched.solvers.result",
+    "Status": "hetsched.solvers.result",
+    "ValidationReport": "hetsched.validate",
+    "Violation": "hetsched.validate",
+    "validate": "hetsched.validate",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'hetsched' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

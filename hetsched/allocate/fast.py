@@ -26,9 +26,9 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.allocation.policies import coefficients
+from hetsched.allocation.policies import coefficients, fast_objective
 from hetsched.allocation.problem import Allocation, allocation_view, equal_share_makespan
-from hetsched.formulation import find_formulation
+from hetsched.allocation.validate import allocation_report
 from hetsched.instance.model import Instance
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult, Status
@@ -92,12 +92,12 @@ def fast_solve(instance: Instance, policy: str, merge: bool = True) -> SolveResu
     status, z, x, classes = solve_max_min(
         coefficients(view, policy), view.scale, view.count, merge=merge
     )
-    spec = find_formulation(f"gavel-{policy}", "pyomo")
+    objective, sense = fast_objective(policy)
     claimed = (
         (equal_share_makespan(view) / z if z > 0 else float("inf")) if policy == "makespan" else z
     )
     alloc = Allocation(policy, view, x, instance.name)
-    report = spec.validator(instance, alloc)
+    report = allocation_report(objective)(instance, alloc)
     result = SolveResult(
         instance=instance.name,
         model=f"gavel-{policy}",
@@ -109,7 +109,7 @@ def fast_solve(instance: Instance, policy: str, merge: bool = True) -> SolveResu
         seconds=0.0,
         solution=alloc,
         solver_objective=claimed,
-        sense=spec.sense,
+        sense=sense,
         notes=[
             f"fast path: {classes} job classes for {view.n_jobs} jobs"
             if merge

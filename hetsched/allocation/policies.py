@@ -5,6 +5,8 @@ validators share them."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from hetsched.allocation.problem import AllocationView, equal_share_makespan, equal_share_throughput
@@ -43,6 +45,31 @@ def coefficients(view: AllocationView, policy: str) -> np.ndarray:
                 "instance", "$.jobs", "makespan needs epochs and iterations_per_epoch on every job"
             )
         return view.throughput * (equal_share_makespan(view) / view.steps)[:, None]
+    raise HetschedError(f"no fast path for policy '{policy}' (it has: {', '.join(FAST_POLICIES)})")
+
+
+def max_min_objective(aware: bool) -> Callable[[AllocationView, np.ndarray], float]:
+    """min_j sum_r a_{j,r} x_{j,r} (Gavel Sec. 4.1), recomputed from an allocation."""
+
+    def objective(view: AllocationView, x: np.ndarray) -> float:
+        return float(np.min(np.sum(max_min_coefficients(view, aware) * x, axis=1)))
+
+    return objective
+
+
+def makespan(view: AllocationView, x: np.ndarray) -> float:
+    """max_j steps_j / sum_r throughput_{j,r} x_{j,r} (Gavel Sec. 4.2), recomputed."""
+    thr = np.sum(view.throughput * x, axis=1)
+    return float(np.max(np.where(thr > 0, view.steps / np.where(thr > 0, thr, 1), np.inf)))
+
+
+def fast_objective(policy: str) -> tuple[Callable[[AllocationView, np.ndarray], float], str]:
+    """(the objective the validator recomputes, its sense) of a policy with a fast path; the
+    same functions validate the policy's Pyomo formulation (``models/gavel``)."""
+    if policy == "makespan":
+        return makespan, "min"
+    if policy in ("max-min-fairness", "max-min-fairness-perf"):
+        return max_min_objective(policy == "max-min-fairness-perf"), "max"
     raise HetschedError(f"no fast path for policy '{policy}' (it has: {', '.join(FAST_POLICIES)})")
 
 

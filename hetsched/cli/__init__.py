@@ -61,13 +61,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``hetsched`` parser: the top-level options and every group's commands."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``hetsched`` parser: the top-level options and every group's commands.
+
+    With ``command``, only that command's group is built in full; every other command is a
+    name and its help line (``COMMANDS``), so that parsing imports only what that command needs
+    (``hetsched --help`` imports none of the engine)."""
     p = _Parser(prog="hetsched", description="Scheduling DL jobs on heterogeneous GPU clusters.")
     p.add_argument("--version", action="version", version=f"hetsched {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     for group in GROUPS:
-        group.register(sub)
+        if command is None or command in group.COMMANDS:
+            group.register(sub)
+        else:
+            for name, line in group.COMMANDS.items():
+                sub.add_parser(name, help=line, add_help=False)
     p.set_defaults(
         build_parser=build_parser
     )  # `docs` renders this parser's help without importing the CLI
@@ -103,8 +111,14 @@ def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _command(argv: Sequence[str]) -> str:
+    """The command named on the command line ('' if none): its first word not an option."""
+    return next((word for word in argv if not word.startswith("-")), "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     import signal
     import threading
 

@@ -93,11 +93,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "audit": "search for instances that violate a published bound",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.audit.claims import claims
 
-    a = sub.add_parser("audit", help="search for instances that violate a published bound")
+    a = sub.add_parser("audit", help=COMMANDS["audit"])
     a.add_argument("claim", choices=sorted(claims()))
     a.add_argument("--trials", type=positive(int), default=None, help="default: the profile's")
     a.add_argument("--seed", type=int, default=0)

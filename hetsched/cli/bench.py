@@ -27,6 +27,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return run_sim_bench(
             out=args.out or "bench-results/sim.json", as_json=args.json, quick=args.quick
         )
+    if args.suite == "startup":
+        from hetsched.bench.startup import run_startup_bench
+
+        return run_startup_bench(out=args.out or "bench-results/startup.json", as_json=args.json)
     if args.suite == "hadar":
         from hetsched.bench.hadar import run_hadar_bench
 
@@ -63,16 +67,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     raise HetschedError(f"unknown benchmark '{args.suite}'")
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "bench": "measure speed; results as JSON",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    b = sub.add_parser("bench", help="measure speed; results as JSON")
+    b = sub.add_parser("bench", help=COMMANDS["bench"])
     b.add_argument(
         "suite",
-        choices=["exact", "hare", "gavel", "hadar", "sim"],
+        choices=["exact", "hare", "gavel", "hadar", "sim", "startup"],
         help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s and the paper-scale "
         "pipeline; gavel: max-min fairness at 256-2048 jobs against cvxpy+ECOS; hadar: DP_allocation "
         "with 2000 queued jobs on 60 GPUs (exact DP vs branch and bound, one round, online rounds); sim: simulated "
-        "jobs/s on the Philly window and 10,000 jobs",
+        "jobs/s on the Philly window and 10,000 jobs; startup: CPU time, memory and libraries loaded "
+        "by --help, simulate and allocate --fast against a bare interpreter",
     )
     b.add_argument("--throughputs", default=None, help="gavel: Gavel's throughput table")
     b.add_argument("--time-limit", type=positive(float), default=60.0, metavar="S")

@@ -194,6 +194,19 @@ def cmd_certify(args: argparse.Namespace) -> int:
     return EXIT_OK if not missing else EXIT_FAIL
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "solve": "solve an instance exactly (or a relaxation of it)",
+    "heuristic": "run a heuristic (Hare's Algorithm 1) and validate its schedule",
+    "validate": "check a solution against an instance; exit 0 valid, 1 invalid",
+    "models": "list the formulations and the solvers that take them",
+    "schema": "print the instance JSON Schema",
+    "generate": "generate a random instance (seeded)",
+    "certify": "prove optima with two exact methods and record them in a manifest",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.generators import FAMILIES
@@ -202,7 +215,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from hetsched.orderings import ORDERINGS
     from hetsched.solvers import SOLVERS
 
-    s = sub.add_parser("solve", help="solve an instance exactly (or a relaxation of it)")
+    s = sub.add_parser("solve", help=COMMANDS["solve"])
     s.add_argument("instance", help="instance JSON file")
     s.add_argument("--model", default="hare-sched", help="formulation (see `hetsched models`)")
     s.add_argument(
@@ -243,9 +256,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)
 
-    h = sub.add_parser(
-        "heuristic", help="run a heuristic (Hare's Algorithm 1) and validate its schedule"
-    )
+    h = sub.add_parser("heuristic", help=COMMANDS["heuristic"])
     h.add_argument("instance", help="instance JSON file")
     h.add_argument("--algorithm", default="hare-alg1", choices=ALGORITHMS)
     h.add_argument(
@@ -276,22 +287,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     h.set_defaults(func=cmd_heuristic)
 
-    v = sub.add_parser(
-        "validate", help="check a solution against an instance; exit 0 valid, 1 invalid"
-    )
+    v = sub.add_parser("validate", help=COMMANDS["validate"])
     v.add_argument("instance")
     v.add_argument("solution")
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_validate)
 
-    m = sub.add_parser("models", help="list the formulations and the solvers that take them")
+    m = sub.add_parser("models", help=COMMANDS["models"])
     m.set_defaults(func=cmd_models)
 
-    sc = sub.add_parser("schema", help="print the instance JSON Schema")
+    sc = sub.add_parser("schema", help=COMMANDS["schema"])
     sc.add_argument("--out", default=None)
     sc.set_defaults(func=cmd_schema)
 
-    g = sub.add_parser("generate", help="generate a random instance (seeded)")
+    g = sub.add_parser("generate", help=COMMANDS["generate"])
     g.add_argument("family", choices=sorted(FAMILIES))
     g.add_argument("--seed", type=int, required=True)
     g.add_argument("--name", default=None)
@@ -312,9 +321,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--out", default=None, help="file to write (default: print the JSON)")
     g.set_defaults(func=cmd_generate)
 
-    c = sub.add_parser(
-        "certify", help="prove optima with two exact methods and record them in a manifest"
-    )
+    c = sub.add_parser("certify", help=COMMANDS["certify"])
     c.add_argument("instances", nargs="+")
     c.add_argument(
         "--manifest",

@@ -89,13 +89,19 @@ def cmd_import_gavel(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "allocate": "Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)",
+    "import-gavel": "a Gavel trace + throughput table -> an instance file",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.allocation.policies import POLICIES as ALLOCATION_POLICIES
 
-    al = sub.add_parser(
-        "allocate", help="Gavel's heterogeneity-aware allocation LPs (x_{j,r} per GPU type)"
-    )
+    al = sub.add_parser("allocate", help=COMMANDS["allocate"])
     al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
     al.add_argument("--policy", required=True, choices=ALLOCATION_POLICIES)
     al.add_argument(
@@ -124,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     al.set_defaults(func=cmd_allocate)
 
-    ig = sub.add_parser("import-gavel", help="a Gavel trace + throughput table -> an instance file")
+    ig = sub.add_parser("import-gavel", help=COMMANDS["import-gavel"])
     ig.add_argument("trace", help="Gavel trace (10-field physical_cluster or 7-field format)")
     ig.add_argument("--throughputs", default=None)
     ig.add_argument("--cluster", default="v100=4,p100=4,k80=4", help="GPU counts per worker type")

@@ -72,11 +72,16 @@ def cmd_online(args: argparse.Namespace) -> int:
     return EXIT_OK if report.valid else EXIT_FAIL
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "online": "run an online policy slot by slot (Hadar's Algorithm 1) and validate it",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    on = sub.add_parser(
-        "online", help="run an online policy slot by slot (Hadar's Algorithm 1) and validate it"
-    )
+    on = sub.add_parser("online", help=COMMANDS["online"])
     on.add_argument("instance")
     on.add_argument("--policy", default="hadar", choices=["hadar"])
     on.add_argument(

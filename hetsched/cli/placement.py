@@ -124,6 +124,14 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "place": "place one interval's jobs by every method and compare with the exact optimum (Harmony)",
+    "place-sim": "simulate interval-by-interval placement (Harmony's setting): JCT, makespan, waiting, utilization",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     positive_float = positive(float)
@@ -131,7 +139,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "place",
-        help="place one interval's jobs by every method and compare with the exact optimum (Harmony)",
+        help=COMMANDS["place"],
     )
     p.add_argument("instance", help="instance JSON with metadata.placement")
     p.add_argument(
@@ -157,7 +165,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser(
         "place-sim",
-        help="simulate interval-by-interval placement (Harmony's setting): JCT, makespan, waiting, utilization",
+        help=COMMANDS["place-sim"],
     )
     s.add_argument(
         "--policies",

@@ -120,12 +120,21 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "show": "a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)",
+    "export": "write a Pyomo formulation of an instance as LP or MPS (any solver can read it)",
+    "solvers": "the solvers and whether this machine has them",
+    "sweep": "instances x methods x seeds from a TOML spec into a SQLite store; resumable",
+    "docs": "regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     positive_int = positive(int)
-    sh = sub.add_parser(
-        "show", help="a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)"
-    )
+    sh = sub.add_parser("show", help=COMMANDS["show"])
     sh.add_argument(
         "file",
         help="a schedule (solve/heuristic --out, or solve --json output) or an audit report.json",
@@ -148,7 +157,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     ex = sub.add_parser(
         "export",
-        help="write a Pyomo formulation of an instance as LP or MPS (any solver can read it)",
+        help=COMMANDS["export"],
     )
     ex.add_argument("instance", help="instance JSON file")
     ex.add_argument(
@@ -169,14 +178,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     ex.set_defaults(func=cmd_export)
 
-    sv = sub.add_parser("solvers", help="the solvers and whether this machine has them")
+    sv = sub.add_parser("solvers", help=COMMANDS["solvers"])
     sv.set_defaults(func=cmd_solvers)
 
     from hetsched.sweep.runner import EXECUTORS
 
-    sw = sub.add_parser(
-        "sweep", help="instances x methods x seeds from a TOML spec into a SQLite store; resumable"
-    )
+    sw = sub.add_parser("sweep", help=COMMANDS["sweep"])
     sw.add_argument("spec", help="sweep spec (TOML; see hetsched.sweep.spec)")
     sw.add_argument(
         "--executor",
@@ -212,9 +219,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     sw.set_defaults(func=cmd_sweep)
 
-    dc = sub.add_parser(
-        "docs", help="regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)"
-    )
+    dc = sub.add_parser("docs", help=COMMANDS["docs"])
     dc.add_argument(
         "--out", default=None, help="docs directory (default: the docs shipped with hetsched)"
     )

@@ -79,6 +79,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "simulate": "simulate an online policy on a workload; validated; metrics",
+    "compare": "several policies on one workload: a table, JSON, per-job CSVs, JCT CDF",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.sim.policies import GROUPED, POLICIES
@@ -111,9 +119,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "an instance file, hare-table2, gavel-poisson, philly[:VC] (480-job busy window), philly-static[:VC] (its jobs all at time 0) or "
         "gavel-trace:PATH (see hetsched.sim.workloads)"
     )
-    sm = sub.add_parser(
-        "simulate", help="simulate an online policy on a workload; validated; metrics"
-    )
+    sm = sub.add_parser("simulate", help=COMMANDS["simulate"])
     sm.add_argument("workload", help=workload_help)
     sm.add_argument(
         "--policy",
@@ -132,9 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_engine_options(sm)
     sm.set_defaults(func=cmd_simulate)
 
-    cp = sub.add_parser(
-        "compare", help="several policies on one workload: a table, JSON, per-job CSVs, JCT CDF"
-    )
+    cp = sub.add_parser("compare", help=COMMANDS["compare"])
     cp.add_argument("workload", help=workload_help)
     cp.add_argument(
         "--policies", required=True, help=f"comma-separated, from: {', '.join(policy_names)}"

@@ -55,6 +55,13 @@ def cmd_similarity_sim(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: the commands this module registers, with their one-line help (``hetsched --help`` lists
+#: them without importing anything a command needs)
+COMMANDS = {
+    "similarity-sim": "simulate the AppSci'24 model-similarity policy (rounds, job packing)",
+}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     positive_float = positive(float)
@@ -62,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser(
         "similarity-sim",
-        help="simulate the AppSci'24 model-similarity policy (rounds, job packing)",
+        help=COMMANDS["similarity-sim"],
     )
     s.add_argument(
         "--variants",

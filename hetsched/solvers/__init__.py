@@ -3,35 +3,44 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Callable
 
-import hetsched.solvers._compat  # noqa: F401  (must come first)
-from hetsched.solvers.colgen import solve_colgen
-from hetsched.solvers.cpsat import CpsatProblem, solve_cpsat
-from hetsched.solvers.highs import solve_pyomo_highs
-from hetsched.solvers.machine_bp import solve_machine_bp
 from hetsched.solvers.optional import OPTIONAL, is_available, optional_solve
 from hetsched.solvers.result import RawResult, SolveResult, Status, relative_gap
 
 
 @dataclass(frozen=True)
 class Backend:
+    """A solver name and its adapter, imported on first use (``module:function``), so that
+    listing the solvers loads neither Pyomo nor OR-Tools nor numba."""
+
     name: str  # solver name on the command line
     model_kind: str  # "pyomo", "cpsat" or "colgen": which formulations it can solve
-    solve: Callable[..., RawResult]
+    adapter: str | Callable[..., RawResult]  # "module:function", or the function itself
     # True: the backend keeps its own clock from the first step (CP-SAT, the column-generation
     # loops, HiGHS, which bounds its own hand-over); False: handing the model over (Pyomo writing
     # a file for an optional solver) is Python work without a clock, which ``solve`` bounds
     own_clock: bool = False
 
+    @property
+    def solve(self) -> Callable[..., RawResult]:
+        if callable(self.adapter):
+            return self.adapter
+        module, _, function = self.adapter.partition(":")
+        import_module("hetsched.solvers._compat")  # highspy before OR-Tools (see _compat)
+        return getattr(import_module(module), function)
+
 
 SOLVERS: dict[str, Backend] = {
-    "highs": Backend("highs", "pyomo", solve_pyomo_highs, own_clock=True),
-    "cpsat": Backend("cpsat", "cpsat", solve_cpsat, own_clock=True),
+    "highs": Backend("highs", "pyomo", f"{__name__}.highs:solve_pyomo_highs", own_clock=True),
+    "cpsat": Backend("cpsat", "cpsat", f"{__name__}.cpsat:solve_cpsat", own_clock=True),
     # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
-    "colgen": Backend("colgen", "colgen", solve_colgen, own_clock=True),
+    "colgen": Backend("colgen", "colgen", f"{__name__}.colgen:solve_colgen", own_clock=True),
     # branch-and-price over machine schedules (P|Q|R||sum w_j C_j cases of Hare_Sched)
-    "bp": Backend("bp", "machine-schedules", solve_machine_bp, own_clock=True),
+    "bp": Backend(
+        "bp", "machine-schedules", f"{__name__}.machine_bp:solve_machine_bp", own_clock=True
+    ),
     # optional, found at run time (hetsched.solvers.optional): usable where installed
     **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }
@@ -47,7 +56,6 @@ __all__ = [
     "OPTIONAL",
     "available_solvers",
     "Backend",
-    "CpsatProblem",
     "RawResult",
     "SolveResult",
     "Status",

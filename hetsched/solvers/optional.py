@@ -20,12 +20,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import partial
-
-import pyomo.environ as pe
-from pyomo.opt import SolverStatus, TerminationCondition
+from typing import TYPE_CHECKING
 
 from hetsched.errors import SolverError
 from hetsched.solvers.result import RawResult, Status
+
+if TYPE_CHECKING:
+    import pyomo.environ as pe
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ OPTIONAL: dict[str, OptionalSolver] = {
 
 def is_available(name: str) -> bool:
     """Whether the optional solver ``name`` can run on this machine (quietly)."""
+    import pyomo.environ as pe
+
     try:
         return bool(pe.SolverFactory(OPTIONAL[name].plugin).available(exception_flag=False))
     except Exception:  # a plugin that cannot even be asked is not available
@@ -96,6 +99,9 @@ def solve_optional(
     seed: int = 0,
 ) -> RawResult:
     """Solve a Pyomo model with an optional solver; load the incumbent if there is one."""
+    import pyomo.environ as pe
+    from pyomo.opt import SolverStatus, TerminationCondition
+
     opt = pe.SolverFactory(spec.plugin)
     if not is_available(spec.name):
         raise SolverError(

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_makespan
+from hetsched.allocation.policies import makespan
+from hetsched.allocation.problem import allocation_view, equal_share_makespan
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
@@ -52,11 +53,6 @@ def build(instance: Instance) -> pe.ConcreteModel:
         expr=m.z, sense=pe.maximize
     )  # max zeta = M / makespan (Gavel Sec. 4.2, change of variables)
     return m
-
-
-def makespan(view: AllocationView, x: np.ndarray) -> float:
-    thr = np.sum(view.throughput * x, axis=1)
-    return float(np.max(np.where(thr > 0, view.steps / np.where(thr > 0, thr, 1), np.inf)))
 
 
 SPEC = FormulationSpec(

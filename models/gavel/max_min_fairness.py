@@ -15,11 +15,11 @@ s_j follows Gavel: with equal throughputs a 1-GPU job gets s_j times the time of
 
 from __future__ import annotations
 
-import numpy as np
 import pyomo.environ as pe
 
 from hetsched.allocation.policies import max_min_coefficients as coefficients
-from hetsched.allocation.problem import AllocationView, allocation_view
+from hetsched.allocation.policies import max_min_objective
+from hetsched.allocation.problem import allocation_view
 from hetsched.allocation.validate import allocation_report
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
@@ -41,20 +41,13 @@ def build_for(aware: bool):
     return build
 
 
-def objective_for(aware: bool):
-    def objective(view: AllocationView, x: np.ndarray) -> float:
-        return float(np.min(np.sum(coefficients(view, aware) * x, axis=1)))
-
-    return objective
-
-
 SPECS = [
     FormulationSpec(
         name="gavel-max-min-fairness",
         kind="pyomo",
         build=build_for(False),
         extract=extract_x("max-min-fairness"),
-        validator=allocation_report(objective_for(False)),
+        validator=allocation_report(max_min_objective(False)),
         sense="max",
         summary="Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)",
     ),
@@ -63,7 +56,7 @@ SPECS = [
         kind="pyomo",
         build=build_for(True),
         extract=extract_x("max-min-fairness-perf"),
-        validator=allocation_report(objective_for(True)),
+        validator=allocation_report(max_min_objective(True)),
         sense="max",
         summary="Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)",
     ),

@@ -34,7 +34,6 @@ from hetsched.solvers.colgen.machines.schedules import colour_intervals, column,
 from hetsched.solvers.colgen.problem import DantzigWolfeProblem
 
 
-
 @dataclass(frozen=True)
 class MachineSolution:
     """A schedule as one column per busy GPU, and its cost in units (w_j C_j summed)."""
