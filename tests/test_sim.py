@@ -8,7 +8,7 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.errors import HetschedError
-from hetsched.instance.io import load_instance
+from hetsched.instance.io import dump_instance, load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.engine import SimState, simulate
 from hetsched.sim.metrics import metrics
@@ -193,3 +193,18 @@ def test_bench_sim_quick(tmp_path, capsys):
         "gavel",
         "gavel:makespan",
     }
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: philly_window(0, n_jobs=120),
+        lambda: philly_window(0, n_jobs=120, static=True),
+        lambda: gavel_poisson(3, n_jobs=80),
+    ],
+)
+def test_generated_workloads_save_and_load_back_unchanged(make, tmp_path):
+    """Issue 21's bug: a generated workload's instance file must load back (whole iterations)."""
+    inst = make()
+    dump_instance(inst, tmp_path / "w.json")
+    assert load_instance(tmp_path / "w.json") == inst

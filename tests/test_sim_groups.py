@@ -107,7 +107,7 @@ def test_hlas_p_learns_from_completed_jobs_of_the_same_model():
     learned = simulate(inst, policy)
     assert learned.validation.valid
     # after A1 (4 rounds) completes, A2 is predicted (0 + 4 - 0) / 2 = 2 more rounds: sub-queue q^1, before B
-    assert policy._seen == {"a": [4, 4]}  # A1, then A2; B ends last and no decision follows
+    assert policy.learned() == {"a": (2, 4.0)}  # A1, then A2; B ends last and no decision follows
     assert learned.completion == {"A1": 4.0, "A2": 8.0, "B": 12.0}
     off = simulate(inst, type(policy)(history=False))
     assert off.completion == plain.completion  # no hints, no history: HLAS-P is HLAS

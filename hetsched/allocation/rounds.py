@@ -60,13 +60,14 @@ def priority_placement(priority: np.ndarray, scale, types, free: dict, previous:
     Returns job -> (type, GPUs)."""
     held = {g for _, gs in previous.values() for g in gs}
     rank = {t: {g: i for i, g in enumerate(gs)} for t, gs in free.items()}
-    n_jobs, n_types = priority.shape
-    pairs = sorted(
-        ((j, r) for j in range(n_jobs) for r in range(n_types) if priority[j, r] > -np.inf),
-        key=lambda jr: (-priority[jr], jr[0], jr[1]),
-    )
+    priority = np.asarray(priority, dtype=float)
+    jobs, kinds = np.nonzero(priority > -np.inf)
+    order = np.lexsort((kinds, jobs, -priority[jobs, kinds]))  # by -priority, then j, then r
+    left = sum(len(gs) for gs in free.values())
     placed: dict[int, tuple[str, tuple]] = {}
-    for j, r in pairs:
+    for j, r in zip(jobs[order].tolist(), kinds[order].tolist()):
+        if not left:
+            break  # every GPU is taken
         t, need = types[r], int(scale[j])
         if j in placed or len(free[t]) < need:
             continue
@@ -77,5 +78,6 @@ def priority_placement(priority: np.ndarray, scale, types, free: dict, previous:
             chosen = sorted(free[t], key=lambda g: (g in held, rank[t][g]))[:need]
         for g in chosen:
             free[t].remove(g)
+        left -= len(chosen)
         placed[j] = (t, tuple(chosen))
     return placed

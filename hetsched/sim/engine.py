@@ -72,11 +72,12 @@ class SimState:
 
     @property
     def idle_gpus(self) -> list[int]:
-        return [int(m) for m in np.flatnonzero(self.idle)]
+        return np.flatnonzero(self.idle).tolist()
 
     def waiting_jobs(self) -> list[int]:
-        """Arrived, unfinished jobs with a ready task, in arrival order."""
-        return list(self._waiting)
+        """Arrived, unfinished jobs with a ready task, in arrival order. The engine's own list,
+        not a copy (a policy reads it and stops where it likes): do not modify it."""
+        return self._waiting
 
     def _enter(self, n: int) -> None:
         i = bisect_left(self._waiting_keys, int(self.rank[n]))

@@ -59,10 +59,21 @@ class GangState:
         ] = {}  # GPUs of the previous round, for jobs that run on
         self.order = np.argsort(jobs.arrival, kind="stable")
         self._remaining = jobs.work.astype(float).copy()
+        # arrived, unfinished jobs in arrival order: an insertion-ordered dict, so that a round
+        # costs the active jobs, not every job of the trace
+        self._active: dict[int, None] = {}
 
     def active(self) -> list[int]:
         """Arrived, unfinished jobs in arrival order (ties by index)."""
-        return [int(j) for j in self.order if self.arrived[j] and not self.done[j]]
+        return list(self._active)
+
+    def _admit(self, j: int) -> None:  # the engine admits jobs in ``order``
+        self.arrived[j] = True
+        self._active[j] = None
+
+    def _finish(self, j: int) -> None:
+        self.done[j] = True
+        del self._active[j]
 
     def remaining(self, j: int) -> float:
         """Units of work left: only for clairvoyant policies."""
@@ -136,11 +147,11 @@ def simulate_gang(
         state.now, state.round = t, k
         while nxt < len(pending) and data.arrival[pending[nxt]] <= t + 1e-9:
             j = pending[nxt]
-            state.arrived[j] = True
+            state._admit(j)
             nxt += 1
             if record_events:
                 events.append((float(data.arrival[j]), "arrival", data.job_ids[j], ""))
-        if not state.active():
+        if not state._active:
             if nxt >= len(pending):
                 raise HetschedError("no active job and no arrival left, yet jobs are unfinished")
             k = max(k + 1, int(math.ceil(data.arrival[pending[nxt]] / L - 1e-12)))
@@ -188,7 +199,7 @@ def simulate_gang(
             if state._remaining[j] <= progress * (1 + 1e-12):
                 end = t + delay + state._remaining[j] / rate
                 state._remaining[j] = 0.0
-                state.done[j] = True
+                state._finish(j)
                 left -= 1
                 completion[data.job_ids[j]] = end
                 if record_events:

@@ -66,7 +66,10 @@ def gavel_job(
     types: tuple[str, ...] = TYPES,
     max_rounds: int = MAX_ROUNDS,
 ) -> Job:
-    """A Gavel (model, scale) job of ``iterations`` iterations as Hare rounds (module docstring)."""
+    """A Gavel (model, scale) job of ``iterations`` iterations as Hare rounds (module docstring);
+    ``iterations`` is rounded to a whole number (at least 1), as the instance format requires,
+    so that a generated workload saves and loads back unchanged."""
+    iterations = max(1, round(iterations))
     thr = {t: table.isolated[t].get((model, scale), 0.0) for t in types}
     rounds = max(1, min(max_rounds, int(math.ceil(iterations))))
     chunk = iterations / rounds

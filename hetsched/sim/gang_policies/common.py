@@ -53,10 +53,20 @@ def place_in_order(
         plan[j] = state.held[j]
         free -= set(state.held[j])
     others_held = {g for gs in state.held.values() for g in gs}
+    gang = state.jobs.gang
     for j in order:
+        if not free:
+            break  # nobody fits any more (every gang has at least one GPU)
         if j in plan:
             continue
-        gpus = oblivious_gpus(state, j, free, others_held - set(state.held.get(j, ())), server_rank)
+        if gang[j] > len(free):  # too few free GPUs: oblivious_gpus would find no gang
+            if not backfill:
+                break
+            continue
+        mine = state.held.get(j)
+        gpus = oblivious_gpus(
+            state, j, free, others_held.difference(mine) if mine else others_held, server_rank
+        )
         if gpus is not None:
             plan[j] = gpus
             free -= set(gpus)

@@ -60,32 +60,43 @@ def gang_size(state: SimState, n: int) -> int:
 
 class LazyHeap:
     """Waiting jobs by a priority key, updated from :attr:`SimState.changed` only (a job's key may
-    change only when its state does): entries carry the job's version and go stale when it moves."""
+    change only when its state does): entries carry the job's version and go stale when it moves.
+    A policy whose keys also move for other reasons (HLAS-P's history) re-keys a job with
+    :meth:`rekey`, which makes the job's older entries stale too."""
 
     def __init__(self):
         self.heap: list[tuple] = []
+        self.stamp: dict[int, int] = {}  # job -> times re-keyed by the policy
 
     def refresh(self, state: SimState, key) -> None:
         for n in state.changed:
             if state.ready[n] > 0:
-                heapq.heappush(self.heap, (key(n), n, int(state.version[n])))
+                self.push(state, key(n), n)
+
+    def _current(self, state: SimState, n: int, v: int, s: int) -> bool:
+        return v == state.version[n] and s == self.stamp.get(n, 0) and state.ready[n] > 0
 
     def pop(self, state: SimState):
         """The best current (key, job), or None."""
         while self.heap:
-            k, n, v = heapq.heappop(self.heap)
-            if v == state.version[n] and state.ready[n] > 0:
+            k, n, v, s = heapq.heappop(self.heap)
+            if self._current(state, n, v, s):
                 return k, n
         return None
 
     def peek(self, state: SimState):
         """The best current (key, job) without removing it, or None."""
         while self.heap:
-            k, n, v = self.heap[0]
-            if v == state.version[n] and state.ready[n] > 0:
+            k, n, v, s = self.heap[0]
+            if self._current(state, n, v, s):
                 return k, n
             heapq.heappop(self.heap)
         return None
 
     def push(self, state: SimState, k, n: int) -> None:
-        heapq.heappush(self.heap, (k, n, int(state.version[n])))
+        heapq.heappush(self.heap, (k, n, int(state.version[n]), self.stamp.get(n, 0)))
+
+    def rekey(self, state: SimState, k, n: int) -> None:
+        """Job n's key is now ``k``: its older entries go stale."""
+        self.stamp[n] = self.stamp.get(n, 0) + 1
+        self.push(state, k, n)

@@ -144,38 +144,53 @@ class HlasP(Hlas):
         self._hint = np.array([int(hints.get(j, 0)) for j in view.job_ids])
         names = [job.model.name if job.model is not None else None for job in instance.jobs]
         self._family = [name if self.history else None for name in names]
-        self._seen: dict[str, list[int]] = {}  # model name -> rounds of its completed jobs
+        # the history, per model name: rounds of its completed jobs (sum and count), and its
+        # arrived, unfinished jobs (whose predictions move when a job of the name completes)
+        self._rounds_sum: dict[str, int] = {}
+        self._completed: dict[str, int] = {}
+        self._members: dict[str, set[int]] = {}
         self._recorded = np.zeros(view.n_jobs, dtype=bool)
 
-    def _learn(self, state: SimState) -> bool:
-        """Record the rounds of jobs that completed since the last decision (the history)."""
-        learned = False
+    def _learn(self, state: SimState) -> set[str]:
+        """Record the rounds of jobs that completed since the last decision (the history); the
+        model names whose history changed."""
+        learned: set[str] = set()
         for n in state.changed:
-            if state.done[n] and not self._recorded[n]:
+            family = self._family[n]
+            if family is None:
+                continue
+            if not state.done[n]:
+                self._members.setdefault(family, set()).add(n)
+            elif not self._recorded[n]:
                 self._recorded[n] = True
-                if self._family[n] is not None:
-                    self._seen.setdefault(self._family[n], []).append(state.total_rounds(n))
-                    learned = True
+                self._members.get(family, set()).discard(n)
+                self._rounds_sum[family] = self._rounds_sum.get(family, 0) + state.total_rounds(n)
+                self._completed[family] = self._completed.get(family, 0) + 1
+                learned.add(family)
         return learned
+
+    def learned(self) -> dict[str, tuple[int, float]]:
+        """Model name -> (completed jobs recorded, their mean number of rounds)."""
+        return {f: (c, self._rounds_sum[f] / c) for f, c in self._completed.items()}
 
     def predicted(self, state: SimState, n: int) -> float:
         """R^p_n(t): alpha = the hint's rounds still to run; with similar completed jobs (same model
         name) in history, the average of alpha and their mean rounds still to run (Sec. V.A)."""
         done = int(state.rounds_done[n])
         alpha = max(0, int(self._hint[n]) - done)
-        past = self._seen.get(self._family[n]) if self._family[n] is not None else None
-        if not past:
+        family = self._family[n]
+        count = self._completed.get(family, 0) if family is not None else 0
+        if not count:
             return float(alpha)
-        return max(0.0, (alpha + float(np.mean(past)) - done) / 2)
+        return max(0.0, (alpha + self._rounds_sum[family] / count - done) / 2)
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
-        if self._learn(state):  # predictions of waiting jobs changed: re-key them all
-            self._heap = LazyHeap()
-            for n in state.waiting_jobs():
-                self._heap.push(
-                    state, self._key(state, n, int(state.rank[n]), state.started[n] > 0), n
-                )
+        for family in self._learn(state):  # these predictions changed: re-key the waiting jobs
+            for n in self._members.get(family, ()):
+                if state.ready[n] > 0:
+                    key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
+                    self._heap.rekey(state, key, n)
         return super().assign(state)
 
     def size(self, state: SimState, n: int) -> float:
@@ -183,8 +198,9 @@ class HlasP(Hlas):
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
         rp = self.predicted(state, n)
+        size = (float(state.rounds_done[n]) + rp) * self._units[n]
         sub = (0, -rp) if rp > 0 else (1, 0)  # q^1 by R^p descending, then q^2
-        return (self.queue_of(self.size(state, n)), not partial, sub, position)
+        return (self.queue_of(size), not partial, sub, position)
 
 
 class Las2d(_Queues):
