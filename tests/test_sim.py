@@ -193,6 +193,8 @@ def test_bench_sim_quick(tmp_path, capsys):
         "gavel",
         "gavel:makespan",
     }
+    assert all(r["same_completions"] and r["engine_to_minimal"] > 0 for r in out["event_rate"])
+    assert {r["policy"] for r in out["scaling"]} >= {"hlas", "hlas-p", "tiresias", "gavel"}
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -39,32 +39,35 @@ ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
 
 
 class SimState:
-    """What a policy may observe at a decision instant (indices: jobs n, GPUs m)."""
+    """What a policy may observe at a decision instant (indices: jobs n, GPUs m).
+
+    The per-job and per-GPU fields are Python lists (a policy reads them one entry at a time;
+    lists are several times faster to index than numpy arrays)."""
 
     def __init__(self, view: HareView, clairvoyant: bool):
         self.view = view
         self._clairvoyant = clairvoyant
         n = view.n_jobs
         self.now = 0.0
-        self.arrived = np.zeros(n, dtype=bool)
-        self.done = np.zeros(n, dtype=bool)
-        self.rounds_done = np.zeros(n, dtype=np.int64)  # R_n^r(t): rounds completed
-        self.ready = np.zeros(n, dtype=np.int64)  # tasks of the current round not started yet
-        self.started = np.zeros(n, dtype=np.int64)  # tasks of the current round started
-        self.service = np.zeros(n)  # attained task-GPU training time
-        self.first_start = np.full(n, np.nan)
-        self.gpu_free_at = np.zeros(view.n_gpus)
-        self.idle = np.ones(view.n_gpus, dtype=bool)
-        self.rank = np.empty(n, dtype=np.int64)  # position in arrival order (ties by index)
-        self.rank[np.argsort(view.arrival, kind="stable")] = np.arange(n)
-        self._waiting: list[
-            int
-        ] = []  # jobs with a ready task, by rank (kept sorted as they come and go)
+        self.arrived = [False] * n
+        self.done = [False] * n
+        self.rounds_done = [0] * n  # R_n^r(t): rounds completed
+        self.ready = [0] * n  # tasks of the current round not started yet
+        self.started = [0] * n  # tasks of the current round started
+        self.service = [0.0] * n  # attained task-GPU training time
+        self.first_start = [math.nan] * n
+        self.gpu_free_at = [0.0] * view.n_gpus
+        self.idle = [True] * view.n_gpus
+        self._idle = list(range(view.n_gpus))  # the idle GPUs, in index order
+        self.rank = [0] * n  # position in arrival order (ties by index)
+        for i, j in enumerate(np.argsort(view.arrival, kind="stable").tolist()):
+            self.rank[j] = i
+        # jobs with a ready task, by rank (kept sorted as they come and go)
+        self._waiting: list[int] = []
         self._waiting_keys: list[int] = []
-        self.version = np.zeros(
-            n, dtype=np.int64
-        )  # bumped whenever a job's observable state changes
+        self.version = [0] * n  # bumped whenever a job's observable state changes
         self.changed: set[int] = set()  # jobs whose state changed since the policy's last decision
+        self._task_times: list[list[float]] | None = None
 
     def _touch(self, n: int) -> None:
         self.version[n] += 1
@@ -72,7 +75,15 @@ class SimState:
 
     @property
     def idle_gpus(self) -> list[int]:
-        return np.flatnonzero(self.idle).tolist()
+        """The idle GPUs in index order (a new list each time: the caller may consume it)."""
+        return list(self._idle)
+
+    @property
+    def task_times(self) -> list[list[float]]:
+        """T^c + T^s of every job's task on every GPU, as lists (``task_times[n][m]``)."""
+        if self._task_times is None:
+            self._task_times = (self.view.train + self.view.sync).tolist()
+        return self._task_times
 
     def waiting_jobs(self) -> list[int]:
         """Arrived, unfinished jobs with a ready task, in arrival order. The engine's own list,
@@ -80,12 +91,12 @@ class SimState:
         return self._waiting
 
     def _enter(self, n: int) -> None:
-        i = bisect_left(self._waiting_keys, int(self.rank[n]))
-        self._waiting_keys.insert(i, int(self.rank[n]))
+        i = bisect_left(self._waiting_keys, self.rank[n])
+        self._waiting_keys.insert(i, self.rank[n])
         self._waiting.insert(i, n)
 
     def _leave(self, n: int) -> None:
-        i = bisect_left(self._waiting_keys, int(self.rank[n]))
+        i = bisect_left(self._waiting_keys, self.rank[n])
         del self._waiting_keys[i]
         del self._waiting[i]
 
@@ -133,90 +144,99 @@ def simulate(
     view = hare_view(instance)
     policy.prepare(instance, view)
     state = SimState(view, getattr(policy, "clairvoyant", False))
-    heap: list[tuple[float, int, int, tuple]] = []
+    heap: list[tuple[float, int, int, int]] = []
     seq = 0
 
-    def push(t: float, kind: int, payload: tuple) -> None:
+    def push(t: float, kind: int, payload: int) -> None:
         nonlocal seq
         heapq.heappush(heap, (t, kind, seq, payload))
         seq += 1
 
-    for n in np.argsort(view.arrival, kind="stable"):
-        push(float(view.arrival[n]), ARRIVAL, (int(n),))
-    round_end = np.zeros(
-        view.n_jobs
-    )  # latest train+sync end among the current round's started tasks
+    for n in np.argsort(view.arrival, kind="stable").tolist():
+        push(float(view.arrival[n]), ARRIVAL, n)
+    train, sync = view.train.tolist(), view.sync.tolist()
+    width, rounds = view.tasks_per_round.tolist(), view.rounds.tolist()
+    # latest train+sync end among the current round's started tasks
+    round_end = [0.0] * view.n_jobs
     assignments: list[TaskAssignment] = []
     events: list[tuple[float, str, str, int, int, str]] = []
     completion: dict[str, float] = {}
     decisions = 0
     jid, gid = view.job_ids, view.gpu_ids
     remaining_jobs = view.n_jobs
+    ready, started, idle, waiting = state.ready, state.started, state.idle, state._waiting
+    idle_list, arrived, rounds_done = state._idle, state.arrived, state.rounds_done
+    free_at, service, first_start = state.gpu_free_at, state.service, state.first_start
+    version, touch, enter = state.version, state._touch, state._enter
+    pop, isnan = heapq.heappop, math.isnan
     while heap:
         now = heap[0][0]
         state.now = now
         while heap and heap[0][0] == now:  # every event of this instant first
-            _, kind, _, payload = heapq.heappop(heap)
-            if kind == ARRIVAL:
-                (n,) = payload
-                state.arrived[n] = True
-                state.ready[n] = view.tasks_per_round[n]
-                state._enter(n)
-                state._touch(n)
+            _, kind, _, x = pop(heap)
+            if kind == TRAIN_END:
+                idle[x] = True
+                insort(idle_list, x)
+            elif kind == ARRIVAL:
+                arrived[x] = True
+                ready[x] = width[x]
+                enter(x)
+                touch(x)
                 if record_events:
-                    events.append((now, "arrival", jid[n], 0, 0, ""))
-            elif kind == TRAIN_END:
-                (m,) = payload
-                state.idle[m] = True
+                    events.append((now, "arrival", jid[x], 0, 0, ""))
             else:  # ROUND_END
-                (n,) = payload
-                state.rounds_done[n] += 1
-                state.started[n] = 0
-                state._touch(n)
+                n = x
+                done = rounds_done[n] = rounds_done[n] + 1
+                started[n] = 0
+                touch(n)
                 if record_events:
-                    events.append((now, "round_end", jid[n], int(state.rounds_done[n]) - 1, 0, ""))
-                if state.rounds_done[n] == view.rounds[n]:
+                    events.append((now, "round_end", jid[n], done - 1, 0, ""))
+                if done == rounds[n]:
                     state.done[n] = True
                     completion[jid[n]] = now
                     remaining_jobs -= 1
                     if record_events:
-                        events.append((now, "complete", jid[n], int(state.rounds_done[n]), 0, ""))
+                        events.append((now, "complete", jid[n], done, 0, ""))
                 else:
-                    state.ready[n] = view.tasks_per_round[n]
-                    state._enter(n)
-        if not state._waiting or not state.idle.any():
+                    ready[n] = width[n]
+                    enter(n)
+        if not waiting or not idle_list:
             continue
         decided = policy.assign(state)
         state.changed = set()
         for n, m in decided:
             n, m = int(n), int(m)
-            if not state.idle[m]:
+            if not idle[m]:
                 raise HetschedError(
                     f"policy {policy.name} started a task on busy GPU {gid[m]} at t={now}"
                 )
-            if not (state.arrived[n] and state.ready[n] > 0):
+            if not (arrived[n] and ready[n] > 0):
                 raise HetschedError(
                     f"policy {policy.name} picked job {jid[n]} with no ready task at t={now}"
                 )
-            task = int(state.started[n])
-            r = int(state.rounds_done[n])
-            tc, ts = float(view.train[n, m]), float(view.sync[n, m])
-            state.idle[m] = False
-            state.gpu_free_at[m] = now + tc
-            state.ready[n] -= 1
-            state.started[n] += 1
-            state.service[n] += tc
-            state._touch(n)
-            if math.isnan(state.first_start[n]):
-                state.first_start[n] = now
-            round_end[n] = max(round_end[n], now + tc + ts) if task else now + tc + ts
+            task = started[n]
+            r = rounds_done[n]
+            tc = train[n][m]
+            idle[m] = False
+            idle_list.remove(m)
+            free_at[m] = end = now + tc
+            ready[n] -= 1
+            started[n] = task + 1
+            service[n] += tc
+            version[n] += 1  # touch(n), inline
+            state.changed.add(n)
+            if isnan(first_start[n]):
+                first_start[n] = now
+            finish = end + sync[n][m]
+            if not task or finish > round_end[n]:
+                round_end[n] = finish
             assignments.append(TaskAssignment(jid[n], r, task, gid[m], now))
             if record_events:
                 events.append((now, "start", jid[n], r, task, gid[m]))
-            push(now + tc, TRAIN_END, (m,))
-            if state.ready[n] == 0:  # the whole round is placed: its barrier time is known
+            push(end, TRAIN_END, m)
+            if ready[n] == 0:  # the whole round is placed: its barrier time is known
                 state._leave(n)
-                push(float(round_end[n]), ROUND_END, (n,))
+                push(round_end[n], ROUND_END, n)
             decisions += 1
     if remaining_jobs:
         raise HetschedError(
@@ -227,7 +247,7 @@ def simulate(
         policy.name,
         schedule,
         completion,
-        {jid[n]: float(state.first_start[n]) for n in range(view.n_jobs)},
+        {jid[n]: state.first_start[n] for n in range(view.n_jobs)},
         events,
         None,
         decisions,

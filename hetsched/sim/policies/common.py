@@ -21,12 +21,13 @@ def fill_fastest(
     its task is fastest, until its ready tasks or the idle GPUs run out."""
     free = list(state.idle_gpus if free is None else free)
     out = []
+    every = state.task_times
     for n in order:
-        left = int(state.ready[n])
+        left = state.ready[n]
+        times = every[n]
         while left and free:
-            times = task_time(state, n)[free]
-            m = free.pop(int(np.argmin(times)))
-            out.append((n, m))
+            k = min(range(len(free)), key=lambda k: times[free[k]])  # the first least time
+            out.append((n, free.pop(k)))
             left -= 1
         if not free:
             break
