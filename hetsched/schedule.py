@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ def refuse_large(instance: Any, method: str) -> None:
         )
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class TaskAssignment:
     """Task ``task`` (0-based) of round ``round`` (0-based) of job ``job`` starts at ``start`` on ``gpu``."""
 
@@ -48,7 +48,10 @@ class TaskSchedule:
             "format": FORMAT,
             "instance": self.instance,
             "instance_hash": self.instance_hash,
-            "assignments": [asdict(a) for a in sorted(self.assignments)],
+            "assignments": [
+                {"job": a.job, "round": a.round, "task": a.task, "gpu": a.gpu, "start": a.start}
+                for a in sorted(self.assignments)
+            ],
         }
 
 
