@@ -237,6 +237,17 @@ def test_allocate_fast_flag_gives_the_same_answer(capsys):
     assert main(["allocate", str(TWO), "--policy", "makespan", "--json", "--fast"]) == 0
     fast = json.loads(capsys.readouterr().out)
     assert fast["status"] == "optimal" and fast["objective"] == pytest.approx(400 / 7)
+    assert fast["solver"] == "highs-arrays"
+    # the default takes the fast path where the policy has one; --reference solves the Pyomo model
+    assert main(["allocate", str(TWO), "--policy", "makespan", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["solver"] == "highs-arrays"
+    assert main(["allocate", str(TWO), "--policy", "makespan", "--json", "--reference"]) == 0
+    ref = json.loads(capsys.readouterr().out)
+    assert ref["solver"] == "highs" and ref["objective"] == pytest.approx(fast["objective"])
+    # a policy without a fast path: the default solves its Pyomo model, --fast refuses
+    assert main(["allocate", str(TWO), "--policy", "max-throughput", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["solver"] == "highs"
+    assert main(["allocate", str(TWO), "--policy", "max-throughput", "--fast"]) == 2
 
 
 def test_bench_gavel_quick(tmp_path, capsys):

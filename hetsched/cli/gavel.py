@@ -20,7 +20,7 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         inst,
         args.policy,
         packed=args.packed,
-        fast=args.fast,
+        route="fast" if args.fast else "reference" if args.reference else "auto",
         throughputs=args.throughputs,
         time_limit=args.time_limit,
         threads=args.threads,
@@ -28,6 +28,7 @@ def cmd_allocate(args: argparse.Namespace) -> int:
     alloc = res.solution
     out = {
         "policy": args.policy,
+        "solver": res.solver,
         "status": res.status.value,
         "objective": res.objective,
         "bound": res.bound,
@@ -41,7 +42,8 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         print(json_text(out))
     else:
         print(
-            f"policy     {args.policy}\nstatus     {res.status.value}\nobjective  {fmt(res.objective)}\n"
+            f"policy     {args.policy}\nsolver     {res.solver}\nstatus     {res.status.value}\n"
+            f"objective  {fmt(res.objective)}\n"
             f"seconds    {res.seconds:.3f}"
         )
         if alloc is not None and not hasattr(alloc, "packing"):
@@ -115,11 +117,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="Gavel's throughput table for --packed (default: data/gavel/simulation_throughputs.json)",
     )
-    al.add_argument(
+    route = al.add_mutually_exclusive_group()
+    route.add_argument(
         "--fast",
         action="store_true",
-        help="array-built LP with identical jobs merged "
-        "(max-min-fairness, max-min-fairness-perf, makespan); same validation",
+        help="insist on the fast path: the LP built as arrays with identical jobs merged "
+        "(max-min-fairness, max-min-fairness-perf, makespan, finish-time-fairness); the default "
+        "takes it wherever it exists",
+    )
+    route.add_argument(
+        "--reference",
+        action="store_true",
+        help="solve the Pyomo model (models/gavel) instead of the fast path; same validation",
     )
     al.add_argument("--time-limit", type=positive(float), default=None, metavar="S")
     al.add_argument("--threads", type=positive(int), default=None, metavar="N")
