@@ -173,6 +173,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
         f"interval LP: {len(classes)} GPU classes x {L} intervals (eps {EPSILON}), {len(keys)} variables"
     ]
     m.view, m.tau, m.classes = v, tau, classes
+    m.highs_options = {"solver": "ipm"}  # measured faster than simplex at cluster scale
     return m
 
 

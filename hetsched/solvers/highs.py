@@ -29,7 +29,9 @@ def solve_pyomo_highs(
         "rel_gap": gap,
         "load_solutions": False,
         "raise_exception_on_nonoptimal_result": False,
-        "solver_options": {"random_seed": seed},
+        # a formulation may ask for HiGHS options it was measured with (e.g. the interior
+        # point method for a large LP): ``model.highs_options``
+        "solver_options": {"random_seed": seed, **getattr(model, "highs_options", {})},
     }
     if time_limit is not None:
         kwargs["time_limit"] = float(time_limit)
