@@ -10,8 +10,9 @@ from typing import Any, Callable
 
 from hetsched.errors import HetschedError
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport
 from hetsched.spec import FormulationSpec
-from hetsched.validate import ValidationReport, validate
+from hetsched.validate import validate
 
 
 def _discover() -> dict[tuple[str, str], FormulationSpec]:
@@ -25,6 +26,11 @@ def _discover() -> dict[tuple[str, str], FormulationSpec]:
             if isinstance(spec, FormulationSpec):
                 found[(spec.name, spec.kind)] = spec
     return found
+
+
+def validator_of(spec: FormulationSpec) -> Callable[[Instance, Any], ValidationReport]:
+    """The validator of a formulation's solutions: its own, or the task-schedule validator."""
+    return spec.validator or validate
 
 
 def formulations() -> dict[tuple[str, str], FormulationSpec]:
@@ -42,7 +48,7 @@ def solution_reader(
         return schedule_from_dict, validate
     for spec in formulations().values():
         if spec.solution_format == fmt and spec.load_solution is not None:
-            return spec.load_solution, spec.validator
+            return spec.load_solution, validator_of(spec)
     return None
 
 

@@ -89,7 +89,7 @@ def schedule_from_dict(data: Any, source: str = "<solution>") -> TaskSchedule:
 
 
 def load_schedule(path: str | Path) -> TaskSchedule:
-    from hetsched.instance.io import read_json
+    from hetsched.jsonfile import read_json
 
     p = Path(path)
     return schedule_from_dict(read_json(p), p.name)

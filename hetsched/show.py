@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hetsched.errors import InputError
-from hetsched.instance.io import instance_hash, load_instance, read_json
+from hetsched.instance.io import instance_hash, load_instance
 from hetsched.instance.model import Instance
+from hetsched.jsonfile import read_json
 from hetsched.resources import shipped_dir
 from hetsched.schedule import TaskSchedule, schedule_from_dict
 

@@ -11,7 +11,7 @@ import time
 
 from hetsched.deadline import BuildTimeout, deadline, grace
 from hetsched.errors import HetschedError
-from hetsched.formulation import auto_formulation, find_formulation
+from hetsched.formulation import auto_formulation, find_formulation, validator_of
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
@@ -128,7 +128,7 @@ def solve(
         result.solution = spec.extract(
             built, instance, raw.value if raw.solution is None else raw.solution
         )
-        report = spec.validator(instance, result.solution)
+        report = validator_of(spec)(instance, result.solution)
     # a relaxation's objective is its own optimum (its "solution" need not be feasible); a model
     # whose claim may exceed its solution's value (completion variables >= the real ones) says so
     finalize(result, report, exact=getattr(built, "exact", True))

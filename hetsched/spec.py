@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hetsched.instance.model import Instance
-from hetsched.validate import ValidationReport, validate
+from hetsched.reports import ValidationReport
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,9 @@ class FormulationSpec:
     extract: Callable[[Any, Instance, Callable[[Any], float]], Any]
     summary: str = ""
     objective_is_bound: bool = False  # relaxations: the optimum is a lower bound of the problem
-    validator: Callable[[Instance, Any], ValidationReport] = validate
+    # the independent validator of the solutions; None: the task-schedule validator
+    # (:func:`hetsched.validate.validate`, Hare_Sched (4)-(8)); see ``formulation.validator_of``
+    validator: Callable[[Instance, Any], ValidationReport] | None = None
     sense: str = "min"  # of the problem's objective (what the validator recomputes): "min" or "max"
     # (value, built model) -> the problem's objective: maps the model's objective and bound (e.g.
     # makespan = M/zeta after a change of variables); monotone, so a valid model bound stays valid

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport, Violation
 from hetsched.scaling import instance_times, on_grid
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
@@ -29,28 +29,6 @@ KINDS = {
     "barrier": "(7) task starts before every task of the previous round has trained and synced",
     "overlap": "(8) training intervals of two tasks overlap on one GPU",
 }
-
-
-@dataclass(frozen=True)
-class Violation:
-    kind: str
-    message: str
-
-
-@dataclass
-class ValidationReport:
-    valid: bool
-    objective: float | None
-    completion: dict[str, float] = field(default_factory=dict)
-    violations: list[Violation] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {
-            "valid": self.valid,
-            "objective": self.objective,
-            "completion": self.completion,
-            "violations": [{"kind": v.kind, "message": v.message} for v in self.violations],
-        }
 
 
 def _tolerance(instance: Instance) -> float:

@@ -30,8 +30,8 @@ import pyomo.environ as pe
 from hetsched.errors import InputError
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport, Violation
 from hetsched.spec import FormulationSpec
-from hetsched.validate import ValidationReport, Violation
 
 
 def speeds(instance: Instance) -> np.ndarray:

@@ -32,8 +32,8 @@ from hetsched.hadar.utility import isolated_jct, utility
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport
 from hetsched.spec import FormulationSpec
-from hetsched.validate import ValidationReport
 
 
 @dataclass(frozen=True)

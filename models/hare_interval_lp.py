@@ -42,8 +42,8 @@ import pyomo.environ as pe
 from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport, Violation
 from hetsched.spec import FormulationSpec
-from hetsched.validate import ValidationReport, Violation
 
 EPSILON = 0.15  # interval growth: the left-endpoint rule loses at most a factor 1 + eps on M_n
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsched.errors import InputError
-from hetsched.instance.io import instance_to_dict, parse_instance, parse_json_text
+from hetsched.instance.io import instance_to_dict, parse_instance
+from hetsched.jsonfile import parse_json_text
 from hetsched.resources import shipped
 
 BASES = [

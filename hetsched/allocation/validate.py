@@ -9,7 +9,7 @@ import numpy as np
 
 from hetsched.allocation.problem import Allocation, AllocationView, allocation_view
 from hetsched.instance.model import Instance
-from hetsched.validate import ValidationReport, Violation
+from hetsched.reports import ValidationReport, Violation
 
 TOL = 1e-7
 

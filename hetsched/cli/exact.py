@@ -112,7 +112,8 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from hetsched.formulation import solution_reader
-    from hetsched.instance.io import load_instance, read_json
+    from hetsched.instance.io import load_instance
+    from hetsched.jsonfile import read_json
     from hetsched.schedule import FORMAT
 
     inst = load_instance(args.instance)

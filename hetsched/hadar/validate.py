@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance
-from hetsched.validate import Violation
+from hetsched.reports import Violation
 
 TOL = 1e-9
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -19,52 +18,11 @@ from jsonschema.exceptions import ValidationError, best_match
 from hetsched.errors import InputError
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 from hetsched.instance.schema import INSTANCE_SCHEMA
+from hetsched.jsonfile import json_child as _child
+from hetsched.jsonfile import read_json
 
 FORMAT = "hetsched.instance/1"
 _VALIDATOR = jsonschema.Draft202012Validator(INSTANCE_SCHEMA)
-
-
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; non-JSON and unreadable files raise :class:`InputError`."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(p.name, None, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(
-            p.name, None, f"cannot read file ({exc.__class__.__name__}: {exc})"
-        ) from None
-    return parse_json_text(text, p.name)
-
-
-def parse_json_text(text: str, source: str) -> Any:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    _reject_non_finite(data, "$", source)
-    return data
-
-
-def _reject_non_finite(node: Any, path: str, source: str) -> None:
-    """Python's json accepts NaN/Infinity (and 1e999 overflows to inf); JSON and we do not."""
-    if isinstance(node, float) and not math.isfinite(node):
-        raise InputError(source, path, f"must be a finite number (got {node})")
-    if isinstance(node, dict):
-        for k, v in node.items():
-            _reject_non_finite(v, _child(path, k), source)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _reject_non_finite(v, f"{path}[{i}]", source)
-
-
-def _child(path: str, key: str) -> str:
-    return (
-        f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
-    )
 
 
 def _json_path(err: ValidationError) -> str:

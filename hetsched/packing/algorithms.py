@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 
 from hetsched.instance.model import Instance
 from hetsched.packing.problem import Packing, PackingView, packing_view
-from hetsched.validate import ValidationReport, Violation
+from hetsched.reports import ValidationReport, Violation
 
 
 def greedy_packing(view: PackingView, gain_only: bool = False) -> Packing:

@@ -33,7 +33,7 @@ import numpy as np
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
 from hetsched.placement import data
-from hetsched.validate import ValidationReport, Violation
+from hetsched.reports import ValidationReport, Violation
 
 FORMAT = "hetsched.placement/1"
 EPS = 1e-9

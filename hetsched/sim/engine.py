@@ -32,8 +32,9 @@ from hetsched.errors import HetschedError
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport
 from hetsched.schedule import TaskAssignment, TaskSchedule, refuse_large
-from hetsched.validate import ValidationReport, validate
+from hetsched.validate import validate
 
 ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
 

@@ -23,8 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from hetsched.instance.model import Instance
+from hetsched.reports import Violation
 from hetsched.sim.gang_model import gang_jobs
-from hetsched.validate import Violation
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ import numpy as np
 
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport, Violation
 from hetsched.similarity.reference import ReferenceDB, gavel_reference_db, parse_row, row_features
-from hetsched.validate import ValidationReport, Violation
 
 VARIANTS = ("gpu", "gpu_ngpu", "gpu_ngpu_bs")
 

@@ -26,8 +26,8 @@ from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
+from hetsched.reports import ValidationReport
 from hetsched.spec import FormulationSpec
-from hetsched.validate import ValidationReport
 
 
 def build(instance: Instance, rho: float = 1.0) -> pe.ConcreteModel:

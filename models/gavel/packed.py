@@ -29,8 +29,8 @@ from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
+from hetsched.reports import ValidationReport, Violation
 from hetsched.spec import FormulationSpec
-from hetsched.validate import ValidationReport, Violation
 
 TOL = 1e-7
 

@@ -1,0 +1,29 @@
+"""What every validator returns: a :class:`ValidationReport` (valid, the objective it
+recomputed, per-job completions, and every :class:`Violation` found). The task-schedule
+validator is :mod:`hetsched.validate`; each paper's package has its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str
+    message: str
+
+
+@dataclass
+class ValidationReport:
+    valid: bool
+    objective: float | None
+    completion: dict[str, float] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "valid": self.valid,
+            "objective": self.objective,
+            "completion": self.completion,
+            "violations": [{"kind": v.kind, "message": v.message} for v in self.violations],
+        }
