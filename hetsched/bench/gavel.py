@@ -16,7 +16,6 @@ worst case of the fast path. Objectives of all methods are compared.
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 from hetsched.allocate.fast import fast_solve
 from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import allocation_view
+from hetsched.bench import write_result
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.jsonout import json_text
 from hetsched.solve import solve
@@ -130,10 +130,7 @@ def run_gavel_bench(
             if not as_json:
                 print(json_text(row), flush=True)
     result = {"python": platform.python_version(), "policy": "max-min-fairness-perf", "runs": rows}
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps(result, indent=1) + "\n")
-    if as_json:
-        print(json_text(result))
-    else:
+    write_result(result, out, as_json)
+    if not as_json:
         print(f"written to {out}")
     return 0

@@ -15,13 +15,13 @@ The setting of issue 4: 2000 queued jobs on 60 GPUs, 3 types, 15 machines
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
+from hetsched.bench import write_result
 from hetsched.generators import hadar_cluster
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
@@ -29,7 +29,6 @@ from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
-from hetsched.jsonout import json_text
 
 
 def _round_inputs(inst: Instance, n: int):
@@ -146,12 +145,8 @@ def run_hadar_bench(
         "one_round": one_round(n_jobs=200 if quick else 2000),
         "online": online_rounds(n_jobs=200 if quick else 2000, rounds=2 if quick else 3),
     }
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    if as_json:
-        print(json_text(result))
-    else:
+    path = write_result(result, out, as_json)
+    if not as_json:
         for row in result["cross_check"]:
             print(
                 f"{row['queued_jobs']:>5} jobs  DP {row['dp_seconds']:.3f} s ({row['dp_states']} states)  "

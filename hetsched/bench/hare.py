@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
+from hetsched.bench import write_result
 from hetsched.generators import hare_table2, random_instance
 from hetsched.heuristic import run_heuristic
 from hetsched.heuristics import list_scheduling as ls
@@ -129,12 +129,8 @@ def run_hare_bench(
         "throughput": throughput(sizes),
         "paper_scale": [] if quick else paper_scale(),
     }
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    if as_json:
-        print(json_text(result))
-    else:
+    out = write_result(result, out, as_json)
+    if not as_json:
         for row in result["throughput"]:
             print(json_text(row))
         for row in result["paper_scale"]:

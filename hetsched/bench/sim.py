@@ -16,16 +16,15 @@ Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000
 
 from __future__ import annotations
 
-import json
 import math
 import platform
 import statistics
 import time
 from pathlib import Path
 
+from hetsched.bench import write_result
 from hetsched.bench.event_loop import minimal_fifo
 from hetsched.instance.hare_view import hare_view
-from hetsched.jsonout import json_text
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.policies import POLICIES, make_policy
@@ -92,11 +91,12 @@ def event_rate(sizes: tuple[int, ...], repeat: int = 3) -> list[dict]:
     rows = []
     for n in sizes:
         inst = gavel_poisson(0, n_jobs=n)
-        base, events = minimal_fifo(hare_view(inst))
+        view = hare_view(inst)
+        base, events = minimal_fifo(view)
         run = simulate(inst, make_policy("fifo"), record_events=False, check=False)
         agree = all(
             abs(run.completion[j] - base[k]) <= 1e-9 * max(1.0, base[k])
-            for k, j in enumerate(hare_view(inst).job_ids)
+            for k, j in enumerate(view.job_ids)
         )
         t_min = _cpu(lambda: minimal_fifo(hare_view(inst)), repeat)
         t_eng = _cpu(
@@ -166,12 +166,8 @@ def run_sim_bench(
         "scaling": scaling((40, 80) if quick else (1000, 2000, 4000)),
     }
     parts = ("philly_window", "large", "philly_window_gang", "large_gang")
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    if as_json:
-        print(json_text(result))
-    else:
+    path = write_result(result, out, as_json)
+    if not as_json:
         rows = [
             (
                 part,

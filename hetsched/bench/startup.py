@@ -15,9 +15,8 @@ import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-from hetsched.jsonout import json_text
+from hetsched.bench import write_result
 from hetsched.resources import shipped
 
 HEAVY = ("pyomo", "ortools", "numba", "scipy", "highspy", "networkx")
@@ -58,8 +57,8 @@ def _run(code: str, argv: list[str]) -> tuple[float, int, list[str], float]:
         text=True,
     )
     err = proc.stderr.read() if proc.stderr else ""
-    _, _, usage = os.wait4(proc.pid, 0)
-    proc.returncode = 0
+    _, status, usage = os.wait4(proc.pid, 0)  # the child's own CPU time (Popen.wait reaps it too)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     lines = err.strip().splitlines()
     exit_code, loaded, peak = json.loads(lines[-1])
     return usage.ru_utime + usage.ru_stime, exit_code, loaded, peak
@@ -110,12 +109,8 @@ def run_startup_bench(out: str, as_json: bool = False, repeat: int = 5) -> int:
         "bare_python": {"cpu_seconds": round(base_cpu, 3), "peak_mb": round(base_mb, 1)},
         "commands": rows,
     }
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    if as_json:
-        print(json_text(result))
-    else:
+    path = write_result(result, out, as_json)
+    if not as_json:
         print(f"bare python: {base_cpu:.3f} CPU s, {base_mb:.0f} MB (median of {repeat})")
         for r in rows:
             print(

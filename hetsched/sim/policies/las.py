@@ -193,14 +193,16 @@ class HlasP(Hlas):
                     self._heap.rekey(state, key, n)
         return super().assign(state)
 
-    def size(self, state: SimState, n: int) -> float:
-        return (float(state.rounds_done[n]) + self.predicted(state, n)) * self._units[n]
+    def size(self, state: SimState, n: int, rp: float | None = None) -> float:
+        """Expected size (R^r + R^p) T-bar_n; ``rp``: R^p if already computed."""
+        if rp is None:
+            rp = self.predicted(state, n)
+        return (float(state.rounds_done[n]) + rp) * self._units[n]
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
         rp = self.predicted(state, n)
-        size = (float(state.rounds_done[n]) + rp) * self._units[n]
         sub = (0, -rp) if rp > 0 else (1, 0)  # q^1 by R^p descending, then q^2
-        return (self.queue_of(size), not partial, sub, position)
+        return (self.queue_of(self.size(state, n, rp)), not partial, sub, position)
 
 
 class Las2d(_Queues):

@@ -35,7 +35,7 @@ class Generation:
     left under the given prices, with ``dead_end="stop"``)."""
 
     end: str
-    bound: float  # the best Lagrangian bound (the LP value when the LP is proven optimal)
+    bound: float  # the best Lagrangian bound, computed from the pricing (never the LP's value)
     lp: float | None  # the last master LP value
     prices: np.ndarray | None  # row prices whose Lagrangian value is ``bound``
     rounds: int

@@ -2,8 +2,8 @@
 
 At every node, column generation on the restricted master (:mod:`.master`) by the engine's one
 loop (:func:`hetsched.solvers.colgen.generate.generate`, each GPU class a block of m_k identical
-copies) with automatic Wentges dual smoothing: prices pi = alpha pi_center + (1 - alpha) pi_LP, where pi_center gave the best
-Lagrangian bound so far,
+copies) with automatic Wentges dual smoothing: prices pi = alpha pi_center + (1 - alpha) pi_LP,
+where pi_center gave the best Lagrangian bound so far,
 
     L(pi) = sum_j pi_j + sum_k m_k min(0, min_s (c_s - sum_{j in s} pi_j))     (any pi),
 
