@@ -23,6 +23,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         workload=args.workload,
         round_seconds=args.round_seconds,
         restore_seconds=args.restore_seconds,
+        convention=args.convention,
     )
     s.pop("_jct")
     if args.json:
@@ -31,7 +32,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         size = (
             f"{s['tasks']} tasks"
             if s["level"] == "task"
-            else f"{s['rounds']} rounds of {s['round_seconds']:g} s, {s['preemptions']} preemptions"
+            else f"{s['rounds']} rounds of {s['round_seconds']:g} s, {s['preemptions']} preemptions, "
+            f"{s['convention']} convention"
         )
         print(f"workload   {args.workload} ({s['metrics']['jobs']} jobs, {size}), seed {args.seed}")
         print(f"policy     {args.policy}: valid {s['valid']}, simulated in {s['seconds']:.2f} s")
@@ -58,6 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         progress=say,
         round_seconds=args.round_seconds,
         restore_seconds=args.restore_seconds,
+        convention=args.convention,
     )
     keys = (
         "avg_jct",
@@ -110,9 +113,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument(
             "--restore-seconds",
             type=float,
-            default=10.0,
+            default=None,
             metavar="S",
-            help="job-level policies: checkpoint-restore delay when a job resumes or moves (default 10, Hadar's)",
+            help="job-level policies: checkpoint-restore delay when a job resumes or moves "
+            "(default 10, Hadar's; 0 under Gavel's convention, as in Gavel's simulator)",
+        )
+        p.add_argument(
+            "--convention",
+            choices=("auto", "hetsched", "gavel"),
+            default="auto",
+            help="job-level policies: round timing and Gavel's mechanism as in Gavel's own "
+            "simulator ('gavel'), or fixed rounds ('hetsched'); auto: gavel on gavel-trace: "
+            "workloads (see docs/reproduction.md)",
         )
 
     workload_help = (

@@ -15,6 +15,17 @@ is a list of :class:`~hetsched.sim.gang_validate.Segment`; the independent valid
 (:func:`~hetsched.sim.gang_validate.validate_gang`) checks it and recomputes every completion,
 and :func:`simulate_gang` fails loudly if they disagree with the engine's.
 
+Two conventions (``convention``):
+
+* ``"hetsched"`` (default): round k spans [kL, (k+1)L]; a job progresses continuously.
+* ``"gavel"``: the timing of Gavel's own simulator (``Scheduler.simulate`` in its ``scheduler.py``). A job
+  placed in a round runs floor(X L) whole steps (at least one, at most what it has left) and
+  stops after steps / X seconds; the next round starts when the round's last job stops, and the
+  jobs that arrived by then join it. An empty cluster jumps to the next arrival, not to a
+  multiple of L. There is no checkpoint-restore delay (``restore_seconds`` must be 0).
+  Policies see the convention in ``GangState.convention``; the ``gavel``
+  policy then follows Gavel's mechanism (:mod:`hetsched.sim.gang_policies.gavel_mechanism`).
+
 Non-clairvoyance: a policy learns a job's remaining work only if it declares ``clairvoyant``.
 """
 
@@ -34,6 +45,7 @@ from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 IDLE_LIMIT = (
     1000  # consecutive rounds in which a policy runs nothing while jobs wait: a stuck policy
 )
+CONVENTIONS = ("hetsched", "gavel")
 
 
 class GangState:
@@ -58,6 +70,8 @@ class GangState:
             int, tuple[int, ...]
         ] = {}  # GPUs of the previous round, for jobs that run on
         self.order = np.argsort(jobs.arrival, kind="stable")
+        self.arrivals_pending = True  # some job has not arrived yet (Gavel's trace queue)
+        self.convention = "hetsched"  # the engine's timing (module doc)
         self._remaining = jobs.work.astype(float).copy()
         # arrived, unfinished jobs in arrival order: an insertion-ordered dict, so that a round
         # costs the active jobs, not every job of the trace
@@ -114,8 +128,19 @@ def simulate_gang(
     restore_seconds: float = 10.0,
     record_events: bool = True,
     check: bool = True,
+    convention: str = "hetsched",
 ) -> GangSimResult:
     """Run ``policy`` round by round until every job completes; validate the run (module doc)."""
+    if convention not in CONVENTIONS:
+        raise InputError(
+            "simulate", "convention", f"one of {', '.join(CONVENTIONS)}, not {convention!r}"
+        )
+    if convention == "gavel" and restore_seconds:
+        raise InputError(
+            "simulate",
+            "restore_seconds",
+            "Gavel's convention has no checkpoint-restore delay (its simulator has none); use 0",
+        )
     if not (round_seconds > 0 and math.isfinite(round_seconds)):
         raise InputError(
             "simulate", "round_seconds", f"must be a positive number (got {round_seconds})"
@@ -140,10 +165,14 @@ def simulate_gang(
     nxt = 0
     left = data.n_jobs
     k = 0
+    gavel = convention == "gavel"
+    state.convention = convention
+    t = float(data.arrival[pending[0]]) if gavel and pending else 0.0
     preemptions = 0
     idle_rounds = 0
     while left:
-        t = k * L
+        if not gavel:
+            t = k * L
         state.now, state.round = t, k
         while nxt < len(pending) and data.arrival[pending[nxt]] <= t + 1e-9:
             j = pending[nxt]
@@ -151,10 +180,14 @@ def simulate_gang(
             nxt += 1
             if record_events:
                 events.append((float(data.arrival[j]), "arrival", data.job_ids[j], ""))
+        state.arrivals_pending = nxt < len(pending)
         if not state._active:
             if nxt >= len(pending):
                 raise HetschedError("no active job and no arrival left, yet jobs are unfinished")
-            k = max(k + 1, int(math.ceil(data.arrival[pending[nxt]] / L - 1e-12)))
+            if gavel:
+                t, k = float(data.arrival[pending[nxt]]), k + 1
+            else:
+                k = max(k + 1, int(math.ceil(data.arrival[pending[nxt]] / L - 1e-12)))
             state.held = {}
             open_seg = {}
             continue
@@ -173,12 +206,15 @@ def simulate_gang(
                     events.append((t, "preempt", data.job_ids[j], ""))
         held: dict[int, tuple[int, ...]] = {}
         new_open: dict[int, int] = {}
+        stops: dict[int, float] = {}  # Gavel's convention: when each job of the round stops
         for j, gpus in sorted(plan.items()):
             gpus = tuple(int(g) for g in gpus)
-            same = j in state.held and set(state.held[j]) == set(gpus)
+            same = j in open_seg and set(state.held[j]) == set(gpus)
             delay = restore_seconds if ran_before[j] and not same else 0.0
             rate = data.rate(j, gpus)
             progress = rate * (L - delay)
+            if gavel:  # whole steps, as Gavel's simulator counts them
+                progress = max(1.0, math.floor(progress * (1 + 1e-12)))
             ids = tuple(data.gpu_ids[g] for g in sorted(gpus))
             if data.job_ids[j] not in first_start:
                 first_start[data.job_ids[j]] = t
@@ -205,10 +241,11 @@ def simulate_gang(
                 if record_events:
                     events.append((end, "complete", data.job_ids[j], ""))
             else:
-                end = t + L
+                end = t + delay + progress / rate if gavel else t + L
                 state._remaining[j] -= progress
                 held[j] = gpus
                 new_open[j] = idx
+            stops[j] = end
             if seg is None:
                 segments.append(Segment(data.job_ids[j], t, end, ids))
             else:
@@ -220,6 +257,13 @@ def simulate_gang(
         state.held = held
         open_seg = new_open
         k += 1
+        if gavel:
+            if stops:
+                t = max(stops.values())
+                # a job runs on in the same segment only if it ran up to the round's end
+                open_seg = {j: i for j, i in new_open.items() if stops[j] >= t - 1e-9}
+            elif nxt < len(pending):
+                t = float(data.arrival[pending[nxt]])
     result = GangSimResult(
         policy.name, segments, completion, first_start, events, rounds=k, preemptions=preemptions
     )

@@ -13,7 +13,7 @@ import numpy as np
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.sim.engine import simulate
-from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.gang_engine import CONVENTIONS, simulate_gang
 from hetsched.sim.metrics import gang_job_rows, gang_metrics, job_rows, metrics, write_job_csv
 from hetsched.sim.policies import is_job_level, make_policy
 
@@ -23,6 +23,23 @@ def file_stem(policy: str) -> str:
     return policy.replace(":", "_").replace(",", "-")
 
 
+RESTORE_SECONDS = {"hetsched": 10.0, "gavel": 0.0}  # Hadar's delay; Gavel's simulator has none
+
+
+def resolve_convention(instance: Instance, convention: str = "auto") -> str:
+    """``auto``: Gavel's convention on a workload read from one of Gavel's traces, else ours
+    (:mod:`hetsched.sim.gang_engine`); otherwise the convention named."""
+    if convention == "auto":
+        return "gavel" if (instance.metadata or {}).get("format") == "gavel-trace" else "hetsched"
+    if convention not in CONVENTIONS:
+        from hetsched.errors import InputError
+
+        raise InputError(
+            "simulate", "--convention", f"auto, {', '.join(CONVENTIONS)}, not {convention!r}"
+        )
+    return convention
+
+
 def run_policy(
     instance: Instance,
     policy: str,
@@ -30,22 +47,29 @@ def run_policy(
     out: str | Path | None = None,
     workload: str = "",
     round_seconds: float = 360.0,
-    restore_seconds: float = 10.0,
+    restore_seconds: float | None = None,
+    convention: str = "auto",
 ) -> dict:
     """Simulate, validate, measure; write ``out/POLICY.json`` and ``out/POLICY-jobs.csv`` if ``out``.
-    Job-level policies run on the gang engine with ``round_seconds`` rounds and ``restore_seconds``
-    checkpoint-restore delays; task-level ones on the task engine (the two options do not apply)."""
+    Job-level policies run on the gang engine with ``round_seconds`` rounds, ``restore_seconds``
+    checkpoint-restore delays (default: 10 s, 0 under Gavel's convention) and the engine's
+    ``convention`` (:func:`resolve_convention`); task-level ones on the task engine (these
+    options do not apply)."""
     t = time.perf_counter()
     pol = make_policy(policy, seed=seed)
     machine = instance
     if is_job_level(policy):
-        result = simulate_gang(instance, pol, round_seconds, restore_seconds)
+        convention = resolve_convention(instance, convention)
+        if restore_seconds is None:
+            restore_seconds = RESTORE_SECONDS[convention]
+        result = simulate_gang(instance, pol, round_seconds, restore_seconds, convention=convention)
         extra = {
             "level": "job",
             "rounds": result.rounds,
             "preemptions": result.preemptions,
             "round_seconds": round_seconds,
             "restore_seconds": restore_seconds,
+            "convention": convention,
         }
         measured = gang_metrics(instance, result)
     else:
@@ -94,20 +118,26 @@ def compare(
     workload: str = "",
     progress=None,
     round_seconds: float = 360.0,
-    restore_seconds: float = 10.0,
+    restore_seconds: float | None = None,
+    convention: str = "auto",
 ) -> list[dict]:
+    """Run each policy (:func:`run_policy`) unless its result for the same workload and engine
+    options is already in ``out``; write ``compare.json`` and the JCT CDF."""
     d = Path(out)
     h = instance_hash(instance)
+    conv = resolve_convention(instance, convention)
+    restore = RESTORE_SECONDS[conv] if restore_seconds is None else restore_seconds
     rows = []
     for p in policies:
         done = d / f"{file_stem(p)}.json"
         same = done.exists() and json.loads(done.read_text()).get("instance_hash") == h
         if same and is_job_level(p):
             old = json.loads(done.read_text())
-            same = (old.get("round_seconds"), old.get("restore_seconds")) == (
-                round_seconds,
-                restore_seconds,
-            )
+            same = (
+                old.get("round_seconds"),
+                old.get("restore_seconds"),
+                old.get("convention", "hetsched"),
+            ) == (round_seconds, restore, conv)
         if same and (d / f"{file_stem(p)}-jobs.csv").exists():
             summary = json.loads(done.read_text())
             summary["_jct"] = list(
@@ -118,7 +148,7 @@ def compare(
             if progress:
                 progress(f"{p}: already in {d}, kept")
         else:
-            summary = run_policy(instance, p, seed, d, workload, round_seconds, restore_seconds)
+            summary = run_policy(instance, p, seed, d, workload, round_seconds, restore, conv)
             if progress:
                 progress(
                     f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"

@@ -10,9 +10,18 @@ shares), ``makespan`` (needs the remaining work: clairvoyant), solved by the fas
 (:mod:`hetsched.allocate.fast`). Priorities count rounds since a job arrived (Gavel resets them
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
-space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``)."""
+space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
+
+Under the engine's Gavel convention (``GangState.convention == "gavel"``, the default on
+``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
+recomputed at most every 1920 s, priorities from each type's time shares with deficits as
+tie-breaks, and leftover GPUs filled with any job that can run there
+(:mod:`hetsched.sim.gang_policies.gavel_mechanism`). The heterogeneity-agnostic allocation
+(``max-min-fairness``) visits the GPU types in a seeded random order each round, as Gavel does."""
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 
@@ -23,6 +32,7 @@ from hetsched.allocation.rounds import priority_placement
 from hetsched.allocation.validate import check_allocation
 from hetsched.errors import HetschedError, InputError
 from hetsched.sim.gang_engine import GangState
+from hetsched.sim.gang_policies.gavel_mechanism import GavelMechanism, type_order
 from hetsched.solvers.result import Status
 
 
@@ -38,6 +48,7 @@ class Gavel:
         self.name = "gavel" if allocation == "max-min-fairness-perf" else f"gavel:{allocation}"
         self.clairvoyant = allocation == "makespan"
         self.lp_solves = 0
+        self.seed = seed
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
@@ -53,8 +64,14 @@ class Gavel:
         self.elapsed = np.zeros(jobs.n_jobs)
         self.active_set: tuple[int, ...] = ()
         self.x = np.zeros((0, len(jobs.types)))
+        self.mechanism: GavelMechanism | None = (
+            None  # set on the first round under Gavel's convention
+        )
+        self.shuffler = random.Random(self.seed + 5)  # Gavel seeds its type shuffler with seed + 5
+        self.last_plan: dict[int, tuple[int, ...]] = {}
+        self.last_executed: dict[int, float] = {}
 
-    def _solve(self, state: GangState, active: list[int]) -> None:
+    def _solve(self, state: GangState, active: list[int]) -> np.ndarray:
         d = self.data
         steps = (
             np.array([state.remaining(j) for j in active])
@@ -71,21 +88,28 @@ class Gavel:
             steps,
             np.full(len(d.types), np.nan),
         )
-        status, _, x, _ = solve_max_min(coefficients(view, self.allocation), view.scale, view.count)
+        a = coefficients(view, self.allocation)
+        if state.convention != "gavel":
+            # the agnostic policy weighs every type alike; here a type the job cannot run on
+            # gets no share (else its whole share may land there and it never runs)
+            a = np.where(view.throughput > 0, a, 0.0)
+        status, _, x, _ = solve_max_min(a, view.scale, view.count)
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
             raise HetschedError(
                 f"gavel allocation LP failed at t={state.now}: {status.value}, "
                 + "; ".join(v.message for v in bad[:3])
             )
-        self.x = x
         self.lp_solves += 1
+        return x
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
+        if state.convention == "gavel":
+            return self._allocate_as_gavel(state)
         d = self.data
         active = state.active()
         if tuple(active) != self.active_set:
-            self._solve(state, active)
+            self.x = self._solve(state, active)
             self.active_set = tuple(active)
         share = self.received[active] / np.maximum(1.0, self.elapsed[active])[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -106,3 +130,53 @@ class Gavel:
             self.received[active[i], d.types.index(t)] += 1
             plan[active[i]] = tuple(gpus)
         return plan
+
+    def _allocate_as_gavel(self, state: GangState) -> dict[int, tuple[int, ...]]:
+        """One round of Gavel's own simulator (module doc of ``gavel_mechanism``)."""
+        d = self.data
+        m = self.mechanism
+        if m is None:
+            m = self.mechanism = GavelMechanism(len(d.types), state.round_seconds)
+        active = state.active()
+        live = set(active)
+        for j, gpus in self.last_plan.items():  # the round that just ended (_done_callback)
+            ran = float(state.executed[j]) - self.last_executed[j]
+            m.account(j, int(d.gpu_type[gpus[0]]), ran)
+        for j in [j for j in m.job_time if j not in live]:
+            m.remove(j)
+        for j in active:
+            if j not in m.job_time:
+                m.admit(j)
+        if not self.last_plan and not state.arrivals_pending and state.round > 0:
+            m.last_reset = 0.0  # Gavel forces a reset when nothing ran and no job is queued
+        if m.due(state.now):
+            x = self._solve(state, active)
+            m.reset(state.now, {j: x[i] for i, j in enumerate(active)})
+        aware = self.allocation != "max-min-fairness"
+        order = type_order(d.types, None if aware else self.shuffler.getrandbits(32))
+        thr = d.throughput[active]
+        chosen = m.choose(active, thr, d.gang[active], d.type_count(), order)
+        plan = _place(chosen, state, d)
+        self.last_plan = plan
+        self.last_executed = {j: float(state.executed[j]) for j in plan}
+        return plan
+
+
+def _place(chosen: dict[int, int], state: GangState, d) -> dict[int, tuple[int, ...]]:
+    """GPUs for the chosen (job, type) pairs, gang sizes from the largest: in each size, jobs
+    keep their GPUs when these are of the chosen type and free, then the others take the
+    lowest-numbered free GPUs of their type."""
+    free = {r: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r in set(chosen.values())}
+    plan: dict[int, tuple[int, ...]] = {}
+    for size in sorted({int(d.gang[j]) for j in chosen}, reverse=True):
+        jobs = [j for j in chosen if int(d.gang[j]) == size]
+        for j in jobs:
+            prev, r = state.held.get(j), chosen[j]
+            if prev and all(g in free[r] for g in prev):
+                plan[j] = prev
+                free[r] = [g for g in free[r] if g not in prev]
+        for j in jobs:
+            if j not in plan:
+                r = chosen[j]
+                plan[j], free[r] = tuple(free[r][:size]), free[r][size:]
+    return plan
