@@ -176,7 +176,12 @@ def test_simulate_and_compare_cli(tmp_path, capsys):
     assert (d / "srtf.json").read_text() == first and (
         d / "fifo.json"
     ).exists()  # resumed, not rerun
-    assert len(json.loads((d / "compare.json").read_text())) == 3
+    saved = json.loads((d / "compare.json").read_text())
+    assert len(saved["policies"]) == 3
+    for r in saved["policies"]:
+        bound = saved["bounds"][r["lower_bound"]]
+        for k, ratio in r["ratio_to_bound"].items():
+            assert ratio >= 1.0 and r["metrics"][k] >= bound[k]
 
 
 def test_bench_sim_quick(tmp_path, capsys):

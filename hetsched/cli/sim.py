@@ -78,6 +78,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
             ("policy", *keys), [(r["policy"], *(fmt(r["metrics"][k]) for k in keys)) for r in rows]
         )
     )
+    import json
+    from pathlib import Path
+
+    from hetsched.sim.bounds import BOUNDED
+
+    bounds = json.loads((Path(args.out) / "compare.json").read_text())["bounds"]
+    print("\nproven lower bounds (any policy, this workload; see hetsched.sim.bounds):")
+    print(
+        aligned(
+            ("bound", *BOUNDED, "how"),
+            [
+                (name, *(fmt(b[k]) for k in BOUNDED), b["method"]["weighted_completion"])
+                for name, b in bounds.items()
+            ],
+        )
+    )
+    print("\neach policy over its bound:")
+    print(
+        aligned(
+            ("policy", *BOUNDED),
+            [(r["policy"], *(f"{r['ratio_to_bound'][k]:.3f}x" for k in BOUNDED)) for r in rows],
+        )
+    )
     print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
     return EXIT_OK
 

@@ -122,7 +122,9 @@ def compare(
     convention: str = "auto",
 ) -> list[dict]:
     """Run each policy (:func:`run_policy`) unless its result for the same workload and engine
-    options is already in ``out``; write ``compare.json`` and the JCT CDF."""
+    options is already in ``out``; put each run beside the proven lower bounds of its model
+    (:mod:`hetsched.sim.bounds`: ``lower_bound`` and ``ratio_to_bound`` in each row); write
+    ``compare.json`` (workload, bounds, policies) and the JCT CDF."""
     d = Path(out)
     h = instance_hash(instance)
     conv = resolve_convention(instance, convention)
@@ -154,11 +156,50 @@ def compare(
                     f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"
                 )
         rows.append(summary)
+    bounds = _attach_bounds(instance, rows, seed, d / "compare.json", progress)
     (d / "compare.json").write_text(
-        json.dumps([{k: v for k, v in r.items() if k != "_jct"} for r in rows], indent=1) + "\n"
+        json.dumps(
+            {
+                "workload": workload or instance.name,
+                "instance_hash": h,
+                "bounds": bounds,
+                "policies": [{k: v for k, v in r.items() if k != "_jct"} for r in rows],
+            },
+            indent=1,
+        )
+        + "\n"
     )
     jct_cdf(rows, d)
     return rows
+
+
+def _attach_bounds(instance: Instance, rows: list[dict], seed: int, old: Path, progress) -> dict:
+    """Compute (or reuse from an earlier ``compare.json``) the lower bounds of each model the
+    runs used -- the job model, the task model, or the task model on a policy's GPU groups --
+    and give each row its bound and ratios. Returns the bounds by name."""
+    from hetsched.sim.bounds import ratios, workload_bounds
+
+    known: dict[str, dict] = {}
+    if old.exists():
+        kept = json.loads(old.read_text())
+        if isinstance(kept, dict) and kept.get("instance_hash") == instance_hash(instance):
+            known = kept.get("bounds", {})
+    for r in rows:
+        machine = instance
+        if "gpu_groups" in r:  # the task-level policy ran on GPU groups: bound that machine
+            machine = make_policy(r["policy"], seed=seed).machine(instance)
+        name = f"{r['level']}:{instance_hash(machine)[:12]}"
+        if name not in known:
+            b = workload_bounds(machine, r["level"])
+            known[name] = {"model": r["level"], **b.to_dict()}
+            if progress:
+                progress(
+                    f"lower bounds ({r['level']} model): avg JCT {b.avg_jct:.6g}, "
+                    f"makespan {b.makespan:.6g} ({b.seconds:.2f} s)"
+                )
+        r["lower_bound"] = name
+        r["ratio_to_bound"] = ratios(r["metrics"], known[name])
+    return {r["lower_bound"]: known[r["lower_bound"]] for r in rows}
 
 
 def jct_cdf(rows: list[dict], out: Path) -> Path:

@@ -1,0 +1,99 @@
+"""Proven lower bounds beside every comparison (issue 19, item 2): no validated run of any policy,
+in either engine or convention, beats them (property test over small random workloads); they
+equal the optimum where it is known in closed form; each LP is at least its closed-form bound."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_sim_gang import cluster, job
+
+from hetsched.generators import random_instance
+from hetsched.instance.model import Instance
+from hetsched.sim.bounds import (
+    BOUNDED,
+    gang_bound_jobs,
+    lower_bounds,
+    task_bound_jobs,
+    workload_bounds,
+)
+from hetsched.sim.policies import POLICIES
+from hetsched.sim.run import run_policy
+from hetsched.sim.workloads import gavel_poisson
+
+GANG = ("yarn-cs", "yarn-cs:strict", "tiresias:600", "gavel", "gavel:makespan", "hadar")
+TASK = tuple(p for p in POLICIES if p != "hare")  # hare solves an LP per run: checked below
+
+
+def _check(instance: Instance, policy: str, convention: str = "auto") -> None:
+    s = run_policy(instance, policy, convention=convention)
+    assert s["valid"]
+    bound = workload_bounds(instance, s["level"])
+    for k in BOUNDED:
+        assert s["metrics"][k] >= getattr(bound, k) * (1 - 1e-9), (policy, k, bound.method)
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 14))
+def test_no_gang_run_beats_the_bounds(seed, n):
+    """8 GPUs per type (Gavel runs a gang on one type, and gangs go up to 8), jobs every minute."""
+    inst = gavel_poisson(seed, n_jobs=n, rate_per_hour=60.0, per_type=8)
+    for p in GANG:
+        _check(inst, p)
+    _check(inst, "gavel", convention="gavel")
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 5), gpus=st.integers(1, 4))
+def test_no_task_run_beats_the_bounds(seed, n, gpus):
+    inst = random_instance(seed, gpus, min(2, gpus), n, rounds=(1, 3), tasks=(1, 2))
+    for p in TASK:
+        _check(inst, p)
+    if gpus >= 2:  # the gang engine reads Hare's fields too (a round's tasks form the gang)
+        for p in ("yarn-cs", "tiresias:50"):
+            _check(inst, p)
+
+
+def test_hare_offline_does_not_beat_the_task_bound():
+    inst = random_instance(3, 3, 2, 4, rounds=(1, 3), tasks=(1, 2))
+    _check(inst, "hare")
+
+
+def test_bounds_equal_the_optimum_when_every_job_has_its_own_gpu():
+    """n jobs arriving at 0, n GPUs of one type: each job alone on a GPU from 0 is optimal, so the
+    optimum avg JCT is the mean of the W_j / X_j and the makespan their maximum; the bounds
+    reach both and YARN-CS (which does exactly that) meets them."""
+    work = [300.0, 1000.0, 50.0]
+    inst = Instance(
+        "own",
+        cluster({"v100": 3}),
+        tuple(job(f"J{i}", 0.0, w, {"v100": 2.0}) for i, w in enumerate(work)),
+    )
+    b = workload_bounds(inst, "job")
+    assert b.avg_jct == pytest.approx(np.mean(work) / 2, rel=1e-9)
+    assert b.makespan == pytest.approx(max(work) / 2, rel=1e-9)
+    s = run_policy(inst, "yarn-cs")
+    assert s["metrics"]["avg_jct"] == pytest.approx(b.avg_jct, rel=1e-5)
+    assert s["metrics"]["makespan"] == pytest.approx(b.makespan, rel=1e-5)
+
+
+def test_the_lps_improve_on_the_closed_forms_under_load():
+    """Ten equal jobs on one GPU: alone, each takes 100 s, so the closed form says avg JCT >= 100;
+    the optimum (shortest first, all equal) is 550. The interval LP must find much more than the
+    closed form, and the release-date LP the full makespan 1000."""
+    inst = Instance(
+        "queue",
+        cluster({"v100": 1}),
+        tuple(job(f"J{i}", 0.0, 100.0, {"v100": 1.0}) for i in range(10)),
+    )
+    b = workload_bounds(inst, "job")
+    assert b.method["avg_jct"] == "interval-lp" and b.method["makespan"] == "release-lp"
+    assert 400 <= b.avg_jct <= 550
+    assert b.makespan == pytest.approx(1000, rel=1e-5)
+
+
+def test_task_and_gang_data_agree_on_a_gang_instance():
+    """A Gavel workload carries both models; one task per round and no sync make them the same."""
+    inst = gavel_poisson(4, n_jobs=6, per_type=2)
+    g, t = gang_bound_jobs(inst), task_bound_jobs(inst)
+    assert np.allclose(g.alone, t.alone) and np.allclose(g.arrival, t.arrival)
+    bg, bt = lower_bounds(g), lower_bounds(t)
+    assert bg.makespan == pytest.approx(bt.makespan, rel=1e-4)
