@@ -12,6 +12,10 @@ Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000
    semantics (:mod:`hetsched.bench.event_loop`), CPU time, median of 3 (issue 21: within 2x).
 5. Scaling: CPU seconds of every large-trace policy at 1,000 / 2,000 / 4,000 jobs and the log-log
    slope (issue 21: at most 1.1).
+6. Every run of parts 1-3 beside the proven lower bounds of its model (:mod:`hetsched.sim.bounds`):
+   average JCT and makespan over their bounds, and the seconds the bounds took (issue 19).
+7. Gavel's physical-cluster traces: Gavel's policies under Gavel's convention (its simulator's
+   timing and mechanism) and under ours, with the average JCT and the ratio to the bound.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from hetsched.bench import write_result
 from hetsched.bench.event_loop import minimal_fifo
 from hetsched.instance.hare_view import hare_view
 from hetsched.sim.engine import simulate
+from hetsched.sim.bounds import workload_bounds
 from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.metrics import gang_metrics, metrics
 from hetsched.sim.policies import POLICIES, make_policy
-from hetsched.sim.workloads import gavel_poisson, philly_window
+from hetsched.sim.workloads import gavel_poisson, load_workload, philly_window
 from hetsched.tables import aligned
 
 LARGE_POLICIES = ("fifo", "gavel-fifo", "sched-homo", "srtf", "hlas", "hlas-p", "las2d")
@@ -36,9 +42,25 @@ GANG_POLICIES = ("yarn-cs", "tiresias", "gavel", "gavel:makespan")
 SLOW_GANG_POLICIES = ("hadar:dp", "hadar")
 
 
-def _measure_gang(instance, policy: str) -> dict:
+BOUND_METRICS = ("avg_jct", "makespan")
+GAVEL_TRACES = ("physical_cluster_max_min_fairness", "physical_cluster_minimize_makespan")
+GAVEL_TRACE_POLICIES = ("gavel", "gavel:max-min-fairness", "gavel:makespan")
+
+
+def _beside(measured: dict, bound) -> dict:
+    """The run's bounded metrics and their ratios to the bound."""
+    if bound is None:
+        return {}
+    return {
+        "avg_jct": round(measured["avg_jct"], 3),
+        "ratio_to_bound": {k: round(measured[k] / getattr(bound, k), 4) for k in BOUND_METRICS},
+    }
+
+
+def _measure_gang(instance, policy: str, bound=None, convention: str = "hetsched") -> dict:
     t = time.perf_counter()
-    result = simulate_gang(instance, make_policy(policy))
+    restore = 0.0 if convention == "gavel" else 10.0
+    result = simulate_gang(instance, make_policy(policy), 360.0, restore, convention=convention)
     seconds = time.perf_counter() - t
     return {
         "policy": policy,
@@ -47,14 +69,19 @@ def _measure_gang(instance, policy: str) -> dict:
         "seconds": round(seconds, 3),
         "jobs_per_second": round(len(instance.jobs) / seconds, 1),
         "valid": bool(result.validation.valid),
+        **_beside(gang_metrics(instance, result), bound),
     }
 
 
-def _measure(instance, policy: str) -> dict:
+def _measure(instance, policy: str, bound=None) -> dict:
     t = time.perf_counter()
     result = simulate(instance, make_policy(policy), record_events=False)
     seconds = time.perf_counter() - t
     tasks = len(result.schedule.assignments)
+    machine = instance
+    pol = make_policy(policy)
+    if hasattr(pol, "machine"):  # ran on GPU groups: no bound of this machine here
+        machine, bound = None, None
     return {
         "policy": policy,
         "jobs": len(instance.jobs),
@@ -63,7 +90,27 @@ def _measure(instance, policy: str) -> dict:
         "jobs_per_second": round(len(instance.jobs) / seconds, 1),
         "tasks_per_second": round(tasks / seconds),
         "valid": bool(result.validation.valid),
+        **(_beside(metrics(machine, result), bound) if machine is not None else {}),
     }
+
+
+def _bounds(instance, level: str) -> tuple[object, dict]:
+    """The lower bounds of one model and a record of how they were found."""
+    b = workload_bounds(instance, level)
+    return b, {"model": level, "jobs": len(instance.jobs), **b.to_dict()}
+
+
+def gavel_traces() -> list[dict]:
+    """Gavel's policies on its physical-cluster traces, under Gavel's convention and ours."""
+    rows = []
+    for trace in GAVEL_TRACES:
+        inst = load_workload(f"gavel-trace:{trace}")
+        bound, _ = _bounds(inst, "job")
+        for convention in ("gavel", "hetsched"):
+            for policy in GAVEL_TRACE_POLICIES:
+                row = _measure_gang(inst, policy, bound, convention)
+                rows.append({"trace": trace, "convention": convention, **row})
+    return rows
 
 
 def _cpu(run, repeat: int) -> float:
@@ -152,20 +199,24 @@ def run_sim_bench(
 ) -> int:
     window = philly_window(0, n_jobs=60 if quick else 480)
     large = gavel_poisson(0, n_jobs=200 if quick else 10_000)
+    (task_bound, task_rec), (job_bound, job_rec) = _bounds(window, "task"), _bounds(window, "job")
     result = {
         "suite": "sim",
         "machine": platform.machine(),
         "python": platform.python_version(),
-        "philly_window": [_measure(window, p) for p in sorted(POLICIES)],
+        "bounds": {"philly_window_task": task_rec, "philly_window_job": job_rec},
+        "philly_window": [_measure(window, p, task_bound) for p in sorted(POLICIES)],
         "large": [_measure(large, p) for p in LARGE_POLICIES],
         "philly_window_gang": [
-            _measure_gang(window, p) for p in GANG_POLICIES + (() if quick else SLOW_GANG_POLICIES)
+            _measure_gang(window, p, job_bound)
+            for p in GANG_POLICIES + (() if quick else SLOW_GANG_POLICIES)
         ],
         "large_gang": [_measure_gang(large, p) for p in GANG_POLICIES],
+        "gavel_traces": gavel_traces(),
         "event_rate": event_rate((200,), repeat=1) if quick else event_rate((2000, 8000)),
         "scaling": scaling((40, 80) if quick else (1000, 2000, 4000)),
     }
-    parts = ("philly_window", "large", "philly_window_gang", "large_gang")
+    parts = ("philly_window", "large", "philly_window_gang", "large_gang", "gavel_traces")
     path = write_result(result, out, as_json)
     if not as_json:
         rows = [
@@ -177,15 +228,38 @@ def run_sim_bench(
                 r.get("rounds", ""),
                 f"{r['seconds']:.2f}",
                 r["jobs_per_second"],
+                r.get("convention", ""),
+                *(
+                    f"{r['ratio_to_bound'][k]:.3f}x" if "ratio_to_bound" in r else ""
+                    for k in BOUND_METRICS
+                ),
             )
             for part in parts
             for r in result[part]
         ]
         print(
             aligned(
-                ("part", "policy", "jobs", "tasks", "rounds", "seconds", "jobs/s"), rows, left=2
+                (
+                    "part",
+                    "policy",
+                    "jobs",
+                    "tasks",
+                    "rounds",
+                    "seconds",
+                    "jobs/s",
+                    "convention",
+                    "JCT/bound",
+                    "makespan/bound",
+                ),
+                rows,
+                left=2,
             )
         )
+        for name, b in result["bounds"].items():
+            print(
+                f"bound {name}: avg JCT {b['avg_jct']:.6g} ({b['method']['avg_jct']}), makespan "
+                f"{b['makespan']:.6g} ({b['method']['makespan']}), {b['seconds']:.2f} CPU s"
+            )
         for r in result["event_rate"]:
             print(
                 f"event rate, {r['jobs']} jobs: engine {r['engine_events_per_second']}/s, minimal "

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from hetsched.hadar.dp_allocation import Candidate, find_alloc
+from hetsched.hadar.alloc_finder import AllocFinder, Candidate
 from hetsched.hadar.price import PriceFunction
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
@@ -88,6 +88,7 @@ def dp_allocation_bnb(
         -ub / np.maximum(size, 1), kind="stable"
     )  # queue positions, best u/W first
     cells = [(h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1]) if cap[h, r] > 0]
+    finder = AllocFinder(view, prices, remaining, t, utility_name=utility_name, **opts)
 
     def bound(idx: int, free: np.ndarray) -> float:
         f_total = int(free.sum())
@@ -117,17 +118,7 @@ def dp_allocation_bnb(
         for i, j in enumerate(queue):
             if rank[i] >= m or not free.any():
                 continue
-            cand = find_alloc(
-                view,
-                j,
-                free,
-                cap - free,
-                prices,
-                float(remaining[j]),
-                t,
-                utility_name=utility_name,
-                **opts,
-            )
+            cand = finder(j, free)
             if cand is not None:
                 for h, r, k in cand.alloc:
                     free[h, r] -= k
@@ -165,17 +156,7 @@ def dp_allocation_bnb(
         if b <= best_value + 1e-12 or idx >= n:
             continue
         j = queue[idx]
-        cand = find_alloc(
-            view,
-            j,
-            free,
-            cap - free,
-            prices,
-            float(remaining[j]),
-            t,
-            utility_name=utility_name,
-            **opts,
-        )
+        cand = finder(j, free)
         stack.append((idx + 1, free, value, chosen, b))  # skip (explored after take)
         if cand is not None:
             after = free.copy()

@@ -22,24 +22,16 @@ proofs/hadar_theorem1.md. Results are memoized on (job index, free GPUs), as the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate
 from hetsched.hadar.price import PriceFunction
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
-Alloc = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    alloc: Alloc
-    rate: float  # iterations per slot
-    cost: float
-    payoff: float
+__all__ = ["Alloc", "Candidate", "dp_allocation", "find_alloc"]
 
 
 def find_alloc(
@@ -54,7 +46,9 @@ def find_alloc(
     comm_cost: float = 0.0,
     select: str = "min-cost",
 ) -> Candidate | None:
-    """FIND_ALLOC (lines 22-34); ``free`` and ``allocated`` are [h, r] GPU counts."""
+    """FIND_ALLOC (lines 22-34), as printed; ``free`` and ``allocated`` are [h, r] GPU counts.
+    The searches call :class:`hetsched.hadar.alloc_finder.AllocFinder`, which returns the same
+    candidate faster; this literal version is its reference in the tests."""
     need = int(view.workers[j])
     order = [r for r in np.argsort(-view.throughput[j], kind="stable") if view.throughput[j, r] > 0]
     cands: list[Candidate] = []
@@ -115,6 +109,7 @@ def dp_allocation(
     payoff, memoized on (index, free GPUs). Returns (total payoff, job -> candidate); ``stats``
     receives the number of memoized states."""
     cap = view.capacity
+    finder = AllocFinder(view, prices, remaining, t, **opts)
 
     @lru_cache(maxsize=None)
     def best(
@@ -125,7 +120,7 @@ def dp_allocation(
             return 0.0, ()
         j = queue[idx]
         skip = best(idx + 1, free_key)  # line 15
-        cand = find_alloc(view, j, free, cap - free, prices, float(remaining[j]), t, **opts)
+        cand = finder(j, free)
         if cand is None:  # lines 7-9
             return skip
         after = free.copy()

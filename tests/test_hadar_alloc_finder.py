@@ -1,0 +1,103 @@
+"""The fast FIND_ALLOC (issue 19, item 5) returns exactly the literal one's candidate on every
+call of whole searches (DP and branch and bound, several utilities, select rules and a
+communication cost), and Hadar's online policy makes the same decisions with either."""
+
+import numpy as np
+import pytest
+
+from hetsched.generators import hadar_cluster
+from hetsched.hadar import alloc_finder
+from hetsched.hadar.alloc_finder import AllocFinder
+from hetsched.hadar.branch_and_bound import dp_allocation_bnb
+from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
+from hetsched.hadar.price import price_function
+from hetsched.hadar.view import hadar_view
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.policies import make_policy
+from hetsched.sim.workloads import gavel_poisson, load_workload
+
+
+class _Checked(AllocFinder):
+    """Every answer compared with the literal FIND_ALLOC on the same state."""
+
+    calls = 0
+
+    def __call__(self, j, free):
+        fast = super().__call__(j, free)
+        slow = find_alloc(
+            self.view,
+            j,
+            free,
+            self.view.capacity - free,
+            self.prices,
+            float(self.remaining[j]),
+            self.t,
+            utility_name=self.utility_name,
+            comm_cost=self.comm_cost,
+            select=self.select,
+        )
+        assert fast == slow, (j, free.tolist())
+        _Checked.calls += 1
+        return fast
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    for module in ("hetsched.hadar.dp_allocation", "hetsched.hadar.branch_and_bound"):
+        monkeypatch.setattr(f"{module}.AllocFinder", _Checked)
+    _Checked.calls = 0
+    return _Checked
+
+
+@pytest.mark.parametrize("seed,n", [(0, 8), (1, 10), (2, 12), (5, 14)])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {},
+        {"select": "max-payoff"},
+        {"comm_cost": 0.05},
+        {"utility_name": "reciprocal-jct"},
+        {"utility_name": "finish-time-fairness"},
+    ],
+)
+def test_every_call_of_a_search_matches_the_literal_find_alloc(checked, seed, n, opts):
+    inst = hadar_cluster(seed, n_jobs=n)
+    v = hadar_view(inst)
+    queue = list(range(n))
+    prices = price_function(v, queue)
+    remaining = v.work.astype(float) * np.linspace(0.3, 1.0, n)
+    dp_value, _ = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 2, **opts)
+    res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 2, **opts)
+    assert checked.calls > n
+    assert res.value == pytest.approx(dp_value, rel=1e-12)
+
+
+@pytest.mark.parametrize("workload", ["philly-static:0e4a51", "gavel-poisson"])
+def test_the_online_policy_decides_the_same_with_either(monkeypatch, workload):
+    """hadar:dp with the fast finder and with the literal one: the same completions and GPUs, to
+    the bit, on a multi-GPU Philly window (12 jobs at time 0) and on 30 Poisson arrivals (gangs
+    of 1-8 GPUs on 12 GPUs)."""
+    if workload == "gavel-poisson":
+        inst = gavel_poisson(1, n_jobs=30, rate_per_hour=60.0, per_type=4)
+    else:
+        inst = load_workload(workload, n_jobs=12)
+    fast = simulate_gang(inst, make_policy("hadar:dp"))
+
+    def literal(self, j, free):
+        return find_alloc(
+            self.view,
+            j,
+            free,
+            self.view.capacity - free,
+            self.prices,
+            float(self.remaining[j]),
+            self.t,
+            utility_name=self.utility_name,
+            comm_cost=self.comm_cost,
+            select=self.select,
+        )
+
+    monkeypatch.setattr(alloc_finder.AllocFinder, "__call__", literal)
+    slow = simulate_gang(inst, make_policy("hadar:dp"))
+    assert fast.completion == slow.completion
+    assert [s.gpus for s in fast.segments] == [s.gpus for s in slow.segments]
