@@ -29,8 +29,8 @@ from pathlib import Path
 from hetsched.bench import write_result
 from hetsched.bench.event_loop import minimal_fifo
 from hetsched.instance.hare_view import hare_view
-from hetsched.sim.engine import simulate
 from hetsched.sim.bounds import workload_bounds
+from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.metrics import gang_metrics, metrics
 from hetsched.sim.policies import POLICIES, make_policy

@@ -34,7 +34,6 @@ from hetsched.hadar.price import PriceFunction
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
-
 Alloc = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)
 
 
