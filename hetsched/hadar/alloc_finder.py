@@ -11,9 +11,11 @@ Two facts make most of that work repeat itself:
   the literal list is that gang repeated. Keeping only the first occurrence of each, in the
   literal order, leaves the min-cost (or max-payoff) choice unchanged, ties included (``min``
   and ``max`` return the first of equal keys).
-* **A gang's price depends only on the free GPUs of its own cells** (with the slot's prices,
-  the job's remaining work and the slot fixed), so within one slot it is computed once per
-  (job, gang, free counts of its cells) and then looked up.
+* **The gangs and their costs depend on the job only through its type order and gang size**
+  (with the slot's prices fixed), so within one slot they are computed once per (type order,
+  gang size, free GPUs) and shared by every job and search state that asks again; a job's
+  payoff then needs only its rate on the gang's types, computed once per (job, types). Under
+  the min-cost rule only the cheapest gangs are turned into candidates.
 * **Machines in the same state give the same price.** Two machines with the same capacity and
   the same free GPUs of every type yield gangs that differ only in the machine's name, at equal
   cost and payoff; the literal list has the lower-numbered one first, and the choice keeps it.
@@ -61,26 +63,57 @@ class AllocFinder:
     ):
         self.view, self.prices, self.remaining, self.t = view, prices, remaining, t
         self.utility_name, self.comm_cost, self.select = utility_name, comm_cost, select
-        self._order: dict[int, list[int]] = {}
-        self._priced: dict[tuple, Candidate] = {}
+        self._order: dict[int, tuple[int, ...]] = {}
+        self._gang_table: dict[tuple, list] = {}
+        self._values: dict[tuple[int, tuple[int, ...]], tuple[float, float]] = {}
         self._cap_rows = [tuple(row) for row in view.capacity.tolist()]
 
-    def order(self, j: int) -> list[int]:
+    def order(self, j: int) -> tuple[int, ...]:
         """Job j's usable types, fastest first (line 23)."""
         if j not in self._order:
             x = self.view.throughput[j]
-            self._order[j] = [int(r) for r in np.argsort(-x, kind="stable") if x[r] > 0]
+            self._order[j] = tuple(int(r) for r in np.argsort(-x, kind="stable") if x[r] > 0)
         return self._order[j]
 
     def __call__(self, j: int, free: np.ndarray) -> Candidate | None:
+        """FIND_ALLOC for job j with ``free`` [h, r] GPUs."""
+        return self.find(j, tuple(free.ravel().tolist()))
+
+    def find(self, j: int, free_key: tuple[int, ...]) -> Candidate | None:
+        """The same, with the free GPUs as the flat tuple of the [h, r] counts."""
         need = int(self.view.workers[j])
-        order = self.order(j)
-        rows = free.tolist()
+        gangs = self._gangs(self.order(j), need, free_key)
+        if not gangs:
+            return None
+        least = min(cost for _, cost, _ in gangs) if self.select == "min-cost" else None
+        best, best_payoff = None, -math.inf
+        for alloc, cost, kinds in gangs:
+            # min-cost: min by (cost, -payoff), the first best payoff among the cheapest;
+            # max-payoff: the first best payoff (as min and max return the first of equals)
+            if least is not None and cost != least:
+                continue
+            payoff = self._value(j, kinds, need)[1] - cost
+            if best is None or payoff > best_payoff:
+                best, best_payoff = (alloc, cost, kinds), payoff
+        if best_payoff <= 0:
+            return None
+        alloc, cost, kinds = best
+        return Candidate(alloc, self._value(j, kinds, need)[0], cost, best_payoff)
+
+    def _gangs(self, order: tuple[int, ...], need: int, free_key: tuple[int, ...]) -> list:
+        """The distinct gangs in the literal order, each with its cost (module doc); they depend
+        on the job only through its type order and gang size, so jobs share them."""
+        key = (order, need, free_key)
+        hit = self._gang_table.get(key)
+        if hit is not None:
+            return hit
+        n_types = self.view.capacity.shape[1]
+        rows = [free_key[i : i + n_types] for i in range(0, len(free_key), n_types)]
         machines = range(len(rows))
         by_q: dict[int, list[tuple[Alloc, float]]] = {}
         states = set()
         for h in machines:
-            state = (tuple(rows[h]), self._cap_rows[h])
+            state = (rows[h], self._cap_rows[h])
             if state in states:  # an earlier machine in the same state wins every tie
                 continue
             states.add(state)
@@ -95,42 +128,38 @@ class AllocFinder:
             gangs += by_q[q]
             if spread is not None and q == q_spread:
                 gangs.append((spread, self._comm(spread, need)))
-        if not gangs:
-            return None
-        cands = [self._price(j, alloc, extra, rows, need) for alloc, extra in gangs]
-        best = (
-            min(cands, key=lambda c: (c.cost, -c.payoff))
-            if self.select == "min-cost"
-            else max(cands, key=lambda c: c.payoff)
-        )
-        return best if best.payoff > 0 else None
+        cap = self.view.capacity
+        priced = [
+            (
+                alloc,
+                sum(self.prices.price(cap[h, r] - rows[h][r], cap[h, r]) * n for h, r, n in alloc)
+                + extra,
+                tuple(sorted({r for _, r, _ in alloc})),
+            )
+            for alloc, extra in gangs
+        ]
+        self._gang_table[key] = priced
+        return priced
 
     def _comm(self, alloc: Alloc, need: int) -> float:
         return self.comm_cost * (len({h for h, _, _ in alloc}) - 1) * need
 
-    def _price(self, j: int, alloc: Alloc, extra: float, rows: list, need: int) -> Candidate:
-        key = (j, alloc, extra, tuple(rows[h][r] for h, r, _ in alloc))
-        hit = self._priced.get(key)
-        if hit is not None:
-            return hit
-        v = self.view
-        kinds = sorted({r for _, r, _ in alloc})
-        rate = v.rate(j, kinds, need)
-        cost = (
-            sum(
-                self.prices.price(v.capacity[h, r] - rows[h][r], v.capacity[h, r]) * n
-                for h, r, n in alloc
-            )
-            + extra
-        )
-        slots = math.ceil(float(self.remaining[j]) / rate - 1e-12)
-        jct = (self.t + slots - 1 - v.arrival[j] + 1) * v.slot_seconds
-        cand = Candidate(alloc, rate, cost, utility(v, self.utility_name, j, jct) - cost)
-        self._priced[key] = cand
-        return cand
+    def _value(self, j: int, kinds: tuple[int, ...], need: int) -> tuple[float, float]:
+        """Job j's rate on GPUs of ``kinds`` and its utility at the JCT that rate gives."""
+        key = (j, kinds)
+        hit = self._values.get(key)
+        if hit is None:
+            v = self.view
+            rate = v.rate(j, list(kinds), need)
+            slots = math.ceil(float(self.remaining[j]) / rate - 1e-12)
+            jct = (self.t + slots - 1 - v.arrival[j] + 1) * v.slot_seconds
+            hit = self._values[key] = (rate, utility(v, self.utility_name, j, jct))
+        return hit
 
 
-def _fill(machines: list[int], order: list[int], rows: list, need: int) -> tuple[int, Alloc | None]:
+def _fill(
+    machines: list[int], order: tuple[int, ...], rows: list, need: int
+) -> tuple[int, Alloc | None]:
     """The gang of ``need`` GPUs taken type by type (fastest first), machine by machine, and the
     number of types it needed; (0, None) if the machines do not hold ``need`` usable GPUs."""
     left, out = need, []

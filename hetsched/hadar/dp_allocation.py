@@ -110,25 +110,23 @@ def dp_allocation(
     receives the number of memoized states."""
     cap = view.capacity
     finder = AllocFinder(view, prices, remaining, t, **opts)
+    n_types = cap.shape[1]
 
     @lru_cache(maxsize=None)
     def best(
         idx: int, free_key: tuple[int, ...]
     ) -> tuple[float, tuple[tuple[int, Candidate], ...]]:
-        free = np.array(free_key, dtype=np.int64).reshape(cap.shape)
-        if idx >= len(queue) or not free.any():  # line 1: end of queue or a full cluster
+        if idx >= len(queue) or not any(free_key):  # line 1: end of queue or a full cluster
             return 0.0, ()
         j = queue[idx]
         skip = best(idx + 1, free_key)  # line 15
-        cand = finder(j, free)
+        cand = finder.find(j, free_key)
         if cand is None:  # lines 7-9
             return skip
-        after = free.copy()
+        after = list(free_key)
         for h, r, n in cand.alloc:
-            after[h, r] -= n
-        rest = best(
-            idx + 1, tuple(after.ravel().tolist())
-        )  # line 14, prices follow gamma (lines 10-11)
+            after[h * n_types + r] -= n
+        rest = best(idx + 1, tuple(after))  # line 14, prices follow gamma (lines 10-11)
         take = (cand.payoff + rest[0], ((j, cand),) + rest[1])
         return take if take[0] > skip[0] else skip  # lines 16-21, on payoffs (see module docstring)
 
