@@ -17,6 +17,23 @@ from hetsched.sim.policies import make_policy
 from hetsched.sim.workloads import gavel_poisson, load_workload
 
 
+def _literal(finder: AllocFinder, j: int, free_key: tuple[int, ...]):
+    """The literal FIND_ALLOC with the finder's slot and options."""
+    free = np.array(free_key, dtype=np.int64).reshape(finder.view.capacity.shape)
+    return find_alloc(
+        finder.view,
+        j,
+        free,
+        finder.view.capacity - free,
+        finder.prices,
+        float(finder.remaining[j]),
+        finder.t,
+        utility_name=finder.utility_name,
+        comm_cost=finder.comm_cost,
+        select=finder.select,
+    )
+
+
 class _Checked(AllocFinder):
     """Every answer compared with the literal FIND_ALLOC on the same state."""
 
@@ -24,20 +41,7 @@ class _Checked(AllocFinder):
 
     def find(self, j, free_key):
         fast = super().find(j, free_key)
-        free = np.array(free_key, dtype=np.int64).reshape(self.view.capacity.shape)
-        slow = find_alloc(
-            self.view,
-            j,
-            free,
-            self.view.capacity - free,
-            self.prices,
-            float(self.remaining[j]),
-            self.t,
-            utility_name=self.utility_name,
-            comm_cost=self.comm_cost,
-            select=self.select,
-        )
-        assert fast == slow, (j, free.tolist())
+        assert fast == _literal(self, j, free_key), (j, free_key)
         _Checked.calls += 1
         return fast
 
@@ -84,22 +88,7 @@ def test_the_online_policy_decides_the_same_with_either(monkeypatch, workload):
         inst = load_workload(workload, n_jobs=12)
     fast = simulate_gang(inst, make_policy("hadar:dp"))
 
-    def literal(self, j, free_key):
-        free = np.array(free_key, dtype=np.int64).reshape(self.view.capacity.shape)
-        return find_alloc(
-            self.view,
-            j,
-            free,
-            self.view.capacity - free,
-            self.prices,
-            float(self.remaining[j]),
-            self.t,
-            utility_name=self.utility_name,
-            comm_cost=self.comm_cost,
-            select=self.select,
-        )
-
-    monkeypatch.setattr(alloc_finder.AllocFinder, "find", literal)
+    monkeypatch.setattr(alloc_finder.AllocFinder, "find", _literal)
     slow = simulate_gang(inst, make_policy("hadar:dp"))
     assert fast.completion == slow.completion
     assert [s.gpus for s in fast.segments] == [s.gpus for s in slow.segments]
