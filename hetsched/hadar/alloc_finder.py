@@ -64,6 +64,7 @@ class AllocFinder:
         self.view, self.prices, self.remaining, self.t = view, prices, remaining, t
         self.utility_name, self.comm_cost, self.select = utility_name, comm_cost, select
         self._order: dict[int, tuple[int, ...]] = {}
+        self._need: dict[int, int] = {}
         self._gang_table: dict[tuple, list] = {}
         self._values: dict[tuple[int, tuple[int, ...]], tuple[float, float]] = {}
         self._cap_rows = [tuple(row) for row in view.capacity.tolist()]
@@ -81,28 +82,31 @@ class AllocFinder:
 
     def find(self, j: int, free_key: tuple[int, ...]) -> Candidate | None:
         """The same, with the free GPUs as the flat tuple of the [h, r] counts."""
-        need = int(self.view.workers[j])
-        gangs = self._gangs(self.order(j), need, free_key)
+        need = self._need.get(j)
+        if need is None:
+            need = self._need[j] = int(self.view.workers[j])
+        gangs, cheapest = self._gangs(self.order(j), need, free_key)
         if not gangs:
             return None
-        least = min(cost for _, cost, _ in gangs) if self.select == "min-cost" else None
+        # min-cost: min by (cost, -payoff), the first best payoff among the cheapest gangs;
+        # max-payoff: the first best payoff (min and max return the first of equal keys)
         best, best_payoff = None, -math.inf
-        for alloc, cost, kinds in gangs:
-            # min-cost: min by (cost, -payoff), the first best payoff among the cheapest;
-            # max-payoff: the first best payoff (as min and max return the first of equals)
-            if least is not None and cost != least:
-                continue
-            payoff = self._value(j, kinds, need)[1] - cost
+        values = self._values
+        for gang in cheapest if self.select == "min-cost" else gangs:
+            alloc, cost, kinds = gang
+            value = values.get((j, kinds)) or self._value(j, kinds, need)
+            payoff = value[1] - cost
             if best is None or payoff > best_payoff:
-                best, best_payoff = (alloc, cost, kinds), payoff
+                best, best_payoff = gang, payoff
         if best_payoff <= 0:
             return None
         alloc, cost, kinds = best
-        return Candidate(alloc, self._value(j, kinds, need)[0], cost, best_payoff)
+        return Candidate(alloc, values[(j, kinds)][0], cost, best_payoff)
 
-    def _gangs(self, order: tuple[int, ...], need: int, free_key: tuple[int, ...]) -> list:
-        """The distinct gangs in the literal order, each with its cost (module doc); they depend
-        on the job only through its type order and gang size, so jobs share them."""
+    def _gangs(self, order: tuple[int, ...], need: int, free_key: tuple[int, ...]) -> tuple:
+        """The distinct gangs in the literal order as (gang, cost, types), and the cheapest of
+        them in the same order (module doc); they depend on the job only through its type order
+        and gang size, so jobs share them."""
         key = (order, need, free_key)
         hit = self._gang_table.get(key)
         if hit is not None:
@@ -138,8 +142,10 @@ class AllocFinder:
             )
             for alloc, extra in gangs
         ]
-        self._gang_table[key] = priced
-        return priced
+        least = min((cost for _, cost, _ in priced), default=None)
+        entry = (priced, [g for g in priced if g[1] == least])
+        self._gang_table[key] = entry
+        return entry
 
     def _comm(self, alloc: Alloc, need: int) -> float:
         return self.comm_cost * (len({h for h, _, _ in alloc}) - 1) * need
