@@ -21,7 +21,16 @@ from hetsched.sim.policies import POLICIES
 from hetsched.sim.run import run_policy
 from hetsched.sim.workloads import gavel_poisson
 
-GANG = ("yarn-cs", "yarn-cs:strict", "tiresias:600", "gavel", "gavel:makespan", "hadar")
+GANG = (
+    "yarn-cs",
+    "yarn-cs:strict",
+    "tiresias:600",
+    "gavel",
+    "gavel:makespan",
+    "hadar",
+    "similarity",
+    "similarity:keep",
+)
 TASK = tuple(p for p in POLICIES if p != "hare")  # hare solves an LP per run: checked below
 
 

@@ -267,7 +267,7 @@ def test_bad_engine_options_and_unknown_policy_arguments_are_input_errors():
     with pytest.raises(HetschedError):
         make_policy("yarn-cs:1")  # only 'backfill' or 'strict'
     assert is_job_level("gavel:makespan") and not is_job_level("gavel-fifo")
-    assert set(GANG_POLICIES) == {"gavel", "hadar", "tiresias", "yarn-cs"}
+    assert set(GANG_POLICIES) == {"gavel", "hadar", "similarity", "tiresias", "yarn-cs"}
     big = Instance("b", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}, gang=2),))
     with pytest.raises(InputError, match="requested_workers"):
         gang_jobs(big)

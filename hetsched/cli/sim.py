@@ -121,6 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     policy_names = sorted(POLICIES) + [
         "gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
         "hadar[:bnb|dp]",
+        "similarity[:keep]",
         "tiresias[:T1,T2,...]",
         "yarn-cs[:strict]",
     ]

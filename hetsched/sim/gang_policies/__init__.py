@@ -1,11 +1,19 @@
 """Job-level (gang) policies for :func:`hetsched.sim.gang_engine.simulate_gang`: Gavel round-based
-with an allocation policy, Hadar's online algorithm, Tiresias (2D-LAS) and YARN-CS."""
+with an allocation policy, Hadar's online algorithm, the model-similarity policy, Tiresias
+(2D-LAS) and YARN-CS."""
 
 from hetsched.sim.gang_policies.gavel import Gavel
 from hetsched.sim.gang_policies.hadar import Hadar
+from hetsched.sim.gang_policies.similarity import Similarity
 from hetsched.sim.gang_policies.tiresias import Tiresias
 from hetsched.sim.gang_policies.yarn_cs import YarnCs
 
-GANG_POLICIES = {"gavel": Gavel, "hadar": Hadar, "tiresias": Tiresias, "yarn-cs": YarnCs}
+GANG_POLICIES = {
+    "gavel": Gavel,
+    "hadar": Hadar,
+    "similarity": Similarity,
+    "tiresias": Tiresias,
+    "yarn-cs": YarnCs,
+}
 
-__all__ = ["GANG_POLICIES", "Gavel", "Hadar", "Tiresias", "YarnCs"]
+__all__ = ["GANG_POLICIES", "Gavel", "Hadar", "Similarity", "Tiresias", "YarnCs"]

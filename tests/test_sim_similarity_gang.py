@@ -1,0 +1,65 @@
+"""The model-similarity policy on the gang engine (issue 19, item 1): it ranks each job's GPU
+types by its most similar other model's measured throughput (Algorithms 1-2), runs valid on the
+workloads built from Gavel's table beside the other job-level policies, never preempts in its
+``keep`` mode, and says which field is missing when a job names no row of Gavel's table."""
+
+import dataclasses
+
+import pytest
+
+from hetsched.errors import InputError
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.gang_model import gang_jobs
+from hetsched.sim.policies import make_policy
+from hetsched.sim.run import compare
+from hetsched.sim.workloads import gavel_poisson
+from hetsched.similarity.reference import gavel_reference_db, row_features
+
+
+def test_types_are_ranked_by_the_closest_other_models_throughput():
+    inst = gavel_poisson(2, n_jobs=6, per_type=8)
+    d = gang_jobs(inst)
+    pol = make_policy("similarity")
+    pol.prepare(inst, d)
+    db = gavel_reference_db()
+    for k, job in enumerate(inst.jobs):
+        ref, _ = db.closest(row_features(job.model.name), exclude=job.model.name)
+        assert ref.name != job.model.name
+        est = [ref.throughput.get((d.types[r], int(d.gang[k])), 0.0) for r in pol.ranked[k]]
+        assert est == sorted(est, reverse=True)
+        assert all(d.throughput[k, r] > 0 for r in pol.ranked[k])
+
+
+def test_an_idle_cluster_gives_each_job_its_first_ranked_type():
+    inst = gavel_poisson(3, n_jobs=1, per_type=8)
+    pol = make_policy("similarity")
+    r = simulate_gang(inst, pol)
+    d = gang_jobs(inst)
+    (seg,) = r.segments
+    assert {d.gpu_type[d.gpu_ids.index(g)] for g in seg.gpus} == {pol.ranked[0][0]}
+
+
+def test_keep_never_preempts_and_change_remakes_decisions():
+    inst = gavel_poisson(1, n_jobs=30, rate_per_hour=60.0, per_type=8)
+    keep = simulate_gang(inst, make_policy("similarity:keep"))
+    change = simulate_gang(inst, make_policy("similarity"))
+    assert keep.validation.valid and change.validation.valid
+    assert keep.preemptions == 0
+
+
+def test_a_job_without_a_table_row_is_named():
+    inst = gavel_poisson(1, n_jobs=3, per_type=8)
+    jobs = list(inst.jobs)
+    jobs[1] = dataclasses.replace(jobs[1], model=None)
+    bad = dataclasses.replace(inst, jobs=tuple(jobs))
+    with pytest.raises(InputError, match=r"\$\.jobs\[1\]\.model\.name"):
+        simulate_gang(bad, make_policy("similarity"))
+    with pytest.raises(InputError):
+        make_policy("similarity:sometimes")
+
+
+def test_compare_puts_it_beside_the_other_job_level_policies(tmp_path):
+    inst = gavel_poisson(0, n_jobs=20, per_type=8)
+    rows = compare(inst, ["gavel", "similarity", "yarn-cs"], out=tmp_path)
+    assert [r["policy"] for r in rows] == ["gavel", "similarity", "yarn-cs"]
+    assert all(r["valid"] and r["ratio_to_bound"]["avg_jct"] >= 1.0 for r in rows)
