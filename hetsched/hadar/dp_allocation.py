@@ -112,11 +112,13 @@ def dp_allocation(
     finder = AllocFinder(view, prices, remaining, t, **opts)
     n_types = cap.shape[1]
 
+    n_queue = len(queue)
+
+    # a state's choice is (payoff, chain): the chain is () or ((job, candidate), rest of the
+    # chain), shared between states instead of copied into each
     @lru_cache(maxsize=None)
-    def best(
-        idx: int, free_key: tuple[int, ...]
-    ) -> tuple[float, tuple[tuple[int, Candidate], ...]]:
-        if idx >= len(queue) or not any(free_key):  # line 1: end of queue or a full cluster
+    def best(idx: int, free_key: tuple[int, ...]) -> tuple[float, tuple]:
+        if idx >= n_queue or not any(free_key):  # line 1: end of queue or a full cluster
             return 0.0, ()
         j = queue[idx]
         skip = best(idx + 1, free_key)  # line 15
@@ -127,10 +129,15 @@ def dp_allocation(
         for h, r, n in cand.alloc:
             after[h * n_types + r] -= n
         rest = best(idx + 1, tuple(after))  # line 14, prices follow gamma (lines 10-11)
-        take = (cand.payoff + rest[0], ((j, cand),) + rest[1])
-        return take if take[0] > skip[0] else skip  # lines 16-21, on payoffs (see module docstring)
+        value = cand.payoff + rest[0]
+        # lines 16-21, on payoffs (see module docstring)
+        return (value, ((j, cand), rest[1])) if value > skip[0] else skip
 
-    value, chosen = best(0, tuple(free0.ravel().tolist()))
+    value, chain = best(0, tuple(free0.ravel().tolist()))
     if stats is not None:
         stats["states"] = best.cache_info().currsize
-    return value, dict(chosen)
+    chosen: dict[int, Candidate] = {}
+    while chain:
+        (j, cand), chain = chain
+        chosen[j] = cand
+    return value, chosen
