@@ -34,6 +34,7 @@ from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.metrics import gang_metrics, metrics
 from hetsched.sim.policies import POLICIES, make_policy
+from hetsched.sim.run import RESTORE_SECONDS
 from hetsched.sim.workloads import gavel_poisson, load_workload, philly_window
 from hetsched.tables import aligned
 
@@ -59,7 +60,7 @@ def _beside(measured: dict, bound) -> dict:
 
 def _measure_gang(instance, policy: str, bound=None, convention: str = "hetsched") -> dict:
     t = time.perf_counter()
-    restore = 0.0 if convention == "gavel" else 10.0
+    restore = RESTORE_SECONDS[convention]
     result = simulate_gang(instance, make_policy(policy), 360.0, restore, convention=convention)
     seconds = time.perf_counter() - t
     return {
@@ -78,10 +79,6 @@ def _measure(instance, policy: str, bound=None) -> dict:
     result = simulate(instance, make_policy(policy), record_events=False)
     seconds = time.perf_counter() - t
     tasks = len(result.schedule.assignments)
-    machine = instance
-    pol = make_policy(policy)
-    if hasattr(pol, "machine"):  # ran on GPU groups: no bound of this machine here
-        machine, bound = None, None
     return {
         "policy": policy,
         "jobs": len(instance.jobs),
@@ -90,7 +87,7 @@ def _measure(instance, policy: str, bound=None) -> dict:
         "jobs_per_second": round(len(instance.jobs) / seconds, 1),
         "tasks_per_second": round(tasks / seconds),
         "valid": bool(result.validation.valid),
-        **(_beside(metrics(machine, result), bound) if machine is not None else {}),
+        **_beside(metrics(instance, result), bound),
     }
 
 
