@@ -23,6 +23,7 @@ data through :func:`gang_jobs`; everything else they compute separately.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -55,6 +56,14 @@ class GangJobs:
 
     def type_count(self) -> np.ndarray:
         return np.bincount(self.gpu_type, minlength=len(self.types))
+
+    @cached_property
+    def gpus_of_type(self) -> tuple[tuple[int, ...], ...]:
+        """The GPUs of each type, by index, in cluster order (policies copy them as free lists)."""
+        return tuple(
+            tuple(g for g in range(self.n_gpus) if self.gpu_type[g] == r)
+            for r in range(len(self.types))
+        )
 
     def rate(self, j: int, gpus) -> float:
         """Units/s of job j on these GPUs: the bottleneck min_r X_j^r over their types."""

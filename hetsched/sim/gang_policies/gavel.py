@@ -115,9 +115,7 @@ class Gavel:
         with np.errstate(divide="ignore", invalid="ignore"):
             p = np.where(share > 0, self.x / np.where(share > 0, share, 1.0), np.inf)
         p = np.where((self.x > 1e-9) & (self.thr[active] > 0), p, -np.inf)
-        free = {
-            t: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r, t in enumerate(d.types)
-        }
+        free = {t: list(d.gpus_of_type[r]) for r, t in enumerate(d.types)}
         previous = {
             i: (d.types[d.gpu_type[state.held[j][0]]], state.held[j])
             for i, j in enumerate(active)
@@ -166,7 +164,7 @@ def _place(chosen: dict[int, int], state: GangState, d) -> dict[int, tuple[int, 
     """GPUs for the chosen (job, type) pairs, gang sizes from the largest: in each size, jobs
     keep their GPUs when these are of the chosen type and free, then the others take the
     lowest-numbered free GPUs of their type."""
-    free = {r: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r in set(chosen.values())}
+    free = {r: list(d.gpus_of_type[r]) for r in set(chosen.values())}
     plan: dict[int, tuple[int, ...]] = {}
     for size in sorted({int(d.gang[j]) for j in chosen}, reverse=True):
         jobs = [j for j in chosen if int(d.gang[j]) == size]

@@ -60,7 +60,7 @@ class Similarity:
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
         d = self.data
-        free = {r: [g for g in range(d.n_gpus) if d.gpu_type[g] == r] for r in range(len(d.types))}
+        free = {r: list(gpus) for r, gpus in enumerate(d.gpus_of_type)}
         plan: dict[int, tuple[int, ...]] = {}
         if self.keep:
             for j, gpus in state.held.items():
