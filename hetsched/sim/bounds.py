@@ -258,44 +258,22 @@ def _release_lp(jobs: BoundJobs) -> float | None:
     # variables: u (nu), v[r, i] (g * n_types: work of type r released at or after theta_i), T
     nv = g * n_types
     t_col = nu + nv
-    rows, cols, vals, rhs = [], [], [], []
-    eq_rows, eq_cols, eq_vals, eq_rhs = [], [], [], []
-    vidx = lambda r, i: nu + r * g + i  # noqa: E731
-    # v[r,i] - v[r,i+1] - sum_{j released at theta_i} u[j,r] = 0
-    for r in range(n_types):
-        for i in range(g):
-            eq_rows.append(len(eq_rhs))
-            eq_cols.append(vidx(r, i))
-            eq_vals.append(1.0)
-            if i + 1 < g:
-                eq_rows.append(len(eq_rhs))
-                eq_cols.append(vidx(r, i + 1))
-                eq_vals.append(-1.0)
-            eq_rhs.append(0.0)
-    base = 0
     sel = np.arange(nu)
-    eq_rows += list(base + rr * g + group[jj])
-    eq_cols += list(sel)
-    eq_vals += [-1.0] * nu
-    # work: sum_r e u = U_j
-    work_row0 = len(eq_rhs)
-    eq_rows += list(work_row0 + jj)
-    eq_cols += list(sel)
-    eq_vals += list(jobs.rate[jj, rr])
-    eq_rhs += list(jobs.work)
-    # capacity: v[r,i] - N_r T <= -N_r theta_i
-    for r in range(n_types):
-        for i in range(g):
-            rows += [len(rhs), len(rhs)]
-            cols += [vidx(r, i), t_col]
-            vals += [1.0, -jobs.count[r]]
-            rhs.append(-jobs.count[r] * thetas[i])
-    # parallelism: sum_r u[j,r] - s_j T <= -s_j a_j
-    par0 = len(rhs)
-    rows += list(par0 + jj) + list(par0 + np.arange(n))
-    cols += list(sel) + [t_col] * n
-    vals += [1.0] * nu + list(-jobs.parallel)
-    rhs += list(-jobs.parallel * jobs.arrival)
+    chain = np.arange(nv)  # row and column offset of v[r, i]: r * g + i
+    on = chain % g + 1 < g  # v[r, i + 1] exists
+    # equalities, rows r * g + i: v[r,i] - v[r,i+1] - sum_{j released at theta_i} u[j,r] = 0;
+    # then rows nv + j: work, sum_r e u[j, r] = U_j
+    eq_rows = np.concatenate([chain, chain[on], rr * g + group[jj], nv + jj])
+    eq_cols = np.concatenate([nu + chain, nu + chain[on] + 1, sel, sel])
+    eq_vals = np.concatenate([np.ones(nv), -np.ones(on.sum()), -np.ones(nu), jobs.rate[jj, rr]])
+    eq_rhs = np.concatenate([np.zeros(nv), jobs.work])
+    # inequalities, rows r * g + i: capacity, v[r,i] - N_r T <= -N_r theta_i;
+    # then rows nv + j: parallelism, sum_r u[j,r] - s_j T <= -s_j a_j
+    count = np.repeat(jobs.count, g)
+    rows = np.concatenate([chain, chain, nv + jj, nv + np.arange(n)])
+    cols = np.concatenate([nu + chain, np.full(nv, t_col), sel, np.full(n, t_col)])
+    vals = np.concatenate([np.ones(nv), -count, np.ones(nu), -jobs.parallel])
+    rhs = np.concatenate([-count * np.tile(thetas, n_types), -jobs.parallel * jobs.arrival])
     nvar = t_col + 1
     c = np.zeros(nvar)
     c[t_col] = 1.0
