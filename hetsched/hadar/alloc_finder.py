@@ -63,18 +63,19 @@ class AllocFinder:
     ):
         self.view, self.prices, self.remaining, self.t = view, prices, remaining, t
         self.utility_name, self.comm_cost, self.select = utility_name, comm_cost, select
-        self._order: dict[int, tuple[int, ...]] = {}
-        self._need: dict[int, int] = {}
+        self._jobs: dict[int, tuple[tuple[int, ...], int]] = {}
         self._gang_table: dict[tuple, list] = {}
         self._values: dict[tuple[int, tuple[int, ...]], tuple[float, float]] = {}
         self._cap_rows = [tuple(row) for row in view.capacity.tolist()]
 
-    def order(self, j: int) -> tuple[int, ...]:
-        """Job j's usable types, fastest first (line 23)."""
-        if j not in self._order:
+    def job(self, j: int) -> tuple[tuple[int, ...], int]:
+        """Job j's usable types, fastest first (line 23), and its gang size W_j."""
+        hit = self._jobs.get(j)
+        if hit is None:
             x = self.view.throughput[j]
-            self._order[j] = tuple(int(r) for r in np.argsort(-x, kind="stable") if x[r] > 0)
-        return self._order[j]
+            order = tuple(int(r) for r in np.argsort(-x, kind="stable") if x[r] > 0)
+            hit = self._jobs[j] = (order, int(self.view.workers[j]))
+        return hit
 
     def __call__(self, j: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for job j with ``free`` [h, r] GPUs."""
@@ -82,10 +83,8 @@ class AllocFinder:
 
     def find(self, j: int, free_key: tuple[int, ...]) -> Candidate | None:
         """The same, with the free GPUs as the flat tuple of the [h, r] counts."""
-        need = self._need.get(j)
-        if need is None:
-            need = self._need[j] = int(self.view.workers[j])
-        gangs, cheapest = self._gangs(self.order(j), need, free_key)
+        order, need = self.job(j)
+        gangs, cheapest = self._gangs(order, need, free_key)
         if not gangs:
             return None
         # min-cost: min by (cost, -payoff), the first best payoff among the cheapest gangs;
