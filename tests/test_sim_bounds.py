@@ -30,6 +30,8 @@ GANG = (
     "hadar",
     "similarity",
     "similarity:keep",
+    "similarity:pack",
+    "similarity:keep-pack",
 )
 TASK = tuple(p for p in POLICIES if p != "hare")  # hare solves an LP per run: checked below
 
@@ -37,7 +39,7 @@ TASK = tuple(p for p in POLICIES if p != "hare")  # hare solves an LP per run: c
 def _check(instance: Instance, policy: str, convention: str = "auto") -> None:
     s = run_policy(instance, policy, convention=convention)
     assert s["valid"]
-    bound = workload_bounds(instance, s["level"])
+    bound = workload_bounds(instance, s["level"] + ("+packing" if s.get("packing") else ""))
     for k in BOUNDED:
         assert s["metrics"][k] >= getattr(bound, k) * (1 - 1e-9), (policy, k, bound.method)
 

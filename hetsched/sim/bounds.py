@@ -7,6 +7,11 @@ and progresses at most 1/p_j of its work per second (p_j: the job alone on its b
 * Gang model (:mod:`hetsched.sim.gang_model`): U = W_j, e = X_j^r / s_j (a gang over several
   types runs at its slowest type's X, which is at most the mean of its GPUs' X), p = the job
   alone on its fastest gang.
+* Gang model with packing (two jobs may share a gang, :mod:`hetsched.sim.gang_model`): a GPU of
+  type r shared by j and k turns out f_jk + f_kj of solo GPU-seconds (f_jk: the fraction of
+  its own rate j keeps beside k), so the capacity N_r is scaled by c_r = max(1, max f_jk + f_kj
+  over the pairs of the workload that may share on r), and a job may run up to
+  g_j = max(1, max_k f_jk) times its solo rate: its parallelism s_j and speed 1/p_j scale by g_j.
 * Task model (Hare, eqs. (4)-(8)): U = |R_j| s_j tasks, e = 1 / (fastest train time of the type)
   (a GPU trains one task at a time; synchronization does not hold it), s = the tasks of a round
   (the barrier (7)), p = |R_j| x the fastest train + sync time (a round ends when its last task
@@ -89,22 +94,54 @@ class LowerBounds:
         }
 
 
-def gang_bound_jobs(instance: Instance) -> BoundJobs:
-    """The gang model as the relaxation's data (module doc)."""
+def gang_bound_jobs(instance: Instance, packing: bool = False) -> BoundJobs:
+    """The gang model as the relaxation's data; ``packing``: jobs may share gangs (module doc)."""
     from hetsched.sim.gang_model import gang_jobs
 
     d = gang_jobs(instance)
     alone = np.array([d.alone_seconds(j) for j in range(d.n_jobs)])
+    count = d.type_count().astype(float)
+    speedup = np.ones(d.n_jobs)
+    if packing:
+        capacity, speedup = _packing_gains(d)
+        count, alone = count * capacity, alone / speedup
     return BoundJobs(
         arrival=d.arrival,
         weight=d.weight,
-        parallel=d.gang.astype(float),
+        parallel=d.gang * speedup,
         rate=d.throughput / d.gang[:, None],
         work=d.work.astype(float),
         alone=alone,
         tail=alone / 2,
-        count=d.type_count().astype(float),
+        count=count,
     )
+
+
+def _packing_gains(d) -> tuple[np.ndarray, np.ndarray]:
+    """(c_r, g_j) of the module doc, over the distinct kinds of job (what a pair depends on)."""
+    kinds: dict[tuple, list[int]] = {}
+    for j in range(d.n_jobs):
+        kinds.setdefault((d.models[j], int(d.gang[j]), d.memory_gb[j]), []).append(j)
+    reps = [(js[0], len(js)) for js in kinds.values()]
+    capacity = np.ones(len(d.types))
+    gain = {}
+    for a, (j, _) in enumerate(reps):
+        best = 1.0
+        for b, (k, many) in enumerate(reps):
+            if a == b and many < 2:
+                continue  # a job cannot share with itself
+            for r in range(len(d.types)):
+                # two jobs of one kind: j and another of its kind stand for the pair
+                other = k if a != b else kinds[list(kinds)[b]][1]
+                f, g = d.pair_fraction(j, other, r), d.pair_fraction(other, j, r)
+                if f > 0 and g > 0:
+                    capacity[r] = max(capacity[r], f + g)
+                    best = max(best, f)
+        gain[j] = best
+    speedup = np.ones(d.n_jobs)
+    for (j, _), js in zip(reps, kinds.values()):
+        speedup[js] = gain[j]
+    return capacity, speedup
 
 
 def task_bound_jobs(instance: Instance) -> BoundJobs:
@@ -297,10 +334,11 @@ BOUNDED = ("avg_jct", "weighted_completion", "weighted_jct", "makespan")
 
 
 def workload_bounds(instance: Instance, level: str) -> LowerBounds:
-    """The bounds for the runs of one engine on ``instance``: ``"job"`` (gang model) or
-    ``"task"`` (Hare's model)."""
-    data = gang_bound_jobs(instance) if level == "job" else task_bound_jobs(instance)
-    return lower_bounds(data)
+    """The bounds for the runs of one engine on ``instance``: ``"job"`` (gang model),
+    ``"job+packing"`` (gang model, jobs may share gangs) or ``"task"`` (Hare's model)."""
+    if level == "task":
+        return lower_bounds(task_bound_jobs(instance))
+    return lower_bounds(gang_bound_jobs(instance, packing=level == "job+packing"))
 
 
 def ratios(metrics: dict[str, float], bound: dict) -> dict[str, float]:

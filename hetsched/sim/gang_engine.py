@@ -26,6 +26,11 @@ Two conventions (``convention``):
   Policies see the convention in ``GangState.convention``; the ``gavel``
   policy then follows Gavel's mechanism (:mod:`hetsched.sim.gang_policies.gavel_mechanism`).
 
+Packing: a plan may give two jobs the same gang when the pair may share it
+(:meth:`~hetsched.sim.gang_model.GangJobs.pair_rate`); both then progress at their pair rates
+while both hold it, and the survivor at its own rate once the other completes (its GPUs are
+then its alone until the boundary). Under the ``hetsched`` convention only.
+
 Non-clairvoyance: a policy learns a job's remaining work only if it declares ``clairvoyant``.
 """
 
@@ -207,6 +212,11 @@ def simulate_gang(
         held: dict[int, tuple[int, ...]] = {}
         new_open: dict[int, int] = {}
         stops: dict[int, float] = {}  # Gavel's convention: when each job of the round stops
+        partner = _partners(plan)
+        finish: dict[int, tuple[float, float, bool]] = {}  # packed: (end, progress, completes)
+        for j, mate in partner.items():
+            if j < mate:
+                finish.update(_packed_round(state, data, plan, ran_before, open_seg, t, L, j, mate))
         for j, gpus in sorted(plan.items()):
             gpus = tuple(int(g) for g in gpus)
             same = j in open_seg and set(state.held[j]) == set(gpus)
@@ -232,8 +242,15 @@ def simulate_gang(
                 seg = segments[idx]
             else:
                 idx, seg = len(segments), None
-            if state._remaining[j] <= progress * (1 + 1e-12):
-                end = t + delay + state._remaining[j] / rate
+            if j in finish:  # packed: worked out with its partner
+                end, progress, done_now = finish[j]
+                if not done_now:
+                    state._remaining[j] -= progress
+            if j in finish and not done_now:
+                held[j] = gpus
+                new_open[j] = idx
+            elif j in finish or state._remaining[j] <= progress * (1 + 1e-12):
+                end = end if j in finish else t + delay + state._remaining[j] / rate
                 state._remaining[j] = 0.0
                 state._finish(j)
                 left -= 1
@@ -283,9 +300,60 @@ def simulate_gang(
     return result
 
 
+def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:
+    """Job -> the job it shares its gang with this round (packing)."""
+    owner: dict[int, int] = {}
+    out: dict[int, int] = {}
+    for j, gpus in plan.items():
+        for g in gpus:
+            if g in owner:
+                out[j], out[owner[g]] = owner[g], j
+            owner[g] = j
+    return out
+
+
+def _packed_round(state, data, plan, ran_before, open_seg, t, L, a, b) -> dict:
+    """(end, progress, completes) of two jobs sharing a gang in the round [t, t + L]: each
+    restores if it must, runs at its pair rate while the other holds the gang and at its own
+    rate after the other completes."""
+    r = int(data.gpu_type[plan[a][0]])
+    out = {}
+    d = {}
+    for j in (a, b):
+        same = j in open_seg and set(state.held[j]) == set(plan[j])
+        d[j] = state.restore_seconds if ran_before[j] and not same else 0.0
+    pair = {a: data.pair_rate(a, b, r), b: data.pair_rate(b, a, r)}
+    rem = {j: float(state._remaining[j]) for j in (a, b)}
+    T = t + L
+    fin = {
+        j: t + d[j] + rem[j] / pair[j] if rem[j] <= pair[j] * (L - d[j]) * (1 + 1e-12) else math.inf
+        for j in (a, b)
+    }
+    first = min((a, b), key=lambda j: (fin[j], j))
+    other = b if first == a else a
+    if fin[first] == math.inf:  # both run the whole round together
+        return {j: (T, pair[j] * (L - d[j]), False) for j in (a, b)}
+    out[first] = (fin[first], rem[first], True)
+    start = t + d[other]
+    together = pair[other] * max(0.0, fin[first] - start)
+    if rem[other] <= together * (1 + 1e-12):
+        out[other] = (start + rem[other] / pair[other], rem[other], True)
+        return out
+    alone_from = max(fin[first], start)
+    solo = data.rate(other, plan[other])
+    more = solo * (T - alone_from)
+    if rem[other] <= (together + more) * (1 + 1e-12):
+        out[other] = (alone_from + (rem[other] - together) / solo, rem[other], True)
+    else:
+        out[other] = (T, together + more, False)
+    return out
+
+
 def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJobs, policy) -> None:
-    """Every decision is legal: an active job, a full gang of distinct GPUs it can run on, no GPU twice."""
+    """Every decision is legal: an active job, a full gang of distinct GPUs it can run on, no GPU
+    twice unless two jobs share the same gang as a pair that may be packed."""
     used: set[int] = set()
+    owner: dict[int, int] = {}
     for j, gpus in plan.items():
         if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
             raise HetschedError(
@@ -297,7 +365,22 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
                 f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}"
             )
         if used & set(gs):
-            raise HetschedError(f"policy {policy.name} gave a GPU to two jobs at t={state.now}")
+            k = owner[min(used & set(gs))]
+            r = int(data.gpu_type[gs[0]])
+            if not (
+                state.convention == "hetsched"
+                and set(plan[k]) == set(gs)
+                and len({int(data.gpu_type[g]) for g in gs}) == 1
+                and sum(1 for o in plan.values() if set(o) == set(gs)) == 2
+                and data.pair_rate(j, k, r) > 0
+                and data.pair_rate(k, j, r) > 0
+            ):
+                raise HetschedError(
+                    f"policy {policy.name} gave a GPU to two jobs at t={state.now} "
+                    "(only a pair that may be packed can share a gang, under the hetsched convention)"
+                )
+        for g in gs:
+            owner[g] = j
         if any(not (0 <= g < data.n_gpus) or data.throughput[j, data.gpu_type[g]] <= 0 for g in gs):
             raise HetschedError(
                 f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on"

@@ -18,6 +18,14 @@ Where the numbers come from, per job:
 
 X = 0 means the job cannot run on that type. Both the gang engine and its validator read the
 data through :func:`gang_jobs`; everything else they compute separately.
+
+**Packing** (space sharing, Gavel Sec. 3.1; the AppSci'24 policy's Algorithm 3): two jobs may
+hold the *same* gang of GPUs at once if both are gangs of s GPUs of one type r and Gavel's table
+measured the pair there, ((row_j, s), (row_k, s)) -> (a, b) with a, b > 0 (Gavel writes (0, 0)
+for a pair that cannot run together; if both jobs and the type give ``memory_gb``, the two must
+also fit in memory). While both hold the gang, job j progresses at X_j^r a / T_j^r, where
+T_j^r is the table's isolated throughput of (row_j, s) on r: the measured slowdown applied to
+the workload's own rate (:meth:`GangJobs.pair_rate`). The row is the job's ``model.name``.
 """
 
 from __future__ import annotations
@@ -45,6 +53,9 @@ class GangJobs:
     gpu_type: np.ndarray  # type index of GPU g
     gpu_server: np.ndarray  # server index of GPU g
     servers: tuple[str, ...]
+    models: tuple[str | None, ...] = ()  # model.name: the job's row of Gavel's table (packing)
+    memory_gb: tuple[float | None, ...] = ()
+    type_memory_gb: tuple[float | None, ...] = ()
 
     @property
     def n_jobs(self) -> int:
@@ -68,6 +79,46 @@ class GangJobs:
     def rate(self, j: int, gpus) -> float:
         """Units/s of job j on these GPUs: the bottleneck min_r X_j^r over their types."""
         return float(min(self.throughput[j, self.gpu_type[g]] for g in gpus))
+
+    @cached_property
+    def _table(self):
+        from hetsched.allocation.gavel_data import load_throughputs
+
+        return load_throughputs()
+
+    @cached_property
+    def _fractions(self) -> dict:
+        return {}
+
+    def pair_fraction(self, j: int, k: int, r: int) -> float:
+        """a / T_j^r: the fraction of its own rate job j keeps while job k shares its gang of
+        type r (module doc); 0 if the two cannot share: other gang sizes, a pair Gavel did not
+        measure or measured as (0, 0), or too little memory."""
+        s = int(self.gang[j])
+        if j == k or s != self.gang[k] or not self.models:
+            return 0.0
+        key = (self.models[j], self.models[k], s, r, self.memory_gb[j], self.memory_gb[k])
+        if key not in self._fractions:
+            self._fractions[key] = self._fraction(*key)
+        return self._fractions[key]
+
+    def _fraction(self, mine, theirs, s, r, mem_j, mem_k) -> float:
+        if mine is None or theirs is None:
+            return 0.0
+        cap = self.type_memory_gb[r]
+        if None not in (mem_j, mem_k, cap) and mem_j + mem_k > cap + 1e-9:
+            return 0.0
+        t = self.types[r]
+        pair = self._table.pairs.get(t, {}).get((mine, s), {}).get((theirs, s))
+        alone = self._table.isolated.get(t, {}).get((mine, s), 0.0)
+        if pair is None or min(pair) <= 0 or alone <= 0:
+            return 0.0
+        return float(pair[0] / alone)
+
+    def pair_rate(self, j: int, k: int, r: int) -> float:
+        """Units/s of job j while job k shares its gang of type r: X_j^r x
+        :meth:`pair_fraction` (0: they cannot share)."""
+        return float(self.throughput[j, r] * self.pair_fraction(j, k, r))
 
     def alone_seconds(self, j: int) -> float:
         """Job j alone on the cluster on its fastest gang: the q fastest types with >= s_j GPUs
@@ -142,4 +193,7 @@ def gang_jobs(instance: Instance) -> GangJobs:
         gpu_type=np.array([types.index(g.type) for g in gpus], dtype=np.int64),
         gpu_server=np.array([server_of[g.id] for g in gpus], dtype=np.int64),
         servers=servers,
+        models=tuple(j.model.name if j.model else None for j in instance.jobs),
+        memory_gb=tuple(j.memory_gb for j in instance.jobs),
+        type_memory_gb=tuple(instance.cluster.gpu_types[t].memory_gb if t in instance.cluster.gpu_types else None for t in types),
     )

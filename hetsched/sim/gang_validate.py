@@ -6,14 +6,18 @@ From the instance's gang data (:func:`hetsched.sim.gang_model.gang_jobs`) alone 
 * ``unknown``: the job and GPUs exist; ``bad_interval``: start < end, finite;
 * ``arrival``: no segment starts before the job arrives;
 * ``gang``: the segment holds exactly s_j distinct GPUs, on types the job can run on (X > 0);
-* ``overlap``: no GPU is held by two segments at once (double booking);
+* ``overlap``: no GPU is held by two segments at once (double booking), unless the two jobs are
+  *packed*: they hold the same GPUs, and the pair may share them (:meth:`GangJobs.pair_rate` > 0
+  both ways, one GPU type); never three at once;
 * ``progress`` (work conservation): a segment that *resumes* the job -- it ran before and its
   previous segment ended earlier or on other GPUs -- first spends the checkpoint-restore delay;
-  then the job progresses at min_r X_j^r of its GPUs. The job completes exactly when its work
+  then the job progresses at min_r X_j^r of its GPUs, or at its pair rate while a packed partner
+  holds the same GPUs. The job completes exactly when its work
   W_j is done: its last segment must end there, and no earlier segment may already finish it;
 * ``incomplete``: every job completes.
 
-It recomputes every completion time C_j and the GPU-seconds held, and returns every violation.
+It recomputes every completion time C_j and the GPU-seconds held (a GPU two packed jobs share
+counts once), and returns every violation.
 """
 
 from __future__ import annotations
@@ -65,9 +69,10 @@ def validate_gang(
     tol = 1e-7 * horizon
     bad: list[Violation] = []
     by_job: dict[int, list[Segment]] = defaultdict(list)
-    by_gpu: dict[int, list[tuple[float, float, str]]] = defaultdict(list)
+    by_gpu: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
+    shares: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # segment -> partners
     busy = 0.0
-    for s in segments:
+    for i, s in enumerate(segments):
         if s.job not in jobs or any(g not in gpus for g in s.gpus):
             bad.append(Violation("unknown", f"segment {s}: unknown job or GPU"))
             continue
@@ -97,47 +102,74 @@ def validate_gang(
             bad.append(
                 Violation("gang", f"{s.job} holds a GPU of a type it cannot run on at {s.start}")
             )
-        by_job[j].append(s)
+        by_job[j].append((i, s))
         for g in set(idx):
-            by_gpu[g].append((s.start, s.end, s.job))
+            by_gpu[g].append((s.start, s.end, i))
         busy += len(set(idx)) * (s.end - s.start)
     for g, spans in by_gpu.items():
         spans.sort()
-        for (a0, a1, ja), (b0, b1, jb) in zip(spans, spans[1:]):
-            if b0 < a1 - tol:
-                bad.append(
-                    Violation(
-                        "overlap",
-                        f"GPU {data.gpu_ids[g]} held by {ja} until {a1} and by {jb} from {b0}",
+        for k, (a0, a1, ia) in enumerate(spans):
+            for b0, b1, ib in spans[k + 1 :]:
+                if b0 >= a1 - tol:
+                    break
+                sa, sb = segments[ia], segments[ib]
+                if not _may_share(data, jobs, gpus, sa, sb):
+                    bad.append(
+                        Violation(
+                            "overlap",
+                            f"GPU {data.gpu_ids[g]} held by {sa.job} until {a1} and by {sb.job} "
+                            f"from {b0}",
+                        )
                     )
-                )
+                elif g == min(gpus[x] for x in sa.gpus):  # once per pair of segments
+                    lo, hi = b0, min(a1, b1)
+                    shares[ia].append((lo, hi, jobs[sb.job]))
+                    shares[ib].append((lo, hi, jobs[sa.job]))
+                    busy -= len(sa.gpus) * (hi - lo)  # a shared GPU is busy once
+        held = 0
+        for t, step in sorted([(a0, 1) for a0, _, _ in spans] + [(a1 - tol, -1) for _, a1, _ in spans]):
+            held += step
+            if held > 2:
+                bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by three jobs at {t}"))
+                break
     completion: dict[str, float] = {}
     first: dict[str, float] = {}
     restores = 0
     for j, jid in enumerate(data.job_ids):
-        segs = sorted(by_job.get(j, []), key=lambda s: s.start)
+        segs = sorted(by_job.get(j, []), key=lambda e: e[1].start)
         if not segs:
             bad.append(Violation("incomplete", f"{jid} never runs"))
             continue
-        first[jid] = segs[0].start
+        first[jid] = segs[0][1].start
         done, work = 0.0, float(data.work[j])
-        for k, s in enumerate(segs):
+        for k, (i, s) in enumerate(segs):
             resumed = k > 0 and (
-                abs(segs[k - 1].end - s.start) > tol or set(segs[k - 1].gpus) != set(s.gpus)
+                abs(segs[k - 1][1].end - s.start) > tol or set(segs[k - 1][1].gpus) != set(s.gpus)
             )
             delay = restore_seconds if resumed else 0.0
             restores += resumed
             rate = (
                 min(data.throughput[j, data.gpu_type[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
             )
-            useful = max(0.0, s.end - s.start - delay)
             if done >= work * (1 - 1e-9):
                 bad.append(
                     Violation("progress", f"{jid} holds GPUs from {s.start} after its work is done")
                 )
                 break
-            if rate > 0 and done + rate * useful >= work * (1 - 1e-9):
-                finish = s.start + delay + (work - done) / rate
+            r = data.gpu_type[gpus[s.gpus[0]]] if s.gpus else 0
+            pieces = _pieces(
+                s.start + delay,
+                s.end,
+                rate,
+                [(lo, hi, data.pair_rate(j, p, r)) for lo, hi, p in shares.get(i, [])],
+            )
+            finish = None
+            for a, b, v in pieces:
+                if v > 0 and done + v * (b - a) >= work * (1 - 1e-9):
+                    finish, done = a + (work - done) / v, work
+                    break
+                done += v * (b - a)
+            if finish is not None:
                 if k < len(segs) - 1 or abs(finish - s.end) > tol + 1e-9 * finish:
                     bad.append(
                         Violation(
@@ -147,11 +179,39 @@ def validate_gang(
                         )
                     )
                 completion[jid] = finish
-                done = work
-            else:
-                done += rate * useful
         if jid not in completion and done < work * (1 - 1e-9):
             bad.append(
                 Violation("incomplete", f"{jid} does {done:.6g} of its {work:.6g} units of work")
             )
     return GangReport(not bad, completion, first, busy, restores, bad)
+
+
+def _may_share(data, jobs: dict, gpus: dict, a: Segment, b: Segment) -> bool:
+    """Two segments overlapping on a GPU are a legal packed pair (module docstring)."""
+    ja, jb = jobs[a.job], jobs[b.job]
+    if ja == jb or set(a.gpus) != set(b.gpus):
+        return False
+    kinds = {int(data.gpu_type[gpus[g]]) for g in a.gpus}
+    if len(kinds) != 1:
+        return False
+    r = kinds.pop()
+    return data.pair_rate(ja, jb, r) > 0 and data.pair_rate(jb, ja, r) > 0
+
+
+def _pieces(
+    start: float, end: float, solo: float, shared: list[tuple[float, float, float]]
+) -> list[tuple[float, float, float]]:
+    """[start, end) cut into (from, to, rate): ``solo`` except inside the shared spans (disjoint:
+    at most one partner at a time), which carry their own rate."""
+    out, t = [], start
+    for lo, hi, v in sorted(shared):
+        lo, hi = max(lo, start), min(hi, end)
+        if hi <= lo:
+            continue
+        if lo > t:
+            out.append((t, lo, solo))
+        out.append((max(lo, t), hi, v))
+        t = max(t, hi)
+    if end > t:
+        out.append((t, end, solo))
+    return out

@@ -71,6 +71,8 @@ def run_policy(
             "restore_seconds": restore_seconds,
             "convention": convention,
         }
+        if getattr(pol, "pack", False):
+            extra["packing"] = True
         measured = gang_metrics(instance, result)
     else:
         machine = pol.machine(instance) if hasattr(pol, "machine") else instance
@@ -188,13 +190,14 @@ def _attach_bounds(instance: Instance, rows: list[dict], seed: int, old: Path, p
         machine = instance
         if "gpu_groups" in r:  # the task-level policy ran on GPU groups: bound that machine
             machine = make_policy(r["policy"], seed=seed).machine(instance)
-        name = f"{r['level']}:{instance_hash(machine)[:12]}"
+        model = r["level"] + ("+packing" if r.get("packing") else "")
+        name = f"{model}:{instance_hash(machine)[:12]}"
         if name not in known:
-            b = workload_bounds(machine, r["level"])
-            known[name] = {"model": r["level"], **b.to_dict()}
+            b = workload_bounds(machine, model)
+            known[name] = {"model": model, **b.to_dict()}
             if progress:
                 progress(
-                    f"lower bounds ({r['level']} model): avg JCT {b.avg_jct:.6g}, "
+                    f"lower bounds ({model} model): avg JCT {b.avg_jct:.6g}, "
                     f"makespan {b.makespan:.6g} ({b.seconds:.2f} s)"
                 )
         r["lower_bound"] = name

@@ -9,11 +9,15 @@ first ranked type with enough free GPUs (lines 7-13).
 
 ``similarity`` remakes every decision each round (the paper's "cd"); ``similarity:keep`` lets a
 running job keep its GPUs until it completes and gives the queue what is left.
+``similarity:pack`` and ``similarity:keep-pack`` then pack (Algorithm 3, Sec. 4.3,
+:func:`hetsched.packing.greedy_packing`): each job placed alone on one GPU, in scheduling order,
+may take one waiting job onto its GPU, the one that keeps its own throughput highest (Gavel's
+measured pairs; the engine runs the pair at those rates, :mod:`hetsched.sim.gang_model`). A
+packed job is not kept: it is decided again next round.
 
 What the gang engine does not model, and so this policy does not do: the GPU count and batch
 size as decisions (the engine runs a job as a gang of its requested GPUs; the paper's variant
-``gpu``) and job packing (Algorithm 3: the engine has no space sharing). The full policy with
-both runs in ``hetsched similarity-sim`` on its own workloads.
+``gpu``). The full policy with them runs in ``hetsched similarity-sim`` on its own workloads.
 
 A job must name its row of Gavel's table (``model.name``); the workloads built from the Philly
 trace, Gavel's traces and ``gavel-poisson`` do.
@@ -21,7 +25,11 @@ trace, Gavel's traces and ``gavel-poisson`` do.
 
 from __future__ import annotations
 
+import numpy as np
+
 from hetsched.errors import InputError
+from hetsched.packing import greedy_packing
+from hetsched.packing.problem import PackingView
 from hetsched.sim.gang_engine import GangState
 from hetsched.similarity.reference import gavel_reference_db, row_features
 
@@ -29,15 +37,22 @@ from hetsched.similarity.reference import gavel_reference_db, row_features
 class Similarity:
     clairvoyant = False
 
+    MODES = ("change", "keep", "pack", "keep-pack")
+
     def __init__(self, mode: str = "change", seed: int = 0):
-        if mode not in ("change", "keep"):
-            raise InputError("policy", "similarity:MODE", f"'change' or 'keep', not {mode!r}")
-        self.keep = mode == "keep"
-        self.name = "similarity:keep" if self.keep else "similarity"
+        if mode not in self.MODES:
+            raise InputError(
+                "policy", "similarity:MODE", f"one of {', '.join(self.MODES)}, not {mode!r}"
+            )
+        self.keep = mode.startswith("keep")
+        self.pack = mode.endswith("pack")
+        self.name = "similarity" if mode == "change" else f"similarity:{mode}"
+        self.packed: set[int] = set()  # jobs packed onto another's GPU last round
 
     def prepare(self, instance, jobs) -> None:
         db = gavel_reference_db()
         self.data = jobs
+        self.index = {jid: j for j, jid in enumerate(jobs.job_ids)}
         self.ranked: list[list[int]] = []
         count = jobs.type_count()
         for k, job in enumerate(instance.jobs):
@@ -64,6 +79,8 @@ class Similarity:
         plan: dict[int, tuple[int, ...]] = {}
         if self.keep:
             for j, gpus in state.held.items():
+                if j in self.packed:
+                    continue
                 plan[j] = gpus
                 for g in gpus:
                     free[int(d.gpu_type[g])].remove(g)
@@ -83,4 +100,40 @@ class Similarity:
                     plan[j] = gpus
                     free[r] = [g for g in free[r] if g not in gpus]
                     break
+        if self.pack:
+            self.packed = self._pack(state, plan)
         return plan
+
+    def _pack(self, state: GangState, plan: dict[int, tuple[int, ...]]) -> set[int]:
+        """Algorithm 3 on this round: adds the packed jobs to ``plan``; returns them."""
+        d = self.data
+        solo = [j for j in plan if d.gang[j] == 1]
+        if not solo:
+            return set()
+        # a job of the queue is only told apart by what decides a pair: of each kind, the first
+        # len(solo) in arrival order are all Algorithm 3 can take (it breaks ties by order)
+        seen: dict[tuple, int] = {}
+        queue = []
+        for j in state.active():
+            if j in plan or d.gang[j] != 1:
+                continue
+            kind = (d.models[j], d.memory_gb[j], tuple(d.throughput[j] > 0))
+            if seen.get(kind, 0) < len(solo):
+                seen[kind] = seen.get(kind, 0) + 1
+                queue.append(j)
+        if not queue:
+            return set()
+        gain = np.full((len(solo), len(queue)), np.nan)
+        own = np.full_like(gain, np.nan)
+        for a, s in enumerate(solo):
+            r = int(d.gpu_type[plan[s][0]])
+            for b, q in enumerate(queue):
+                mine, theirs = d.pair_fraction(s, q, r), d.pair_fraction(q, s, r)
+                if mine > 0 and theirs > 0 and d.throughput[q, r] > 0:
+                    own[a, b], gain[a, b] = mine, mine + theirs - 1.0
+        view = PackingView(d.job_ids, tuple(solo), (), tuple(queue), gain, own)
+        packed = set()
+        for sj, qj in greedy_packing(view).pairs:
+            plan[self.index[qj]] = plan[self.index[sj]]
+            packed.add(self.index[qj])
+        return packed
