@@ -1,0 +1,117 @@
+"""Packing in the gang engine (issue 19, item 1): two jobs share a gang at Gavel's measured pair
+rates, the survivor speeds up when its partner completes, the validator recomputes that and
+refuses any other sharing, and packing runs are bounded by the packing relaxation."""
+
+from dataclasses import replace
+
+import pytest
+from test_sim_gang import cluster, job
+
+from hetsched.allocation.gavel_data import load_throughputs
+from hetsched.errors import HetschedError
+from hetsched.instance.model import Instance, ModelInfo
+from hetsched.sim.bounds import workload_bounds
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.gang_validate import Segment, validate_gang
+from hetsched.sim.metrics import gang_metrics
+from hetsched.sim.policies import make_policy
+from hetsched.sim.run import run_policy
+
+R50, TRF = "ResNet-50 (batch size 16)", "Transformer (batch size 128)"
+
+
+def _modelled(jid, arrival, work, thr, model):
+    return replace(job(jid, arrival, work, thr), model=ModelInfo(name=model) if model else None)
+
+
+def _pair_instance(model_b=TRF, n_gpus=1):
+    return Instance(
+        "pair",
+        cluster({"v100": n_gpus}),
+        (
+            _modelled("A", 0.0, 100, {"v100": 2.0}, R50),
+            _modelled("B", 0.0, 200, {"v100": 1.0}, model_b),
+        ),
+    )
+
+
+def _fractions():
+    t = load_throughputs()
+    a, b = t.pairs["v100"][(R50, 1)][(TRF, 1)]
+    return a / t.isolated["v100"][(R50, 1)], b / t.isolated["v100"][(TRF, 1)]
+
+
+def test_a_packed_pair_runs_at_the_measured_rates_and_the_survivor_speeds_up():
+    """One V100. similarity:pack places A alone and packs B onto its GPU (Algorithm 3 packs even
+    when the pair lowers the total). A runs at 2 f_A and completes at 100 / (2 f_A); B runs at
+    f_B until then and at its own rate 1 after: C_B = C_A + (200 - f_B C_A)."""
+    fa, fb = _fractions()
+    result = simulate_gang(_pair_instance(), make_policy("similarity:pack"), 360.0, 10.0)
+    ca = 100 / (2 * fa)
+    assert result.completion == pytest.approx({"A": ca, "B": ca + (200 - fb * ca)})
+    assert result.validation.completion == pytest.approx(result.completion)
+    # without packing B waits for the next round
+    alone = simulate_gang(_pair_instance(), make_policy("similarity"), 360.0, 10.0)
+    assert alone.completion == pytest.approx({"A": 50.0, "B": 560.0})
+    # a shared GPU is busy once
+    assert gang_metrics(_pair_instance(), result)["utilization"] <= 1.0 + 1e-9
+
+
+def test_the_validator_refuses_sharing_that_is_not_a_measured_pair():
+    inst = _pair_instance(model_b=None)
+    g = (inst.gpus[0].id,)
+    segs = [Segment("A", 0.0, 100.0, g), Segment("B", 0.0, 100.0, g)]
+    kinds = {v.kind for v in validate_gang(inst, segs, 10.0).violations}
+    assert "overlap" in kinds
+
+
+def test_the_validator_refuses_three_jobs_on_one_gpu_and_recomputes_pairs():
+    fa, fb = _fractions()
+    inst = Instance(
+        "three",
+        cluster({"v100": 1}),
+        (
+            _modelled("A", 0.0, 100, {"v100": 2.0}, R50),
+            _modelled("B", 0.0, 200, {"v100": 1.0}, TRF),
+            _modelled("C", 0.0, 200, {"v100": 1.0}, TRF),
+        ),
+    )
+    g = (inst.gpus[0].id,)
+    ca = 100 / (2 * fa)
+    three = [Segment("A", 0.0, ca, g), Segment("B", 0.0, 300.0, g), Segment("C", 0.0, 300.0, g)]
+    assert any("three" in v.message for v in validate_gang(inst, three, 10.0).violations)
+    # a pair claimed to finish at its solo rate is caught: progress is recomputed at f_A
+    wrong = [Segment("A", 0.0, 50.0, g), Segment("B", 0.0, 250.0, g)]
+    assert any(v.kind == "progress" for v in validate_gang(inst, wrong, 10.0).violations)
+
+
+class _ShareAll:
+    """Puts every active job on GPU 0 (illegal unless it is a measured pair)."""
+
+    name, clairvoyant = "share-all", False
+
+    def prepare(self, instance, jobs):
+        pass
+
+    def allocate(self, state):
+        return {j: (0,) for j in state.active()}
+
+
+def test_the_engine_refuses_illegal_sharing_and_sharing_under_gavels_convention():
+    with pytest.raises(HetschedError, match="two jobs"):
+        simulate_gang(_pair_instance(model_b=None), _ShareAll(), 360.0, 10.0)
+    with pytest.raises(HetschedError, match="two jobs"):
+        simulate_gang(_pair_instance(), _ShareAll(), 360.0, 0.0, convention="gavel")
+    ok = simulate_gang(_pair_instance(), _ShareAll(), 360.0, 10.0)
+    assert ok.validation.valid
+
+
+def test_packing_runs_are_bounded_by_the_packing_relaxation_which_is_weaker():
+    inst = _pair_instance()
+    s = run_policy(inst, "similarity:pack")
+    assert s["packing"] is True
+    packed = workload_bounds(inst, "job+packing")
+    plain = workload_bounds(inst, "job")
+    for k in ("avg_jct", "makespan", "weighted_completion"):
+        assert getattr(packed, k) <= getattr(plain, k) * (1 + 1e-9)
+        assert s["metrics"][k] >= getattr(packed, k) * (1 - 1e-9)
