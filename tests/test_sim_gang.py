@@ -143,6 +143,9 @@ POLICY_NAMES = [
     "gavel:makespan",
     "hadar",
     "hadar:dp",
+    "harmony-greedy",
+    "harmony:bin-packing",
+    "harmony:exact",
 ]
 
 
@@ -261,13 +264,21 @@ def test_bad_engine_options_and_unknown_policy_arguments_are_input_errors():
     inst = Instance("o", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}),))
     with pytest.raises(InputError, match="restore_seconds"):
         simulate_gang(inst, make_policy("yarn-cs"), round_seconds=10, restore_seconds=10)
-    for bad in ("gavel:nope", "tiresias:5,2", "tiresias:x", "hadar:lp"):
+    for bad in ("gavel:nope", "tiresias:5,2", "tiresias:x", "hadar:lp", "harmony:lp"):
         with pytest.raises(InputError):
             make_policy(bad)
     with pytest.raises(HetschedError):
         make_policy("yarn-cs:1")  # only 'backfill' or 'strict'
     assert is_job_level("gavel:makespan") and not is_job_level("gavel-fifo")
-    assert set(GANG_POLICIES) == {"gavel", "hadar", "similarity", "tiresias", "yarn-cs"}
+    assert set(GANG_POLICIES) == {
+        "gavel",
+        "hadar",
+        "harmony",
+        "harmony-greedy",
+        "similarity",
+        "tiresias",
+        "yarn-cs",
+    }
     big = Instance("b", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}, gang=2),))
     with pytest.raises(InputError, match="requested_workers"):
         gang_jobs(big)

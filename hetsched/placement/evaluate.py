@@ -18,7 +18,16 @@ def speed_fractions(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
     slow = np.where(u > 0, co, 0.0).max(axis=1)
     spans = u.sum(axis=1)
     f = np.maximum(view.min_speed_fraction, 1.0 - slow - view.communication * (spans - 1))
-    return np.where(spans > 0, f, 0.0)
+    return np.where(spans > 0, f * server_factor(view, tasks), 0.0)
+
+
+def server_factor(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
+    """min over the servers job n uses of ``server_speed[n, s]`` (1 without server speeds or
+    tasks): a synchronous job on several servers runs at its slowest server's pace."""
+    if view.server_speed is None:
+        return np.ones(view.n_jobs)
+    f = np.where(tasks > 0, view.server_speed, np.inf).min(axis=1)
+    return np.where(np.isfinite(f), f, 1.0)
 
 
 def reward(view: PlacementView, tasks: np.ndarray) -> float:

@@ -52,8 +52,10 @@ class _State:
     def tasks(self) -> np.ndarray:
         return self.view.fixed_workers + self.view.fixed_ps + self.xw + self.xp
 
-    def fits(self, demand: np.ndarray) -> np.ndarray:
-        return (self.used + demand <= self.view.capacity + EPS).all(axis=1)
+    def fits(self, demand: np.ndarray, n: int) -> np.ndarray:
+        """Servers where one more task of job n with this demand fits (and n may run)."""
+        ok = (self.used + demand <= self.view.capacity + EPS).all(axis=1)
+        return ok if self.view.allowed is None else ok & self.view.allowed[n]
 
 
 def _score(rule: str, st: _State, n: int, demand: np.ndarray) -> np.ndarray:
@@ -86,7 +88,7 @@ def _place_job_by_rule(st: _State, n: int, rule: str) -> bool:
     ] * int(v.workers[n])
     saved = (st.used.copy(), st.xw.copy(), st.xp.copy())
     for kind, demand in kinds:
-        score = np.where(st.fits(demand), _score(rule, st, n, demand), np.inf)
+        score = np.where(st.fits(demand, n), _score(rule, st, n, demand), np.inf)
         s = int(np.argmin(score))
         if not np.isfinite(score[s]):
             st.used, st.xw, st.xp = saved
@@ -153,7 +155,9 @@ def job_candidates(
         seen.add((w, p))
         wa, pa = np.array(w), np.array(p)
         need = np.outer(wa, view.worker_demand[n]) + np.outer(pa, view.ps_demand[n])
-        if (need <= free).all():
+        if (need <= free).all() and (
+            view.allowed is None or not ((wa + pa) > 0)[~view.allowed[n]].any()
+        ):
             out.append((wa, pa))
     return out
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from hetsched.errors import HetschedError
 from hetsched.placement import data
-from hetsched.placement.evaluate import speed_fractions
+from hetsched.placement.evaluate import server_factor, speed_fractions
 from hetsched.placement.problem import EPS, PlacementView, placement_view
 
 
@@ -68,7 +68,7 @@ class InterferencePredictor:
         g = self.features(view, tasks)
         rows = self.theta[[self.models.index(m) for m in view.models]]
         f = np.clip((g * rows).sum(axis=1), view.min_speed_fraction, 1.0)
-        return np.where(g[:, 0] > 0, f, 0.0)
+        return np.where(g[:, 0] > 0, f * server_factor(view, tasks), 0.0)
 
 
 def _random_placement(view: PlacementView, rng: np.random.Generator) -> np.ndarray:

@@ -60,6 +60,11 @@ class PlacementView:
     interference: np.ndarray  # I[n, j], zero diagonal
     communication: np.ndarray  # kappa_n
     min_speed_fraction: float
+    # heterogeneous servers (the gang simulator's Harmony policy builds these; a view read from
+    # ``metadata.placement`` has neither): job n may use server s only where allowed[n, s], and
+    # on s it runs at server_speed[n, s] x b_n, a job over several servers at its slowest one's
+    allowed: np.ndarray | None = None  # [n, s] bool; None: everywhere
+    server_speed: np.ndarray | None = None  # [n, s]; None: 1
 
     @property
     def n_jobs(self) -> int:

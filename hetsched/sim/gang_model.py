@@ -195,5 +195,8 @@ def gang_jobs(instance: Instance) -> GangJobs:
         servers=servers,
         models=tuple(j.model.name if j.model else None for j in instance.jobs),
         memory_gb=tuple(j.memory_gb for j in instance.jobs),
-        type_memory_gb=tuple(instance.cluster.gpu_types[t].memory_gb if t in instance.cluster.gpu_types else None for t in types),
+        type_memory_gb=tuple(
+            instance.cluster.gpu_types[t].memory_gb if t in instance.cluster.gpu_types else None
+            for t in types
+        ),
     )

@@ -127,7 +127,9 @@ def validate_gang(
                     shares[ib].append((lo, hi, jobs[sa.job]))
                     busy -= len(sa.gpus) * (hi - lo)  # a shared GPU is busy once
         held = 0
-        for t, step in sorted([(a0, 1) for a0, _, _ in spans] + [(a1 - tol, -1) for _, a1, _ in spans]):
+        for t, step in sorted(
+            [(a0, 1) for a0, _, _ in spans] + [(a1 - tol, -1) for _, a1, _ in spans]
+        ):
             held += step
             if held > 2:
                 bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by three jobs at {t}"))

@@ -1,0 +1,144 @@
+"""Harmony's placement (ToN'22, Secs. IV-V and VII.B) as a gang-engine policy, so that it runs
+beside Gavel, Tiresias, Hadar and the similarity policy on the same workloads (issue 19).
+
+Harmony places each interval's new jobs next to the running ones, which never move ("no
+placement adjustment after deployment", Sec. IV); a job is placed whole or waits. Here an
+interval is a round of the engine, and every round the waiting jobs, in arrival order, are
+placed by one of :mod:`hetsched.placement`'s methods on a :class:`PlacementView` of the cluster:
+
+* ``harmony:load-balancing``, ``:bin-packing``, ``:tetris``, ``:standalone``: the rules of
+  :func:`hetsched.placement.heuristics.place_by_rule`;
+* ``harmony:greedy`` (also ``harmony-greedy``, the default): the greedy by reward (eq. (1));
+* ``harmony:greedy-learned``: the same greedy with the learned interference predictor;
+* ``harmony:exact``: the round's optimal placement of every waiting job at once
+  (:func:`hetsched.placement.separable.separable_placement`, an integer program: exact here
+  because nothing interferes).
+
+The view: one "server" per (server, GPU type) group of the cluster, with its GPUs as the only
+resource; a job has s_j workers of one GPU each and no parameter server; its epochs e_n are its
+work W_j and its standalone speed b_n its best rate over a round, on a group of type r it runs
+at X_j^r / max_r X_j^r of that (``server_speed``) and only where X_j^r > 0 (``allowed``). The gang
+model has no co-location interference nor a cost for spanning servers (its GPUs are exclusive
+and a gang runs at its slowest type's pace), so both are zero and the reward the greedy
+maximizes is the one the engine then delivers. The learned predictor only knows Harmony's six
+models: on a workload of other models, ``harmony:greedy-learned`` stops with an error naming
+the job. The greedy and the exact method read each job's total work (Harmony's e_n, declared
+at submission), so they count as clairvoyant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetsched.errors import InputError
+from hetsched.placement import data as harmony_data
+from hetsched.placement.heuristics import RULES, greedy_by_reward, place_by_rule
+from hetsched.placement.problem import PlacementView
+from hetsched.placement.separable import separable_placement
+from hetsched.sim.gang_engine import GangState
+
+METHODS = RULES + ("greedy", "greedy-learned", "exact")
+
+
+class Harmony:
+    def __init__(self, method: str = "greedy", seed: int = 0):
+        if method not in METHODS:
+            raise InputError(
+                "policy", "harmony:METHOD", f"one of {', '.join(METHODS)}, not {method!r}"
+            )
+        self.method = method
+        self.name = f"harmony:{method}"
+        self.clairvoyant = method in ("greedy", "greedy-learned", "exact")
+        self.seed = seed
+
+    def prepare(self, instance, jobs) -> None:
+        d = self.data = jobs
+        groups: dict[tuple[int, int], list[int]] = {}
+        for g in range(d.n_gpus):
+            groups.setdefault((int(d.gpu_server[g]), int(d.gpu_type[g])), []).append(g)
+        self.groups = list(groups.values())
+        self.group_ids = tuple(f"{d.servers[h]}/{d.types[r]}" for h, r in groups)
+        gtype = np.array([r for _, r in groups])
+        self.group_of = {g: k for k, gs in enumerate(self.groups) for g in gs}
+        best = d.throughput.max(axis=1)
+        self.speed = d.throughput[:, gtype] / best[:, None]  # [job, group]
+        self.standalone = best  # units/s; times the round length in the view
+        self.predictor = None
+        if self.method == "greedy-learned":
+            from hetsched.placement.predictor import default_predictor
+
+            self.predictor = default_predictor(self.seed)
+            for k, m in enumerate(d.models):
+                if m not in self.predictor.models:
+                    raise InputError(
+                        instance.name,
+                        f"$.jobs[{k}].model.name",
+                        f"harmony:greedy-learned needs interference data for model {m!r}; the "
+                        f"learned predictor knows {', '.join(self.predictor.models)} "
+                        "(harmony:greedy uses the workload's own interference: none here)",
+                    )
+
+    def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
+        d = self.data
+        plan = dict(state.held)  # placed jobs keep their GPUs until they complete
+        taken = {g for gs in plan.values() for g in gs}
+        free = [[g for g in gs if g not in taken] for gs in self.groups]
+        waiting = [j for j in state.active() if j not in plan]
+        # in arrival order, as many jobs at a time as there are free GPUs (a job takes at least
+        # one): each is placed or waits, as if all were placed in one pass
+        while waiting and any(free):
+            n_free = sum(len(f) for f in free)
+            chunk = [j for j in waiting if d.gang[j] <= n_free]
+            if self.method != "exact":  # the optimum looks at every waiting job at once
+                chunk = chunk[:n_free]
+            if not chunk:
+                break
+            for j, counts in self._place(state, plan, chunk).items():
+                gpus = []
+                for k, c in enumerate(counts):
+                    gpus += free[k][:c]
+                    free[k] = free[k][c:]
+                plan[j] = tuple(gpus)
+            tried = set(chunk)
+            waiting = [j for j in waiting if j not in tried]
+        return plan
+
+    def _place(self, state, plan, new: list[int]) -> dict[int, np.ndarray]:
+        """GPUs per group for each job of ``new`` placed this time (the rest wait)."""
+        d = self.data
+        rows = list(plan) + new
+        n, S = len(rows), len(self.groups)
+        fixed = np.zeros((n, S), dtype=int)
+        for i, j in enumerate(rows[: len(plan)]):
+            for g in plan[j]:
+                fixed[i, self.group_of[g]] += 1
+        view = PlacementView(
+            job_ids=tuple(d.job_ids[j] for j in rows),
+            server_ids=self.group_ids,
+            resources=("gpu",),
+            models=tuple(d.models[j] or d.job_ids[j] for j in rows),
+            capacity=np.array([[float(len(gs))] for gs in self.groups]),
+            workers=d.gang[rows],
+            parameter_servers=np.zeros(n, dtype=int),
+            worker_demand=np.ones((n, 1)),
+            ps_demand=np.zeros((n, 1)),
+            epochs=d.work[rows].astype(float),
+            standalone_speed=self.standalone[rows] * state.round_seconds,
+            new=np.array([i >= len(plan) for i in range(n)]),
+            fixed_workers=fixed,
+            fixed_ps=np.zeros_like(fixed),
+            interference=np.zeros((n, n)),
+            communication=np.zeros(n),
+            min_speed_fraction=harmony_data.MIN_SPEED_FRACTION,
+            allowed=self.speed[rows] > 0,
+            server_speed=self.speed[rows],
+        )
+        if self.method in RULES:
+            placement = place_by_rule(view, self.method)
+        elif self.method == "exact":
+            placement = separable_placement(view)[0]
+        else:
+            model = self.predictor.speed_fractions if self.predictor else None
+            placement = greedy_by_reward(view, model) if model else greedy_by_reward(view)
+        xw, _ = placement.to_arrays(view)
+        return {rows[i]: xw[i] for i in range(len(plan), n) if xw[i].sum() > 0}
