@@ -122,25 +122,21 @@ def _packing_gains(d) -> tuple[np.ndarray, np.ndarray]:
     kinds: dict[tuple, list[int]] = {}
     for j in range(d.n_jobs):
         kinds.setdefault((d.models[j], int(d.gang[j]), d.memory_gb[j]), []).append(j)
-    reps = [(js[0], len(js)) for js in kinds.values()]
+    groups = list(kinds.values())
     capacity = np.ones(len(d.types))
-    gain = {}
-    for a, (j, _) in enumerate(reps):
-        best = 1.0
-        for b, (k, many) in enumerate(reps):
-            if a == b and many < 2:
+    speedup = np.ones(d.n_jobs)
+    for a, mine in enumerate(groups):
+        j, best = mine[0], 1.0
+        for b, theirs in enumerate(groups):
+            if a == b and len(mine) < 2:
                 continue  # a job cannot share with itself
+            k = theirs[1] if a == b else theirs[0]  # another job of that kind
             for r in range(len(d.types)):
-                # two jobs of one kind: j and another of its kind stand for the pair
-                other = k if a != b else kinds[list(kinds)[b]][1]
-                f, g = d.pair_fraction(j, other, r), d.pair_fraction(other, j, r)
+                f, g = d.pair_fraction(j, k, r), d.pair_fraction(k, j, r)
                 if f > 0 and g > 0:
                     capacity[r] = max(capacity[r], f + g)
                     best = max(best, f)
-        gain[j] = best
-    speedup = np.ones(d.n_jobs)
-    for (j, _), js in zip(reps, kinds.values()):
-        speedup[js] = gain[j]
+        speedup[mine] = best
     return capacity, speedup
 
 

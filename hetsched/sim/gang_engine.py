@@ -212,15 +212,15 @@ def simulate_gang(
         held: dict[int, tuple[int, ...]] = {}
         new_open: dict[int, int] = {}
         stops: dict[int, float] = {}  # Gavel's convention: when each job of the round stops
-        partner = _partners(plan)
+        same_gpus = {j: j in open_seg and set(state.held[j]) == set(g) for j, g in plan.items()}
+        delays = {j: restore_seconds if ran_before[j] and not same_gpus[j] else 0.0 for j in plan}
         finish: dict[int, tuple[float, float, bool]] = {}  # packed: (end, progress, completes)
-        for j, mate in partner.items():
+        for j, mate in _partners(plan).items():
             if j < mate:
-                finish.update(_packed_round(state, data, plan, ran_before, open_seg, t, L, j, mate))
+                finish.update(_packed_round(state, data, plan, delays, t, L, j, mate))
         for j, gpus in sorted(plan.items()):
             gpus = tuple(int(g) for g in gpus)
-            same = j in open_seg and set(state.held[j]) == set(gpus)
-            delay = restore_seconds if ran_before[j] and not same else 0.0
+            same, delay = same_gpus[j], delays[j]
             rate = data.rate(j, gpus)
             progress = rate * (L - delay)
             if gavel:  # whole steps, as Gavel's simulator counts them
@@ -312,16 +312,12 @@ def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:
     return out
 
 
-def _packed_round(state, data, plan, ran_before, open_seg, t, L, a, b) -> dict:
+def _packed_round(state, data, plan, d, t, L, a, b) -> dict:
     """(end, progress, completes) of two jobs sharing a gang in the round [t, t + L]: each
-    restores if it must, runs at its pair rate while the other holds the gang and at its own
-    rate after the other completes."""
+    restores for its delay ``d[j]``, runs at its pair rate while the other holds the gang and
+    at its own rate after the other completes."""
     r = int(data.gpu_type[plan[a][0]])
     out = {}
-    d = {}
-    for j in (a, b):
-        same = j in open_seg and set(state.held[j]) == set(plan[j])
-        d[j] = state.restore_seconds if ran_before[j] and not same else 0.0
     pair = {a: data.pair_rate(a, b, r), b: data.pair_rate(b, a, r)}
     rem = {j: float(state._remaining[j]) for j in (a, b)}
     T = t + L
@@ -354,6 +350,7 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
     twice unless two jobs share the same gang as a pair that may be packed."""
     used: set[int] = set()
     owner: dict[int, int] = {}
+    shared: set[int] = set()  # GPUs two jobs hold already
     for j, gpus in plan.items():
         if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
             raise HetschedError(
@@ -371,7 +368,7 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
                 state.convention == "hetsched"
                 and set(plan[k]) == set(gs)
                 and len({int(data.gpu_type[g]) for g in gs}) == 1
-                and sum(1 for o in plan.values() if set(o) == set(gs)) == 2
+                and not shared & set(gs)
                 and data.pair_rate(j, k, r) > 0
                 and data.pair_rate(k, j, r) > 0
             ):
@@ -379,6 +376,7 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
                     f"policy {policy.name} gave a GPU to two jobs at t={state.now} "
                     "(only a pair that may be packed can share a gang, under the hetsched convention)"
                 )
+            shared |= set(gs)
         for g in gs:
             owner[g] = j
         if any(not (0 <= g < data.n_gpus) or data.throughput[j, data.gpu_type[g]] <= 0 for g in gs):

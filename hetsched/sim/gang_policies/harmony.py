@@ -138,7 +138,10 @@ class Harmony:
         elif self.method == "exact":
             placement = separable_placement(view)[0]
         else:
-            model = self.predictor.speed_fractions if self.predictor else None
-            placement = greedy_by_reward(view, model) if model else greedy_by_reward(view)
+            placement = (
+                greedy_by_reward(view, self.predictor.speed_fractions)
+                if self.predictor
+                else greedy_by_reward(view)
+            )
         xw, _ = placement.to_arrays(view)
         return {rows[i]: xw[i] for i in range(len(plan), n) if xw[i].sum() > 0}
