@@ -192,9 +192,21 @@ def test_allocate_cli_json_and_input_errors(capsys, tmp_path):
     assert "$.jobs[1].throughput" in capsys.readouterr().err
 
 
+FAST_CASES = [
+    ("max-min-fairness", "hetsched"),
+    ("max-min-fairness-perf", "hetsched"),
+    ("max-min-fairness-perf", "gavel"),
+    ("makespan", "hetsched"),
+    ("min-total-duration", "hetsched"),
+    ("max-throughput", "hetsched"),
+    ("max-throughput", "gavel"),
+    ("max-throughput-cost", "gavel"),
+]
+
+
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("policy", ["max-min-fairness", "max-min-fairness-perf", "makespan"])
-def test_fast_path_matches_the_pyomo_model(seed, policy):
+@pytest.mark.parametrize("policy,convention", FAST_CASES)
+def test_fast_path_matches_the_pyomo_model(seed, policy, convention):
     from hetsched.allocate.fast import fast_solve
 
     inst = random_instance(200 + seed, n_jobs=4 + 2 * seed)
@@ -204,10 +216,12 @@ def test_fast_path_matches_the_pyomo_model(seed, policy):
         inst.cluster,
         inst.jobs + tuple(Job(**{**j.__dict__, "id": j.id + "b"}) for j in inst.jobs),
     )
+    same = policy in ("makespan", "min-total-duration")  # one definition: the model takes none
+    options = {} if same else {"convention": convention}
     for case in (inst, doubled):
-        ref = solve(case, f"gavel-{policy}", "highs")
+        ref = solve(case, f"gavel-{policy}", "highs", options=options)
         for merge in (True, False):
-            fast = fast_solve(case, policy, merge=merge)
+            fast = fast_solve(case, policy, merge=merge, convention=convention)
             assert fast.status == Status.OPTIMAL and fast.validation.valid
             assert fast.objective == pytest.approx(ref.objective, rel=1e-6)
 
@@ -244,10 +258,15 @@ def test_allocate_fast_flag_gives_the_same_answer(capsys):
     assert main(["allocate", str(TWO), "--policy", "makespan", "--json", "--reference"]) == 0
     ref = json.loads(capsys.readouterr().out)
     assert ref["solver"] == "highs" and ref["objective"] == pytest.approx(fast["objective"])
-    # a policy without a fast path: the default solves its Pyomo model, --fast refuses
+    # the throughput sum has a fast path too, with the Pyomo model's optimum
     assert main(["allocate", str(TWO), "--policy", "max-throughput", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["solver"] == "highs"
-    assert main(["allocate", str(TWO), "--policy", "max-throughput", "--fast"]) == 2
+    fast = json.loads(capsys.readouterr().out)
+    assert main(["allocate", str(TWO), "--policy", "max-throughput", "--json", "--reference"]) == 0
+    ref = json.loads(capsys.readouterr().out)
+    assert fast["solver"] == "highs-arrays" and ref["solver"] == "highs"
+    assert fast["objective"] == pytest.approx(ref["objective"], rel=1e-9)
+    # a policy without a fast path (hetsched's throughput per dollar is a ratio): --fast refuses
+    assert main(["allocate", str(TWO), "--policy", "max-throughput-cost", "--fast"]) == 2
 
 
 def test_bench_gavel_quick(tmp_path, capsys):

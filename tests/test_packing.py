@@ -64,6 +64,30 @@ def test_packed_max_min_matches_a_three_variable_lp():
     assert packed.objective > 1.0  # this pair shares a V100 profitably
 
 
+def test_packed_max_min_under_gavels_convention_matches_its_lp():
+    """Gavel's packed normalizers on one V100: flatten divides by sum_r T = T, then by the
+    proportional throughput T again: z <= (pa p + ta qa) / ta^2, z <= (pb p + tb qb) / tb^2;
+    the throughput sum divides by T once."""
+    from hetsched.allocation.gavel_data import load_throughputs
+
+    table = load_throughputs(TABLE)
+    ta, tb = table.isolated["v100"][(A, 1)], table.isolated["v100"][(B, 1)]
+    pa, pb = table.pairs["v100"][(A, 1)][(B, 1)]
+    res = linprog(
+        [0, 0, 0, -1],
+        A_ub=[[-pa / ta**2, -1 / ta, 0, 1], [-pb / tb**2, 0, -1 / tb, 1], [1, 1, 1, 0]],
+        b_ub=[0, 0, 1],
+        bounds=[(0, None)] * 3 + [(None, None)],
+    )
+    options = {"throughputs": str(TABLE), "convention": "gavel"}
+    packed = solve(one_gpu(), "gavel-max-min-fairness-perf-packed", "highs", options=options)
+    assert packed.status == Status.OPTIMAL and packed.validation.valid
+    assert packed.objective == pytest.approx(-res.fun, rel=1e-7)
+    total = solve(one_gpu(), "gavel-max-throughput-packed", "highs", options=options)
+    best = max(pa / ta + pb / tb, 1.0)  # the pair all the time, or one job alone (1 = T / T)
+    assert total.objective == pytest.approx(best, rel=1e-7)
+
+
 def test_packed_total_throughput_at_least_unpacked():
     inst = one_gpu((A, B, "CycleGAN"))
     packed = solve(

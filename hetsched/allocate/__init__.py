@@ -3,19 +3,22 @@
 * finish-time fairness: bisection on rho over LP tests (:mod:`hetsched.allocate.ftf`);
 * ``packed``: space sharing over job pairs (``gavel-POLICY-packed``, pair throughputs from Gavel's table);
 * by default (``route="auto"``), the LP built as arrays with identical jobs merged
-  (:mod:`hetsched.allocate.fast`) for the policies that have it (``FAST_POLICIES``);
+  (:mod:`hetsched.allocate.fast`) for the policies that have it (``FAST_POLICIES``, the
+  throughput sums: :func:`~hetsched.allocation.policies.fast_path`);
 * otherwise, or with ``route="reference"``, the Pyomo formulation ``gavel-POLICY`` through
   :func:`hetsched.solve.solve` (the tests cross-check the two routes).
 
 Every route returns the same :class:`~hetsched.solvers.result.SolveResult`, its allocation checked
-by the independent validator of :mod:`hetsched.allocation.validate`.
+by the independent validator of :mod:`hetsched.allocation.validate`. ``convention`` picks
+hetsched's or Gavel's normalizers (:mod:`hetsched.allocation.conventions`).
 """
 
 from __future__ import annotations
 
 from hetsched.allocate.fast import fast_solve
 from hetsched.allocate.ftf import finish_time_fairness
-from hetsched.allocation.policies import FAST_POLICIES, PACKED_POLICIES, POLICIES
+from hetsched.allocation.conventions import CONVENTIONS, check_convention
+from hetsched.allocation.policies import FAST_POLICIES, PACKED_POLICIES, POLICIES, fast_path
 from hetsched.errors import HetschedError
 from hetsched.instance.model import Instance
 from hetsched.solve import solve
@@ -35,6 +38,7 @@ def allocate(
     throughputs: str | None = None,
     time_limit: float | None = None,
     threads: int | None = None,
+    convention: str = "hetsched",
 ) -> SolveResult:
     """The allocation of ``policy`` (Gavel OSDI'20 Sec. 4) for ``instance``; ``throughputs`` is
     the pair-throughput table of ``packed`` (None: the copy shipped with hetsched). ``route``:
@@ -44,8 +48,14 @@ def allocate(
         raise HetschedError(f"unknown policy '{policy}' (known: {', '.join(POLICIES)})")
     if route not in ROUTES:
         raise HetschedError(f"unknown route '{route}' (known: {', '.join(ROUTES)})")
-    if policy == "finish-time-fairness":  # quasi-convex: bisection over LP tests
-        return finish_time_fairness(instance, route="pyomo" if route == "reference" else "fast")
+    check_convention(convention)
+    if policy.startswith("finish-time-fairness"):  # quasi-convex: bisection over LP tests
+        return finish_time_fairness(
+            instance,
+            route="pyomo" if route == "reference" else "fast",
+            convention=convention,
+            agnostic=policy.endswith("-agnostic"),
+        )
     if packed:
         if policy not in PACKED_POLICIES:
             raise HetschedError(f"--packed exists for {', '.join(PACKED_POLICIES)}, not {policy}")
@@ -57,13 +67,26 @@ def allocate(
             "highs",
             time_limit=time_limit,
             threads=threads,
-            options={"throughputs": throughputs},
+            options={"throughputs": throughputs, "convention": convention},
         )
-    if route == "fast" and policy not in FAST_POLICIES:
-        raise HetschedError(f"--fast exists for {', '.join(FAST_POLICIES)}, not {policy}")
-    if route != "reference" and policy in FAST_POLICIES:
-        return fast_solve(instance, policy)
-    return solve(instance, f"gavel-{policy}", "highs", time_limit=time_limit, threads=threads)
+    if route == "fast" and fast_path(policy, convention) is None:
+        raise HetschedError(
+            f"--fast exists for {', '.join(FAST_POLICIES)}, max-throughput and (under Gavel's "
+            f"convention) max-throughput-cost, not {policy}"
+        )
+    if route != "reference" and fast_path(policy, convention):
+        return fast_solve(instance, policy, convention=convention)
+    # makespan and min-total-duration read the same under both conventions (their models take none)
+    same = policy in ("makespan", "min-total-duration")
+    options = {} if same else {"convention": convention}
+    return solve(
+        instance,
+        f"gavel-{policy}",
+        "highs",
+        time_limit=time_limit,
+        threads=threads,
+        options=options,
+    )
 
 
-__all__ = ["allocate", "ROUTES", "POLICIES", "PACKED_POLICIES", "FAST_POLICIES"]
+__all__ = ["allocate", "ROUTES", "POLICIES", "PACKED_POLICIES", "FAST_POLICIES", "CONVENTIONS"]

@@ -1,15 +1,16 @@
-"""The fast path for the max-min allocation LPs, for thousands of jobs.
+"""The fast path for the allocation LPs, for thousands of jobs.
 
-Max-min fairness (both forms) and makespan (z = 1/makespan) are all
+Max-min fairness (both forms), makespan (z = 1/makespan) and min-total-duration are all
 
     max z  s.t.  z <= sum_r a_{j,r} x_{j,r},  sum_r x_{j,r} <= 1,  sum_j s_j x_{j,r} <= N_r,  x >= 0
 
-for a coefficient matrix a (:func:`coefficients`). Two things make it fast:
+for a coefficient matrix a (:func:`coefficients`); the throughput sums are max sum a x under the
+same base constraints (:func:`solve_max_sum`). Two things make it fast:
 
 1. **Identical jobs are merged.** Jobs with the same row (a_j, s_j) -- in Gavel's workloads, the
    same job type, scale factor and weight -- form a class c of m_c jobs. Giving every job of a
    class the class's average allocation keeps every constraint (they are linear and identical
-   within the class) and does not lower min_j a_j x_j, so the LP over classes (capacity
+   within the class) and does not lower min_j a_j x_j (nor change a linear sum), so the LP over classes (capacity
    sum_c m_c s_c x_{c,r} <= N_r) has the same optimum. Gavel's table has 83 job types, so a
    2048-job LP shrinks to at most 83 x (distinct weights) rows.
 2. **The LP is passed to HiGHS as arrays** (highspy, CSC matrix), without a modelling layer.
@@ -26,7 +27,14 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.allocation.policies import coefficients, fast_objective
+from hetsched.allocation.conventions import check_convention
+from hetsched.allocation.policies import (
+    coefficients,
+    fast_objective,
+    fast_path,
+    policy_view,
+    sum_coefficients,
+)
 from hetsched.allocation.problem import Allocation, allocation_view, equal_share_makespan
 from hetsched.allocation.validate import allocation_report
 from hetsched.instance.model import Instance
@@ -34,41 +42,51 @@ from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import SolveResult, Status
 
 
-def solve_max_min(
-    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True, solver: str = "ipm"
+def _classes(a: np.ndarray, scale: np.ndarray, merge: bool):
+    """Job classes with the same row (a_j, s_j): (rows, scales, multiplicities, job -> class)."""
+    if not merge:
+        return a, scale, np.ones(len(a)), np.arange(len(a))
+    classes, inverse, mult = np.unique(
+        np.column_stack([a, scale]), axis=0, return_inverse=True, return_counts=True
+    )
+    return classes[:, :-1], classes[:, -1], mult, inverse.ravel()
+
+
+def _solve_arrays(
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, solver: str, epigraph: bool
 ) -> tuple[Status, float, np.ndarray, int]:
-    """max z over the LP above; returns (status, z, x[j, r], number of job classes solved)."""
-    if merge:
-        classes, inverse, mult = np.unique(
-            np.column_stack([a, scale]), axis=0, return_inverse=True, return_counts=True
-        )
-        inverse = inverse.ravel()
-        ca, cs = classes[:, :-1], classes[:, -1]
-    else:
-        ca, cs, mult, inverse = a, scale, np.ones(len(a)), np.arange(len(a))
+    """The base constraints over job classes plus either ``fair[c]``: z <= a_c x_c (max z) or
+    the objective max sum_c m_c a_c x_c; one HiGHS LP passed as arrays."""
+    ca, cs, mult, inverse = _classes(a, scale, merge)
     n, k = ca.shape
-    nv = n * k + 1
+    nz = 1 if epigraph else 0
+    nv = n * k + nz
     jj = np.repeat(np.arange(n), k)
     cols = np.arange(n * k)
-    fair = sp.coo_matrix(
-        (
-            np.concatenate([-ca.ravel(), np.ones(n)]),
-            (np.concatenate([jj, np.arange(n)]), np.concatenate([cols, np.full(n, n * k)])),
-        ),
-        shape=(n, nv),
-    )
     share = sp.coo_matrix((np.ones(n * k), (jj, cols)), shape=(n, nv))
     cap = sp.coo_matrix((np.repeat(mult * cs, k), (np.tile(np.arange(k), n), cols)), shape=(k, nv))
-    A = sp.vstack([fair, share, cap]).tocsc()
+    blocks, upper = [share, cap], [np.ones(n), count.astype(float)]
+    cost = np.zeros(nv)
+    if epigraph:
+        fair = sp.coo_matrix(
+            (
+                np.concatenate([-ca.ravel(), np.ones(n)]),
+                (np.concatenate([jj, np.arange(n)]), np.concatenate([cols, np.full(n, n * k)])),
+            ),
+            shape=(n, nv),
+        )
+        blocks, upper = [fair] + blocks, [np.zeros(n)] + upper
+        cost[-1] = -1.0
+    else:
+        cost[:] = -(ca * mult[:, None]).ravel()
+    A = sp.vstack(blocks).tocsc()
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = nv, A.shape[0]
-    cost = np.zeros(nv)
-    cost[-1] = -1.0
     lp.col_cost_ = cost
     lp.col_lower_ = np.zeros(nv)
     lp.col_upper_ = np.full(nv, highspy.kHighsInf)
     lp.row_lower_ = np.full(A.shape[0], -highspy.kHighsInf)
-    lp.row_upper_ = np.concatenate([np.zeros(n), np.ones(n), count.astype(float)])
+    lp.row_upper_ = np.concatenate(upper)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = A.indptr
     lp.a_matrix_.index_ = A.indices
@@ -81,22 +99,44 @@ def solve_max_min(
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return Status.ERROR, float("nan"), np.zeros_like(a), n
     values = np.asarray(h.getSolution().col_value)
-    x = np.clip(values[:-1].reshape(n, k), 0.0, None)[inverse]
-    return Status.OPTIMAL, float(values[-1]), x, n
+    x = np.clip(values[: n * k].reshape(n, k), 0.0, None)[inverse]
+    value = float(values[-1]) if epigraph else float(-h.getInfo().objective_function_value)
+    return Status.OPTIMAL, value, x, n
 
 
-def fast_solve(instance: Instance, policy: str, merge: bool = True) -> SolveResult:
+def solve_max_min(
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True, solver: str = "ipm"
+) -> tuple[Status, float, np.ndarray, int]:
+    """max z over the LP above; returns (status, z, x[j, r], number of job classes solved)."""
+    return _solve_arrays(a, scale, count, merge, solver, epigraph=True)
+
+
+def solve_max_sum(
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True, solver: str = "ipm"
+) -> tuple[Status, float, np.ndarray, int]:
+    """max sum_{j,r} a_{j,r} x_{j,r} under the base constraints (the throughput policies).
+    Merging keeps the optimum: averaging a class's allocations keeps every constraint and the
+    linear objective."""
+    return _solve_arrays(a, scale, count, merge, solver, epigraph=False)
+
+
+def fast_solve(
+    instance: Instance, policy: str, merge: bool = True, convention: str = "hetsched"
+) -> SolveResult:
     """The fast path behind the same result type as :func:`hetsched.solve.solve`."""
     t0 = time.perf_counter()
     view = allocation_view(instance)
-    status, z, x, classes = solve_max_min(
-        coefficients(view, policy), view.scale, view.count, merge=merge
-    )
-    objective, sense = fast_objective(policy)
-    claimed = (
-        (equal_share_makespan(view) / z if z > 0 else float("inf")) if policy == "makespan" else z
-    )
-    alloc = Allocation(policy, view, x, instance.name)
+    if fast_path(policy, check_convention(convention)) == "sum":
+        a = sum_coefficients(view, policy, convention)
+        status, z, x, classes = solve_max_sum(a, view.scale, view.count, merge=merge)
+    else:
+        a = coefficients(view, policy, convention)
+        status, z, x, classes = solve_max_min(a, view.scale, view.count, merge=merge)
+    objective, sense = fast_objective(policy, convention)
+    claimed = z
+    if sense == "min":  # makespan, min-total-duration: zeta = M / makespan
+        claimed = equal_share_makespan(policy_view(view, policy)) / z if z > 0 else float("inf")
+    alloc = Allocation(policy, view, x, instance.name, {"convention": convention})
     report = allocation_report(objective)(instance, alloc)
     result = SolveResult(
         instance=instance.name,

@@ -62,3 +62,14 @@ def allocation_report(objective: Callable[[AllocationView, np.ndarray], float]):
         return ValidationReport(not bad, value, {}, bad)
 
     return report
+
+
+def convention_report(make: Callable[[str], Callable[[AllocationView, np.ndarray], float]]):
+    """A validator whose objective depends on the convention the allocation was made under
+    (``alloc.params["convention"]``, default ``hetsched``): ``make(convention)`` gives it."""
+
+    def report(instance: Instance, alloc: Allocation) -> ValidationReport:
+        convention = alloc.params.get("convention", "hetsched")
+        return allocation_report(make(convention))(instance, alloc)
+
+    return report

@@ -24,10 +24,12 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         throughputs=args.throughputs,
         time_limit=args.time_limit,
         threads=args.threads,
+        convention=args.convention,
     )
     alloc = res.solution
     out = {
         "policy": args.policy,
+        "convention": args.convention,
         "solver": res.solver,
         "status": res.status.value,
         "objective": res.objective,
@@ -42,7 +44,8 @@ def cmd_allocate(args: argparse.Namespace) -> int:
         print(json_text(out))
     else:
         print(
-            f"policy     {args.policy}\nsolver     {res.solver}\nstatus     {res.status.value}\n"
+            f"policy     {args.policy} ({args.convention} convention)\n"
+            f"solver     {res.solver}\nstatus     {res.status.value}\n"
             f"objective  {fmt(res.objective)}\n"
             f"seconds    {res.seconds:.3f}"
         )
@@ -101,6 +104,7 @@ COMMANDS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
+    from hetsched.allocation.conventions import CONVENTIONS
     from hetsched.allocation.policies import POLICIES as ALLOCATION_POLICIES
 
     al = sub.add_parser("allocate", help=COMMANDS["allocate"])
@@ -122,13 +126,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--fast",
         action="store_true",
         help="insist on the fast path: the LP built as arrays with identical jobs merged "
-        "(max-min-fairness, max-min-fairness-perf, makespan, finish-time-fairness); the default "
+        "(max-min-fairness, max-min-fairness-perf, makespan, min-total-duration, "
+        "finish-time-fairness[-agnostic]); the default "
         "takes it wherever it exists",
     )
     route.add_argument(
         "--reference",
         action="store_true",
         help="solve the Pyomo model (models/gavel) instead of the fast path; same validation",
+    )
+    al.add_argument(
+        "--convention",
+        choices=CONVENTIONS,
+        default="hetsched",
+        help="whose normalizers: hetsched's (equal share; default) or Gavel's code's "
+        "(proportional share, raw throughput sums, its isolated share in finish-time fairness); "
+        "see docs/conventions.md",
     )
     al.add_argument("--time-limit", type=positive(float), default=None, metavar="S")
     al.add_argument("--threads", type=positive(int), default=None, metavar="N")

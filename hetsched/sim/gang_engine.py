@@ -42,6 +42,7 @@ from typing import Protocol
 
 import numpy as np
 
+from hetsched.allocation.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 from hetsched.sim.gang_model import GangJobs, gang_jobs
@@ -50,7 +51,8 @@ from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 IDLE_LIMIT = (
     1000  # consecutive rounds in which a policy runs nothing while jobs wait: a stuck policy
 )
-CONVENTIONS = ("hetsched", "gavel")
+# the engine's timing conventions carry the allocation conventions' names (module doc)
+CONVENTIONS = ALLOCATION_CONVENTIONS
 
 
 class GangState:

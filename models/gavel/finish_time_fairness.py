@@ -13,6 +13,10 @@ need_j(rho) z; rho is feasible iff z* >= 1. :func:`hetsched.allocate.ftf.finish_
 bisects on rho between max_j t_j / D_j (infeasible even with infinite speed) and 1 (X^equal
 achieves it), so the result carries a proven lower bound and its gap. If every t_j = 0 the
 problem is one LP (rho = 1 / z* of the test at rho = 1), and the bisection is skipped.
+
+Options: ``convention="gavel"`` takes Gavel's denominator D_j = R_j / thr_j(X^iso) (its
+``IsolatedPolicy`` share, no t_j; :mod:`hetsched.allocation.conventions`); ``agnostic=True``
+is Gavel's agnostic ``finish_time_fairness`` (every type at the reference type's throughput).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.policies import need, waited
+from hetsched.allocation.conventions import check_convention
+from hetsched.allocation.policies import need, policy_view, waited
 from hetsched.allocation.problem import AllocationView, allocation_view
 from hetsched.allocation.validate import allocation_report
 from hetsched.errors import InputError
@@ -30,9 +35,16 @@ from hetsched.reports import ValidationReport
 from hetsched.spec import FormulationSpec
 
 
-def build(instance: Instance, rho: float = 1.0) -> pe.ConcreteModel:
+def _view(instance: Instance, agnostic: bool) -> AllocationView:
     view = allocation_view(instance)
-    req = need(view, waited(view, instance), rho)
+    return policy_view(view, "finish-time-fairness-agnostic") if agnostic else view
+
+
+def build(
+    instance: Instance, rho: float = 1.0, convention: str = "hetsched", agnostic: bool = False
+) -> pe.ConcreteModel:
+    view = _view(instance, agnostic)
+    req = need(view, waited(view, instance), rho, check_convention(convention))
     if not np.all(np.isfinite(req)):
         raise InputError(
             instance.name,
@@ -50,15 +62,18 @@ def build(instance: Instance, rho: float = 1.0) -> pe.ConcreteModel:
     m.objective = pe.Objective(
         expr=m.z, sense=pe.maximize
     )  # max z: rho is feasible iff z* >= 1 (Themis rho, Gavel Sec. 4.2)
-    m.params = {"rho": rho}
+    m.params = {"rho": rho, "convention": convention, "agnostic": agnostic}
     return m
 
 
 def test_value(instance: Instance, alloc) -> ValidationReport:
     """z = min_j thr_j(X) / need_j(rho) for the allocation's rho, recomputed from the instance."""
 
-    def objective(view: AllocationView, x: np.ndarray) -> float:
-        req = need(view, waited(view, instance), alloc.params["rho"])
+    p = alloc.params
+
+    def objective(_: AllocationView, x: np.ndarray) -> float:
+        view = _view(instance, p.get("agnostic", False))
+        req = need(view, waited(view, instance), p["rho"], p.get("convention", "hetsched"))
         return float(np.min(np.sum(view.throughput * x, axis=1) / req))
 
     return allocation_report(objective)(instance, alloc)
@@ -71,6 +86,6 @@ SPEC = FormulationSpec(
     extract=extract_x("finish-time-fairness"),
     validator=test_value,
     sense="max",
-    options=("rho",),
+    options=("rho", "convention", "agnostic"),
     summary="Themis/Gavel finish-time fairness: the LP test 'max rho_j <= rho?' (bisected by allocate)",
 )

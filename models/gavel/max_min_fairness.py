@@ -11,31 +11,36 @@ by the job's throughput under the equal share X^equal (:func:`hetsched.allocatio
 
 Both are LPs with an epigraph variable z: ``fair[j]``: z <= coefficient_j * (...). The factor
 s_j follows Gavel: with equal throughputs a 1-GPU job gets s_j times the time of an s_j-GPU job.
+Option ``convention="gavel"`` normalizes by Gavel's proportional share thr_j(X^prop) instead of
+thr_j(X^equal) (:mod:`hetsched.allocation.conventions`): the same allocations, the objective
+scaled by min(1, sum N / sum s).
 """
 
 from __future__ import annotations
 
 import pyomo.environ as pe
 
+from hetsched.allocation.conventions import check_convention
 from hetsched.allocation.policies import max_min_coefficients as coefficients
 from hetsched.allocation.policies import max_min_objective
 from hetsched.allocation.problem import allocation_view
-from hetsched.allocation.validate import allocation_report
+from hetsched.allocation.validate import convention_report
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
 from hetsched.spec import FormulationSpec
 
 
 def build_for(aware: bool):
-    def build(instance: Instance) -> pe.ConcreteModel:
+    def build(instance: Instance, convention: str = "hetsched") -> pe.ConcreteModel:
         view = allocation_view(instance)
-        a = coefficients(view, aware)
+        a = coefficients(view, aware, check_convention(convention))
         m = base_model(view, f"max_min_fairness{'_perf' if aware else ''}[{instance.name}]")
         m.z = pe.Var(doc="min over jobs of the normalized share (epigraph)")
         m.fair = pe.Constraint(
             m.J, rule=lambda _, j: m.z <= sum(float(a[j, r]) * m.x[j, r] for r in m.R)
         )  # Gavel 4.1
         m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # Gavel Sec. 4.1: max min_j
+        m.params = {"convention": convention}
         return m
 
     return build
@@ -47,8 +52,9 @@ SPECS = [
         kind="pyomo",
         build=build_for(False),
         extract=extract_x("max-min-fairness"),
-        validator=allocation_report(max_min_objective(False)),
+        validator=convention_report(lambda c: max_min_objective(False, c)),
         sense="max",
+        options=("convention",),
         summary="Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)",
     ),
     FormulationSpec(
@@ -56,8 +62,9 @@ SPECS = [
         kind="pyomo",
         build=build_for(True),
         extract=extract_x("max-min-fairness-perf"),
-        validator=allocation_report(max_min_objective(True)),
+        validator=convention_report(lambda c: max_min_objective(True, c)),
         sense="max",
+        options=("convention",),
         summary="Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)",
     ),
 ]

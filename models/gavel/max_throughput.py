@@ -1,15 +1,17 @@
-"""Maximize total effective throughput (Gavel OSDI'20, Sec. 4.2), each job's throughput
-normalized by its equal-share throughput so that different models' steps can be added:
+"""Maximize total effective throughput (Gavel OSDI'20, Sec. 4.2). Under the ``hetsched``
+convention each job's throughput is normalized by its equal-share throughput so that different
+models' steps can be added; under ``gavel`` (Gavel's ``max_sum_throughput_perf``) it is raw:
 
-    ``gavel-max-throughput``:       max  sum_j thr_j(X) / thr_j(X^equal)
+    ``gavel-max-throughput``:       max  sum_{j,r} a_{j,r} x_{j,r},  a = T / thr(X^equal) or T
 
-and its cost-normalized form, throughput per dollar (c_r = ``cost_per_hour`` of type r):
+Throughput per dollar (c_r = ``cost_per_hour`` of type r). Under ``hetsched`` a ratio,
 
     ``gavel-max-throughput-cost``:  max  [sum_j thr_j(X) / thr_j(X^equal)] / [sum_{j,r} c_r s_j x_{j,r}]
 
-The ratio is a linear-fractional program, solved exactly as one LP by the Charnes-Cooper change
-of variables y = t x, t = 1 / cost >= 0: max sum a y s.t. ``unit_cost``: sum c s y = 1,
-``job_time``: sum_r y_{j,r} <= t, ``type_capacity``: sum_j s_j y_{j,r} <= N_r t. Then x = y / t.
+a linear-fractional program solved exactly as one LP by the Charnes-Cooper change of variables
+y = t x, t = 1 / cost >= 0: max sum a y s.t. ``unit_cost``: sum c s y = 1, ``job_time``:
+sum_r y_{j,r} <= t, ``type_capacity``: sum_j s_j y_{j,r} <= N_r t; then x = y / t. Under
+``gavel`` (``ThroughputNormalizedByCostSumWithPerf``) it is linear: max sum_{j,r} T_{j,r} x_{j,r} / c_r.
 """
 
 from __future__ import annotations
@@ -17,29 +19,32 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
-from hetsched.allocation.validate import allocation_report
+from hetsched.allocation.conventions import check_convention
+from hetsched.allocation.policies import (
+    throughput_coefficients,
+    throughput_per_dollar,
+    total_throughput,
+)
+from hetsched.allocation.problem import allocation_view
+from hetsched.allocation.validate import convention_report
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
 from hetsched.spec import FormulationSpec
 
 
-def normalized(view: AllocationView) -> np.ndarray:
-    return view.throughput / equal_share_throughput(view)[:, None]
-
-
-def build(instance: Instance) -> pe.ConcreteModel:
+def build(instance: Instance, convention: str = "hetsched") -> pe.ConcreteModel:
     view = allocation_view(instance)
-    a = normalized(view)
+    a = throughput_coefficients(view, check_convention(convention))
     m = base_model(view, f"max_throughput[{instance.name}]")
     m.objective = pe.Objective(
         expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
     )  # Gavel 4.2
+    m.params = {"convention": convention}
     return m
 
 
-def build_cost(instance: Instance) -> pe.ConcreteModel:
+def build_cost(instance: Instance, convention: str = "hetsched") -> pe.ConcreteModel:
     view = allocation_view(instance)
     if np.any(np.isnan(view.cost)):
         raise InputError(
@@ -47,7 +52,15 @@ def build_cost(instance: Instance) -> pe.ConcreteModel:
             "$.cluster.gpu_types",
             "cost-normalized throughput needs cost_per_hour on every type",
         )
-    a = normalized(view)
+    if check_convention(convention) == "gavel":  # linear: sum T / c x
+        a = view.throughput / view.cost[None, :]
+        m = base_model(view, f"max_throughput_cost[{instance.name}]")
+        m.objective = pe.Objective(
+            expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
+        )  # Gavel 4.2, Gavel's code: throughput / cost summed
+        m.params = {"convention": convention}
+        return m
+    a = throughput_coefficients(view)
     m = pe.ConcreteModel(name=f"max_throughput_cost[{instance.name}]")
     m.J = pe.Set(initialize=range(view.n_jobs))
     m.R = pe.Set(initialize=range(len(view.types)))
@@ -66,16 +79,8 @@ def build_cost(instance: Instance) -> pe.ConcreteModel:
     m.objective = pe.Objective(
         expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
     )  # Gavel 4.2
+    m.params = {"convention": convention}
     return m
-
-
-def total(view: AllocationView, x: np.ndarray) -> float:
-    return float(np.sum(normalized(view) * x))
-
-
-def per_dollar(view: AllocationView, x: np.ndarray) -> float:
-    spend = float(np.sum(view.cost[None, :] * view.scale[:, None] * x))
-    return total(view, x) / spend if spend > 0 else 0.0
 
 
 SPECS = [
@@ -84,17 +89,19 @@ SPECS = [
         kind="pyomo",
         build=build,
         extract=extract_x("max-throughput"),
-        validator=allocation_report(total),
+        validator=convention_report(total_throughput),
         sense="max",
-        summary="Gavel max total effective throughput (normalized by equal share), LP",
+        options=("convention",),
+        summary="Gavel max total effective throughput (normalized by equal share, or raw), LP",
     ),
     FormulationSpec(
         name="gavel-max-throughput-cost",
         kind="pyomo",
         build=build_cost,
         extract=extract_x("max-throughput-cost"),
-        validator=allocation_report(per_dollar),
+        validator=convention_report(throughput_per_dollar),
         sense="max",
-        summary="Gavel throughput per dollar: linear-fractional, one LP by Charnes-Cooper",
+        options=("convention",),
+        summary="Gavel throughput per dollar: linear-fractional (Charnes-Cooper LP) or Gavel's linear sum",
     ),
 ]

@@ -11,7 +11,10 @@ throughput on some type). Variables x_{c,r}: the share of time combination c run
 ``gavel-max-min-fairness-perf-packed``: max min_j (s_j / w_j) thr_j(X) / thr_j(X^equal);
 ``gavel-max-throughput-packed``: max sum_j thr_j(X) / thr_j(X^equal). X^equal is the unpacked
 equal share, so packed and unpacked objectives are on one scale, and the packed optimum is >=
-the unpacked one (singletons are included).
+the unpacked one (singletons are included). Option ``convention="gavel"`` takes Gavel's
+packed normalizers: its ``PolicyWithPacking.flatten`` divides every job's throughputs by
+sum_r T_{j,r}, and max-min fairness divides again by thr_j(X^prop) (so s_j / (w_j sum_r T_{j,r}
+thr_j(X^prop)) per job; total throughput: 1 / sum_r T_{j,r}).
 
 Pair throughputs come from Gavel's table (option ``throughputs``: its path, default the copy in ``data/gavel``), looked up by each
 job's ``model.name`` and ``requested_workers``. Pairs grow as n^2: meant for up to a few hundred jobs.
@@ -25,6 +28,7 @@ from itertools import combinations
 import numpy as np
 import pyomo.environ as pe
 
+from hetsched.allocation.conventions import check_convention, fair_throughput
 from hetsched.allocation.gavel_data import load_throughputs
 from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
 from hetsched.errors import InputError
@@ -83,6 +87,7 @@ class PackedAllocation:
     packing: Packing
     x: np.ndarray  # (n_combos, n_types)
     instance: str = ""
+    convention: str = "hetsched"
 
     def throughput(self) -> np.ndarray:
         out = np.zeros(self.packing.view.n_jobs)
@@ -109,15 +114,23 @@ class PackedAllocation:
         }
 
 
+def per_job_coefficient(v: AllocationView, policy: str, convention: str) -> np.ndarray:
+    """What each job's throughput is multiplied by in the objective (module doc)."""
+    if policy == "max-min-fairness-perf":
+        coef = v.scale / v.weight / fair_throughput(v, convention)
+        return coef / v.throughput.sum(axis=1) if convention == "gavel" else coef
+    if convention == "gavel":
+        return 1 / v.throughput.sum(axis=1)
+    return 1 / equal_share_throughput(v)
+
+
 def build_for(policy: str):
-    def build(instance: Instance, throughputs: str | None = None) -> pe.ConcreteModel:
+    def build(
+        instance: Instance, throughputs: str | None = None, convention: str = "hetsched"
+    ) -> pe.ConcreteModel:
         p = packing(instance, throughputs)
         v = p.view
-        coef = (
-            v.scale / v.weight / equal_share_throughput(v)
-            if policy == "max-min-fairness-perf"
-            else 1 / equal_share_throughput(v)
-        )
+        coef = per_job_coefficient(v, policy, check_convention(convention))
         m = pe.ConcreteModel(name=f"{policy}_packed[{instance.name}]")
         m.C = pe.Set(initialize=range(len(p.combos)), doc="combinations: single jobs and pairs")
         m.R = pe.Set(initialize=range(len(v.types)))
@@ -156,6 +169,7 @@ def build_for(policy: str):
                 expr=sum(float(coef[j]) * thr(j) for j in m.J), sense=pe.maximize
             )  # Gavel Sec. 4.2
         m.packing = p
+        m.convention = convention
         return m
 
     return build
@@ -164,7 +178,9 @@ def build_for(policy: str):
 def extract_for(policy: str):
     def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> PackedAllocation:
         x = np.array([[value(m.x[c, r]) for r in m.R] for c in m.C], dtype=float)
-        return PackedAllocation(f"{policy}-packed", m.packing, np.clip(x, 0.0, None), instance.name)
+        return PackedAllocation(
+            f"{policy}-packed", m.packing, np.clip(x, 0.0, None), instance.name, m.convention
+        )
 
     return extract
 
@@ -195,12 +211,8 @@ def check_for(policy: str):
             )
         if bad:
             return ValidationReport(False, None, {}, bad)
-        thr = alloc.throughput() / equal_share_throughput(v)
-        value = (
-            float(np.min(thr * v.scale / v.weight))
-            if policy == "max-min-fairness-perf"
-            else float(thr.sum())
-        )
+        thr = alloc.throughput() * per_job_coefficient(v, policy, alloc.convention)
+        value = float(np.min(thr)) if policy == "max-min-fairness-perf" else float(thr.sum())
         return ValidationReport(True, value, {}, [])
 
     return check
@@ -214,7 +226,7 @@ SPECS = [
         extract=extract_for(policy),
         validator=check_for(policy),
         sense="max",
-        options=("throughputs",),
+        options=("throughputs", "convention"),
         summary=f"Gavel {policy} with space sharing over job pairs (pair throughputs), LP",
     )
     for policy in ("max-min-fairness-perf", "max-throughput")

@@ -6,7 +6,8 @@ gives type r to the jobs with the highest x_{j,r} / (share of their rounds spent
 
 Allocation policies (``gavel:NAME``): ``max-min-fairness-perf`` (default: Gavel's
 heterogeneity-aware LAS), ``max-min-fairness`` (the heterogeneity-agnostic LAS: equal time
-shares), ``makespan`` (needs the remaining work: clairvoyant), solved by the fast LP path
+shares), ``makespan`` and ``min-total-duration`` (Gavel's min_total_duration_perf and its
+agnostic form; they need the remaining work: clairvoyant), solved by the fast LP path
 (:mod:`hetsched.allocate.fast`). Priorities count rounds since a job arrived (Gavel resets them
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
@@ -16,7 +17,8 @@ Under the engine's Gavel convention (``GangState.convention == "gavel"``, the de
 ``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
 recomputed at most every 1920 s, priorities from each type's time shares with deficits as
 tie-breaks, and leftover GPUs filled with any job that can run there
-(:mod:`hetsched.sim.gang_policies.gavel_mechanism`). The heterogeneity-agnostic allocation
+(:mod:`hetsched.sim.gang_policies.gavel_mechanism`), and the LPs take Gavel's normalizers
+(:mod:`hetsched.allocation.conventions`). The heterogeneity-agnostic allocation
 (``max-min-fairness``) visits the GPU types in a seeded random order each round, as Gavel does."""
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class Gavel:
             )
         self.allocation = allocation
         self.name = "gavel" if allocation == "max-min-fairness-perf" else f"gavel:{allocation}"
-        self.clairvoyant = allocation == "makespan"
+        self.clairvoyant = allocation in ("makespan", "min-total-duration")
         self.lp_solves = 0
         self.seed = seed
 
@@ -88,7 +90,7 @@ class Gavel:
             steps,
             np.full(len(d.types), np.nan),
         )
-        a = coefficients(view, self.allocation)
+        a = coefficients(view, self.allocation, state.convention)  # both conventions' names
         if state.convention != "gavel":
             # the agnostic policy weighs every type alike; here a type the job cannot run on
             # gets no share (else its whole share may land there and it never runs)
