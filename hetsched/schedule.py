@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hetsched.errors import HetschedError, InputError
@@ -86,17 +85,6 @@ def schedule_from_dict(data: Any, source: str = "<solution>") -> TaskSchedule:
     return TaskSchedule(
         tuple(out), str(data.get("instance", "")), str(data.get("instance_hash", ""))
     )
-
-
-def load_schedule(path: str | Path) -> TaskSchedule:
-    from hetsched.jsonfile import read_json
-
-    p = Path(path)
-    return schedule_from_dict(read_json(p), p.name)
-
-
-def dump_schedule(schedule: TaskSchedule, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(schedule.to_dict(), indent=1) + "\n", encoding="utf-8")
 
 
 def schedule_from_round_starts(

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.model import Instance
 from hetsched.reports import ValidationReport, Violation

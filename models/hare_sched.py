@@ -28,7 +28,7 @@ from itertools import combinations
 
 import pyomo.environ as pe
 
-from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance

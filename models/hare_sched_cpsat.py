@@ -30,7 +30,7 @@ from collections import defaultdict
 from ortools.sat.python import cp_model
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance

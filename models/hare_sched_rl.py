@@ -44,7 +44,7 @@ from __future__ import annotations
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched import solver_starts as hare_sched_extract

@@ -29,7 +29,7 @@ import math
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance

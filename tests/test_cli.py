@@ -5,7 +5,7 @@ import sys
 from conftest import INSTANCES
 
 from hetsched.cli import main
-from hetsched.schedule import load_schedule
+from hetsched.schedule_io import load_schedule
 
 FIG5 = str(INSTANCES / "paper" / "hare_fig5.json")
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from hetsched.generators import ladder
 from hetsched.hare_pricing import JobPricer
-from hetsched.heuristics.list_scheduling import quick_upper_bound
 from hetsched.heuristics.local_search import local_search_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
 from hetsched.solvers import Status

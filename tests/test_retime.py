@@ -11,7 +11,7 @@ from conftest import INSTANCES, instance_path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hetsched.heuristics.list_scheduling import quick_upper_bound
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.io import load_instance
 from hetsched.retime import retime
 from hetsched.solve import solve

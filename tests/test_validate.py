@@ -6,7 +6,8 @@ import math
 import pytest
 from conftest import INSTANCES
 
-from hetsched.heuristics.list_scheduling import arrival_order, list_schedule, quick_upper_bound
+from hetsched.heuristics.list_scheduling import arrival_order, list_schedule
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash, load_instance
 from hetsched.schedule import TaskAssignment, TaskSchedule

@@ -221,3 +221,16 @@ def run_audit(
         report["checks"][c] = entry
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
+
+
+def drop_gpu(d: dict, victim: str) -> None:
+    """Remove GPU ``victim`` from an instance dict, and any GPU type no GPU has any more."""
+    for s in d["cluster"]["servers"]:
+        s["gpus"] = [g for g in s["gpus"] if g["id"] != victim]
+    d["cluster"]["servers"] = [s for s in d["cluster"]["servers"] if s["gpus"]]
+    present = {g["type"] for s in d["cluster"]["servers"] for g in s["gpus"]}
+    d["cluster"]["gpu_types"] = {k: v for k, v in d["cluster"]["gpu_types"].items() if k in present}
+    for job in d["jobs"]:
+        for key in ("train_time", "sync_time", "throughput"):
+            if job.get(key):
+                job[key] = {k: v for k, v in job[key].items() if k in present}

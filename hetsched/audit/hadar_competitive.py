@@ -29,13 +29,11 @@ import math
 
 import numpy as np
 
-from hetsched.audit.engine import Claim, Evaluation, Profile
-from hetsched.audit.hare import drop_gpu
-from hetsched.hadar.gangs import fastest_rate
+from hetsched.audit.engine import Claim, Evaluation, Profile, drop_gpu
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
 from hetsched.hadar.validate import validate_decisions
-from hetsched.hadar.view import HadarView, hadar_view
+from hetsched.hadar.view import HadarView, fastest_rate, hadar_view
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.audit.engine import Claim, Evaluation, Profile
+from hetsched.audit.engine import Claim, Evaluation, Profile, drop_gpu
 from hetsched.generators import random_instance
 from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
 from hetsched.instance.hare_view import HareView, hare_view
@@ -56,19 +56,6 @@ def sample(rng: np.random.Generator, prof: Profile) -> Instance:
     for job in d["jobs"]:
         job["sync_time"] = {t: 0.0 if no_sync else max(1.0, v) for t, v in job["sync_time"].items()}
     return parse_instance(d, source="sample")
-
-
-def drop_gpu(d: dict, victim: str) -> None:
-    """Remove GPU ``victim`` from an instance dict, and any GPU type no GPU has any more."""
-    for s in d["cluster"]["servers"]:
-        s["gpus"] = [g for g in s["gpus"] if g["id"] != victim]
-    d["cluster"]["servers"] = [s for s in d["cluster"]["servers"] if s["gpus"]]
-    present = {g["type"] for s in d["cluster"]["servers"] for g in s["gpus"]}
-    d["cluster"]["gpu_types"] = {k: v for k, v in d["cluster"]["gpu_types"].items() if k in present}
-    for job in d["jobs"]:
-        for key in ("train_time", "sync_time", "throughput"):
-            if job.get(key):
-                job[key] = {k: v for k, v in job[key].items() if k in present}
 
 
 def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:

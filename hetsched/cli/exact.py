@@ -16,7 +16,7 @@ from hetsched.jsonout import json_text
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from hetsched.instance.io import load_instance
-    from hetsched.schedule import dump_schedule
+    from hetsched.schedule_io import dump_schedule
     from hetsched.solve import solve
     from hetsched.solvers import Status
 
@@ -73,7 +73,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def cmd_heuristic(args: argparse.Namespace) -> int:
     from hetsched.heuristic import run_heuristic
     from hetsched.instance.io import load_instance
-    from hetsched.schedule import dump_schedule
+    from hetsched.schedule_io import dump_schedule
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)

@@ -48,7 +48,8 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from hetsched.sweep import ResultStore, load_spec, run_sweep
+    from hetsched.sweep.store import ResultStore
+    from hetsched.sweep.tasks import load_spec, run_sweep
 
     spec = load_spec(args.spec)
     report = run_sweep(

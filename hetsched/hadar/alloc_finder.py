@@ -29,14 +29,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from hetsched.hadar.price import PriceFunction
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
 Alloc = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)
+
+
+class Prices(Protocol):
+    """What the searches need of the price function (5): k(gamma) of a cell of c GPUs
+    (:class:`hetsched.hadar.price.PriceFunction`)."""
+
+    def price(self, allocated: float, capacity: float) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ class AllocFinder:
     def __init__(
         self,
         view: HadarView,
-        prices: PriceFunction,
+        prices: Prices,
         remaining: np.ndarray,
         t: int,
         utility_name: str | None = None,

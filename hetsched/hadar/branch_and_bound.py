@@ -35,8 +35,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from hetsched.hadar.alloc_finder import AllocFinder, Candidate
-from hetsched.hadar.price import PriceFunction
+from hetsched.hadar.alloc_finder import AllocFinder, Candidate, Prices
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
@@ -69,7 +68,7 @@ def dp_allocation_bnb(
     view: HadarView,
     queue: list[int],
     free0: np.ndarray,
-    prices: PriceFunction,
+    prices: Prices,
     remaining: np.ndarray,
     t: int,
     node_limit: int = 1_000_000,
@@ -173,7 +172,7 @@ def lp_bound(
     view: HadarView,
     queue: list[int],
     free: np.ndarray,
-    prices: PriceFunction,
+    prices: Prices,
     remaining: np.ndarray,
     t: int,
     utility_name: str | None = None,

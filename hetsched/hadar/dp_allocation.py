@@ -26,8 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate
-from hetsched.hadar.price import PriceFunction
+from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate, Prices
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView
 
@@ -39,7 +38,7 @@ def find_alloc(
     j: int,
     free: np.ndarray,
     allocated: np.ndarray,
-    prices: PriceFunction,
+    prices: Prices,
     remaining: float,
     t: int,
     utility_name: str | None = None,
@@ -99,7 +98,7 @@ def dp_allocation(
     view: HadarView,
     queue: list[int],
     free0: np.ndarray,
-    prices: PriceFunction,
+    prices: Prices,
     remaining: np.ndarray,
     t: int,
     stats: dict | None = None,

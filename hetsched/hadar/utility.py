@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hetsched.hadar.gangs import fastest_rate
-from hetsched.hadar.view import UTILITY_NAMES
+from hetsched.hadar.view import UTILITY_NAMES, fastest_rate
 
 
 def isolated_jct(view: Any, j: int) -> float:

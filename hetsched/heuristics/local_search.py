@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from hetsched.heuristics.hare_alg1 import Alg1Run, hare_alg1
-from hetsched.heuristics.list_scheduling import MACHINE_RULES, quick_upper_bound
+from hetsched.heuristics.list_scheduling import MACHINE_RULES
+from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import hare_view
 from hetsched.schedule import TaskSchedule
 

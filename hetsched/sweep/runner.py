@@ -3,8 +3,9 @@ it arrives, a progress bar counts them.
 
 Executors: ``local`` (a process pool of ``workers`` processes; default) or ``dask`` (a Dask
 distributed cluster at ``scheduler``, e.g. ``tcp://10.0.0.1:8786``; ``pip install
-'hetsched[dask]'``). Either way the workers run :func:`hetsched.sweep.tasks.run_task` and the
-store is written by this process only."""
+'hetsched[dask]'``). Either way the workers run the ``run`` function they are given (hetsched's:
+:func:`hetsched.sweep.tasks.run_task`, which also composes the two) and the store is written by
+this process only. This module knows nothing of the methods it runs."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ import multiprocessing
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from hetsched.errors import HetschedError
 from hetsched.sweep.spec import SweepSpec, Task
 from hetsched.sweep.store import ResultStore
-from hetsched.sweep.tasks import run_task
 
 EXECUTORS = ("local", "dask")
 
@@ -35,15 +35,20 @@ class SweepReport:
         return dict(self.__dict__)
 
 
-def run_sweep(
+RunTask = Callable[[Task], dict[str, Any]]
+
+
+def execute(
     spec: SweepSpec,
+    run: RunTask,
     executor: str = "local",
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
     limit: int | None = None,
 ) -> SweepReport:
-    """Run the spec's missing runs (at most ``limit`` of them) and return counts."""
+    """Run the spec's missing runs (at most ``limit`` of them) with ``run`` (a module-level
+    function: workers unpickle it) and return counts."""
     if executor not in EXECUTORS:
         raise HetschedError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
     if executor == "dask" and not scheduler:
@@ -59,7 +64,7 @@ def run_sweep(
         bar = _bar(len(tasks), already, spec.name, progress)
         try:
             runner = _run_dask if executor == "dask" else _run_local
-            for row in runner(todo, workers, scheduler):
+            for row in runner(run, todo, workers, scheduler):
                 store.add(row)
                 bar.update(1)
                 bar.set_postfix_str(f"{row['method']} {row['status']}", refresh=False)
@@ -78,14 +83,14 @@ def _bar(total: int, initial: int, name: str, enabled: bool):
     )
 
 
-def _run_local(todo: list[Task], workers: int | None, scheduler: str | None):
+def _run_local(run: RunTask, todo: list[Task], workers: int | None, scheduler: str | None):
     if not todo:
         return
     n = workers or max(1, min(len(todo), os.cpu_count() or 1))
     ctx = multiprocessing.get_context("spawn")  # solver libraries hold threads: never fork them
     pool = ctx.Pool(processes=n)
     try:
-        yield from pool.imap_unordered(run_task, todo)
+        yield from pool.imap_unordered(run, todo)
         pool.close()
     except (
         BaseException
@@ -96,7 +101,7 @@ def _run_local(todo: list[Task], workers: int | None, scheduler: str | None):
         pool.join()
 
 
-def _run_dask(todo: list[Task], workers: int | None, scheduler: str | None):
+def _run_dask(run: RunTask, todo: list[Task], workers: int | None, scheduler: str | None):
     try:
         from distributed import Client
         from distributed import as_completed as dask_completed
@@ -111,9 +116,7 @@ def _run_dask(todo: list[Task], workers: int | None, scheduler: str | None):
     except OSError as e:
         raise HetschedError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
     try:
-        futures = [
-            client.submit(run_task, t, key=f"hetsched-run-{t.key}", pure=False) for t in todo
-        ]
+        futures = [client.submit(run, t, key=f"hetsched-run-{t.key}", pure=False) for t in todo]
         for f in dask_completed(futures):
             yield f.result()
     finally:

@@ -37,9 +37,9 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from hetsched.errors import InputError
+from hetsched.errors import HetschedError, InputError
 
 KINDS = ("solve", "heuristic", "simulate")
 
@@ -109,8 +109,15 @@ class SweepSpec:
         return out
 
 
-def load_spec(path: str | Path) -> SweepSpec:
-    """Read and check a sweep spec; any problem raises :class:`InputError` (file, key, reason)."""
+#: ``check(kind, name, params)``: raises HetschedError if the method does not exist (its
+#: formulation, heuristic or policy); :func:`hetsched.sweep.tasks.check_method` is hetsched's
+MethodCheck = Callable[[str, str, dict], None]
+
+
+def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
+    """Read and check a sweep spec; any problem raises :class:`InputError` (file, key, reason).
+    ``check`` also checks that each method exists (:func:`hetsched.sweep.load_spec` passes
+    hetsched's); without it only the spec's form is checked."""
     p = Path(path)
     src = p.name
     try:
@@ -164,7 +171,7 @@ def load_spec(path: str | Path) -> SweepSpec:
     raw = data.get("method")
     if not isinstance(raw, list) or not raw:
         raise InputError(src, "method", "missing: add at least one [[method]] table")
-    methods = [_method(src, f"method[{k}]", m) for k, m in enumerate(raw)]
+    methods = [_method(src, f"method[{k}]", m, check) for k, m in enumerate(raw)]
     if not instances and not workloads:
         raise InputError(src, "sweep.instances", "no instances and no workloads: nothing to run")
     for k, m in enumerate(methods):
@@ -192,7 +199,7 @@ ALLOWED = {
 }
 
 
-def _method(src: str, where: str, m: Any) -> Method:
+def _method(src: str, where: str, m: Any, check: MethodCheck | None) -> Method:
     if not isinstance(m, dict):
         raise InputError(src, where, "must be a table")
     kinds = [k for k in KINDS if k in m]
@@ -226,28 +233,9 @@ def _method(src: str, where: str, m: Any) -> Method:
             )
         if not isinstance(params.get("options", {}), dict):
             raise InputError(src, f"{where}.options", "must be a table")
-        from hetsched.errors import HetschedError
-        from hetsched.formulation import find_formulation
-
+    if check is not None:
         try:
-            find_formulation(name, SOLVERS[params["solver"]].model_kind)
+            check(kind, name, params)
         except HetschedError as e:
-            raise InputError(src, f"{where}.solve", str(e)) from None
-    elif kind == "heuristic":
-        from hetsched.heuristic import ALGORITHMS
-
-        if name not in ALGORITHMS:
-            raise InputError(
-                src,
-                f"{where}.heuristic",
-                f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})",
-            )
-    else:
-        from hetsched.errors import HetschedError
-        from hetsched.sim.policies import make_policy
-
-        try:
-            make_policy(name)
-        except HetschedError as e:
-            raise InputError(src, f"{where}.simulate", str(e)) from None
+            raise InputError(src, f"{where}.{kind}", str(e)) from None
     return Method(kind, name, params)

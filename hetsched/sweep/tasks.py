@@ -1,5 +1,8 @@
-"""One sweep run, executed in a worker process (local pool or Dask): a plain function of a
-picklable :class:`~hetsched.sweep.spec.Task` returning a plain dict (one store row).
+"""hetsched's methods in a sweep: :func:`run_task`, one run executed in a worker process (local
+pool or Dask), a plain function of a picklable :class:`~hetsched.sweep.spec.Task` returning a
+plain dict (one store row); :func:`check_method`, whether a spec's method exists; and the two
+entry points :func:`load_spec` and :func:`run_sweep`, which hand both to the generic reader
+(:mod:`hetsched.sweep.spec`) and executor (:mod:`hetsched.sweep.runner`).
 
 Every returned schedule was checked by the independent validator inside ``solve``,
 ``run_heuristic`` or the simulator; the row carries the validator's verdict. A run that fails
@@ -11,7 +14,38 @@ import time
 import traceback
 from typing import Any
 
-from hetsched.sweep.spec import Task
+from hetsched.errors import HetschedError
+from hetsched.sweep.runner import SweepReport, execute
+from hetsched.sweep.spec import SweepSpec, Task, read_spec
+
+
+def check_method(kind: str, name: str, params: dict) -> None:
+    """Raise HetschedError unless the method exists: a formulation the solver takes, a heuristic,
+    or a simulator policy (built once, as a sweep would)."""
+    if kind == "solve":
+        from hetsched.formulation import find_formulation
+        from hetsched.solvers import SOLVERS
+
+        find_formulation(name, SOLVERS[params.get("solver", "highs")].model_kind)
+    elif kind == "heuristic":
+        from hetsched.heuristic import ALGORITHMS
+
+        if name not in ALGORITHMS:
+            raise HetschedError(f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})")
+    else:
+        from hetsched.sim.policies import make_policy
+
+        make_policy(name)
+
+
+def load_spec(path) -> SweepSpec:
+    """Read a sweep spec and check that every method exists (:func:`read_spec`)."""
+    return read_spec(path, check_method)
+
+
+def run_sweep(spec: SweepSpec, **options) -> SweepReport:
+    """Run the spec's missing runs with :func:`run_task` (options: :func:`execute`'s)."""
+    return execute(spec, run_task, **options)
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -34,8 +68,6 @@ def run_task(task: Task) -> dict[str, Any]:
     try:
         row.update(_run(task))
     except Exception as exc:  # recorded, not raised: one failing run must not stop a sweep
-        from hetsched.errors import HetschedError
-
         row["payload"] = {"error": f"{exc.__class__.__name__}: {exc}"}
         if not isinstance(exc, HetschedError):
             row["payload"]["traceback"] = traceback.format_exc(limit=5)
