@@ -70,6 +70,9 @@ def _core(instance: Instance) -> pe.ConcreteModel:
     m.u = pe.Var(m.JT, R, domain=pe.Binary, doc="job j uses type r in slot t")
     m.x = pe.Var(m.JT, domain=pe.NonNegativeReals, doc="x_j(t): bottleneck iterations/s (1b)")
     m.z = pe.Var(m.JT, domain=pe.Binary, doc="z_{j,t}: job j finishes in slot t")
+    for j, t in live:
+        if v.jct(j, t) <= 0:  # the reading jct=f-a: no finish in the arrival slot (JCT 0)
+            m.z[j, t].fix(0)
 
     m.progress = pe.Constraint(
         J,
@@ -122,10 +125,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m = _core(instance)
     v = m.view
     m.objective = pe.Objective(
-        expr=sum(
-            utility(v, None, j, (t - v.arrival[j] + 1) * v.slot_seconds) * m.z[j, t]
-            for j, t in m.JT
-        ),
+        expr=sum(utility(v, None, j, v.jct(j, t)) * m.z[j, t] for j, t in m.JT if v.jct(j, t) > 0),
         sense=pe.maximize,
     )  # (1)
     m.one_finish = pe.Constraint(
@@ -160,7 +160,7 @@ def makespan_cost(v, j: int, t: int) -> float:
 
 def ftf_cost(v, j: int, t: int) -> float:
     """Finish-time fairness rho_j = JCT_j / t_j^iso (Themis), t^iso the JCT with 1/J of the cluster."""
-    return float((t - v.arrival[j] + 1) * v.slot_seconds / isolated_jct(v, j))
+    return float(v.jct(j, t) / isolated_jct(v, j))
 
 
 def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> HadarDecisions:

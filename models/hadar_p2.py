@@ -61,7 +61,7 @@ def schedules(view: HadarView, j: int, utility_name: str | None = None) -> list[
         for g, rate in options:
             plan[t] = g
             if done + rate >= view.work[j] * (1 - 1e-12):
-                jct = (t - view.arrival[j] + 1) * view.slot_seconds
+                jct = view.jct(j, t)
                 out.append((dict(plan), utility(view, utility_name, j, jct)))
             else:
                 extend(t + 1, done + rate, plan)

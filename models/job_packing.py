@@ -36,7 +36,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.A = pe.Set(initialize=arcs, dimen=2, doc="pairs that can share a GPU")
     m.p = pe.Var(m.A, domain=pe.Binary, doc="p_{s,q}: q is packed onto s's GPU")
     m.value = pe.Objective(
-        expr=len(v.solo) + sum(float(v.gain[a, b]) * m.p[a, b] for a, b in m.A), sense=pe.maximize
+        expr=v.unpacked + sum(float(v.gain[a, b]) * m.p[a, b] for a, b in m.A), sense=pe.maximize
     )  # value of the round (module docstring)
     m.one_partner = pe.Constraint(
         m.S,

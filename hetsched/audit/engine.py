@@ -2,7 +2,10 @@
 mutating the worst instance found so far; every trial is appended to a JSON-lines log as it
 ends, and a rerun with the same arguments resumes from that log.
 
-A claim says ``measured <= bound`` on every instance. Each trial evaluates it exactly
+A claim says ``measured <= bound`` on every instance. Where the paper leaves a quantity open, the
+claim names its **readings** (``Claim.readings``: name -> the values, the project's default
+first); an audit runs under one reading (:func:`apply_reading` puts it into every instance, whose
+``metadata.audit.reading`` then records it), so a verdict says which reading it is about. Each trial evaluates it exactly
 (``Evaluation.ratio`` and ``bound``); a trial whose exact reference could not be proven is
 recorded as ``skipped`` and never counted as evidence either way. A claim may also check
 named intermediate inequalities (a lemma's slack), reported as ratios LHS/RHS: > 1 violates.
@@ -13,11 +16,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from hetsched.errors import InputError
+from hetsched.executors import check_executor, parallel_map
 from hetsched.instance.io import dump_instance, instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
 
@@ -54,6 +60,53 @@ class Claim:
     profiles: dict[str, Profile] = field(default_factory=dict)
     reductions: Callable[[Instance], list[Instance]] | None = None  # smaller neighbours, for shrink
     size: Callable[[Instance], tuple] | None = None  # what "smaller" means, for shrink
+    # name -> its values, the project's default first; read(instance, reading) sets them
+    readings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    read: Callable[[Instance, dict[str, str]], Instance] | None = None
+
+
+def parse_reading(claim: Claim, items: list[str] | None) -> dict[str, str]:
+    """``["jct=f-a", "horizon=run-on"]`` -> the claim's full reading (defaults for the rest);
+    an unknown name or value is an InputError naming it."""
+    reading = {k: v[0] for k, v in claim.readings.items()}
+    for item in items or []:
+        for part in filter(None, item.split(",")):
+            key, _, value = part.partition("=")
+            if key not in claim.readings:
+                known = ", ".join(claim.readings) or "none"
+                raise InputError(
+                    "audit", "--reading", f"{claim.name} has no reading {key!r} (it has: {known})"
+                )
+            if value not in claim.readings[key]:
+                raise InputError(
+                    "audit",
+                    f"--reading {key}",
+                    f"one of {', '.join(claim.readings[key])}, not {value!r}",
+                )
+            reading[key] = value
+    return reading
+
+
+def reading_label(claim: Claim, reading: dict[str, str]) -> str:
+    """``jct=f-a,horizon=run-on``: the values that differ from the defaults ('' if none)."""
+    return ",".join(
+        f"{k}={v}" for k, v in reading.items() if claim.readings and v != claim.readings[k][0]
+    )
+
+
+def apply_reading(claim: Claim, inst: Instance, reading: dict[str, str]) -> Instance:
+    """The instance under ``reading`` (``claim.read``), recorded in ``metadata.audit.reading``."""
+    if not claim.readings:
+        return inst
+    out = claim.read(inst, reading) if claim.read else inst
+    meta = dict(out.metadata or {})
+    meta["audit"] = {**dict(meta.get("audit", {})), "reading": dict(reading)}
+    return replace(out, metadata=meta)
+
+
+def reading_of(inst: Instance, name: str, default: str) -> str:
+    """The value of reading ``name`` an instance was audited under (``default`` if none)."""
+    return str(((inst.metadata or {}).get("audit", {}).get("reading", {})).get(name, default))
 
 
 def shrink(
@@ -110,11 +163,26 @@ def run_audit(
     profile: str = "ci",
     out_dir: str | Path = "audit-results",
     progress: Callable[[str], None] | None = None,
+    reading: dict[str, str] | None = None,
+    executor: str = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    batch: int = 1,
 ) -> dict:
-    """Run (or resume) ``trials`` trials of ``claim``; returns the report (also written as JSON)."""
+    """Run (or resume) ``trials`` trials of ``claim`` under ``reading`` (:func:`parse_reading`;
+    None: the defaults); returns the report (also written as JSON).
+
+    ``executor``: ``serial`` (in this process), or ``local`` / ``dask`` as in
+    :mod:`hetsched.executors`. The guided search mutates the worst instance found before each
+    ``batch`` of trials (1: before every trial); the log, and so the result, depends on the seed
+    and ``batch`` only, never on the executor or the number of workers."""
+    if batch < 1:
+        raise InputError("audit", "--batch", f"must be >= 1 (got {batch})")
     prof = claim.profiles[profile]
     n_trials = prof.trials if trials is None else trials
-    out = Path(out_dir) / f"{claim.name}-{profile}-s{seed}"
+    reading = parse_reading(claim, None) if reading is None else reading
+    label = reading_label(claim, reading)
+    out = Path(out_dir) / f"{claim.name}-{profile}-s{seed}{'-' + label if label else ''}"
     out.mkdir(parents=True, exist_ok=True)
     log = out / "trials.jsonl"
     records = (
@@ -143,42 +211,62 @@ def run_audit(
 
     for rec in records:
         absorb(rec)
+    evaluate = partial(_evaluate_trial, claim, prof)
+    if executor != "serial":
+        check_executor(executor, scheduler)
     with log.open("a") as f:
-        for t in range(len(records), n_trials):
-            rng = np.random.default_rng([seed, t])
-            if t < n_random or worst.instance is None:
-                inst, origin = claim.sample(rng, prof), "random"
+        t = len(records)
+        while t < n_trials:
+            # random trials do not depend on each other: one chunk; guided ones mutate the
+            # worst instance as of their batch's start (batch 1: the worst so far)
+            if t < n_random:
+                end = min(n_random, n_trials, t + max(batch, 4 * (workers or 2)))
             else:
-                inst = claim.mutate(
-                    parse_instance(worst.instance, source=f"trial {worst.trial}"), rng, prof
+                end = min(n_trials, t + batch)
+            items = []
+            for k in range(t, end):
+                rng = np.random.default_rng([seed, k])
+                if k < n_random or worst.instance is None:
+                    inst, origin = claim.sample(rng, prof), "random"
+                else:
+                    parent = parse_instance(worst.instance, source=f"trial {worst.trial}")
+                    inst, origin = (
+                        claim.mutate(parent, rng, prof),
+                        f"mutation of trial {worst.trial}",
+                    )
+                inst = replace(
+                    apply_reading(claim, inst, reading),
+                    name=f"{claim.name}-s{seed}-t{k}",
+                    description=f"audit {claim.name}, seed {seed}, trial {k} ({origin})",
                 )
-                origin = f"mutation of trial {worst.trial}"
-            inst = replace(
-                inst,
-                name=f"{claim.name}-s{seed}-t{t}",
-                description=f"audit {claim.name}, seed {seed}, trial {t} ({origin})",
-            )
-            ev = claim.evaluate(inst, prof)
-            rec = {
-                "trial": t,
-                "origin": origin,
-                "ratio": ev.ratio,
-                "bound": ev.bound,
-                "checks": ev.checks,
-                "details": ev.details,
-                "instance": instance_to_dict(inst),
-            }
-            f.write(json.dumps(rec) + "\n")
+                items.append((k, origin, instance_to_dict(inst)))
+            if executor == "serial":
+                done_now = [evaluate(item) for item in items]
+            else:
+                tag = f"{claim.name}-{profile}-s{seed}-{label or 'default'}"
+                done_now = list(
+                    parallel_map(
+                        evaluate,
+                        items,
+                        executor,
+                        workers,
+                        scheduler,
+                        key=lambda item: f"hetsched-audit-{tag}-t{item[0]}",
+                    )
+                )
+            for rec in sorted(done_now, key=lambda r: r["trial"]):  # the log stays in trial order
+                f.write(json.dumps(rec) + "\n")
+                records.append(rec)
+                absorb(rec)
+                if progress:
+                    r = (
+                        "skipped"
+                        if rec["ratio"] is None
+                        else f"ratio {rec['ratio']:.4f} (bound {rec['bound']:.4f})"
+                    )
+                    progress(f"trial {rec['trial'] + 1}/{n_trials} [{rec['origin']}]: {r}")
             f.flush()
-            records.append(rec)
-            absorb(rec)
-            if progress:
-                r = (
-                    "skipped"
-                    if ev.ratio is None
-                    else f"ratio {ev.ratio:.4f} (bound {ev.bound:.4f})"
-                )
-                progress(f"trial {t + 1}/{n_trials} [{origin}]: {r}")
+            t = end
 
     done = [r for r in records[:n_trials] if r["ratio"] is not None]
     violations = sum(1 for r in done if r["ratio"] > r["bound"] * (1 + TOL))
@@ -186,6 +274,7 @@ def run_audit(
         "claim": claim.name,
         "statement": claim.statement,
         "profile": profile,
+        "reading": reading,
         "seed": seed,
         "trials": n_trials,
         "evaluated": len(done),
@@ -221,6 +310,21 @@ def run_audit(
         report["checks"][c] = entry
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
+
+
+def _evaluate_trial(claim: Claim, prof: Profile, item: tuple[int, str, dict]) -> dict:
+    """One trial's log record (run in a worker: a module-level function of picklable data)."""
+    t, origin, data = item
+    ev = claim.evaluate(parse_instance(data, source=data.get("name", "trial")), prof)
+    return {
+        "trial": t,
+        "origin": origin,
+        "ratio": ev.ratio,
+        "bound": ev.bound,
+        "checks": ev.checks,
+        "details": ev.details,
+        "instance": data,
+    }
 
 
 def drop_gpu(d: dict, victim: str) -> None:

@@ -142,7 +142,7 @@ def best_over_all_gangs(
                 continue
             rate = v.rate(j, kinds, need)
             slots = int(np.ceil(remaining[j] / rate - 1e-12))
-            u = utility(v, None, j, (t + slots - 1 - v.arrival[j] + 1) * v.slot_seconds)
+            u = utility(v, None, j, v.jct(j, t + slots - 1))
             cost = sum(
                 prices.price(v.capacity[h, r] - free[h, r], v.capacity[h, r]) * n
                 for h, r, n in gang

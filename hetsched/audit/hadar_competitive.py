@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from hetsched.audit.engine import Claim, Evaluation, Profile, drop_gpu
+from hetsched.audit.engine import Claim, Evaluation, Profile, drop_gpu, reading_of
+from hetsched.errors import InputError
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
 from hetsched.hadar.validate import validate_decisions
@@ -40,6 +41,14 @@ from hetsched.solve import solve
 from hetsched.solvers.result import Status
 
 TYPES = ("k80", "p100", "v100")
+#: the readings the theorem's verdict rests on (proofs/hadar_theorem2.md), the project's first:
+#: the JCT of a finish in slot f (view.py), progress at the gang's slowest GPU or per worker
+#: (sampled: each instance's own), and Algorithm 1 cut at T or run on until every job is done
+READINGS = {
+    "jct": ("f-a+1", "f-a"),
+    "progress": ("sampled", "bottleneck", "per-worker"),
+    "horizon": ("cut", "run-on"),
+}
 PROFILES = {
     "ci": Profile(trials=16, max_tasks=4, time_limit=20.0),
     "deep": Profile(trials=400, max_tasks=6, time_limit=60.0),
@@ -99,7 +108,10 @@ def with_horizon(inst: Instance, slack: int = 0) -> Instance:
     """The instance with T = the latest alone-finish slot + ``slack``."""
     d = instance_to_dict(inst)
     d["metadata"]["hadar"]["horizon_slots"] = 10_000
-    v = hadar_view(parse_instance(d, source="horizon"))
+    probe = instance_to_dict(inst)  # the finish slots do not depend on the JCT reading
+    probe["metadata"]["hadar"].pop("jct", None)
+    probe["metadata"]["hadar"]["horizon_slots"] = 10_000
+    v = hadar_view(parse_instance(probe, source="horizon"))
     d["metadata"]["hadar"]["horizon_slots"] = (
         max(alone_finish(v, j) for j in range(v.n_jobs)) + slack
     )
@@ -138,8 +150,28 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
     return with_horizon(parse_instance(d, source="mutation"), slack=int(rng.integers(0, 3)))
 
 
+def read(inst: Instance, reading: dict[str, str]) -> Instance:
+    """The instance under a reading: ``jct`` and ``progress`` go into ``metadata.hadar``
+    (``progress=sampled`` keeps the instance's own); ``horizon`` is read by :func:`evaluate`."""
+    d = instance_to_dict(inst)
+    d["metadata"]["hadar"]["jct"] = reading["jct"]
+    if reading["progress"] != "sampled":
+        d["metadata"]["hadar"]["progress"] = reading["progress"]
+    return parse_instance(d, source=inst.name)
+
+
+def run_on_horizon(inst: Instance) -> int:
+    """Slots enough for every job to finish one after another at its slowest, after T."""
+    d = instance_to_dict(inst)
+    d["metadata"]["hadar"].pop("horizon_slots")
+    return max(hadar_view(inst).horizon, hadar_view(parse_instance(d, source="run-on")).horizon)
+
+
 def evaluate(inst: Instance, prof: Profile) -> Evaluation:
-    v = hadar_view(inst)
+    try:
+        v = hadar_view(inst)
+    except InputError as e:  # under jct=f-a: a job could finish in its arrival slot
+        return Evaluation(None, math.inf, {}, {"skipped": f"outside the reading's family: {e}"})
     late = [v.job_ids[j] for j in range(v.n_jobs) if alone_finish(v, j) > v.horizon]
     if late:  # outside the audited family (see the module docstring)
         return Evaluation(
@@ -147,8 +179,17 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
         )
     eta = eta_from_proof(v)
     prices = price_function(v, None, eta=eta)
-    run = hadar_online(inst, eta=eta)
-    online = validate_decisions(inst, run.decisions)
+    run_on = reading_of(inst, "horizon", "cut") == "run-on"
+    # run-on: Algorithm 1 loops "while true"; its utility counts jobs finishing after T, the
+    # prices (6)-(7) and OPT(P1) keep the instance's T
+    slots = run_on_horizon(inst) if run_on else None
+    run = hadar_online(inst, eta=eta, max_slots=slots)
+    checked = inst
+    if run_on:
+        d = instance_to_dict(inst)
+        d["metadata"]["hadar"]["horizon_slots"] = slots
+        checked = parse_instance(d, source=inst.name)
+    online = validate_decisions(checked, run.decisions)
     if not online.valid:
         raise AssertionError(f"online decisions invalid: {online.violations[:3]}")
     opt = solve(inst, "hadar-p1", "highs", time_limit=prof.time_limit)
@@ -267,4 +308,6 @@ CLAIM = Claim(
     profiles=PROFILES,
     reductions=reductions,
     size=size,
+    readings=READINGS,
+    read=read,
 )

@@ -20,7 +20,7 @@ from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 from hetsched.packing import check_packing, greedy_packing, optimal_packing, packing_view
-from hetsched.packing.problem import _table
+from hetsched.packing.problem import METRICS, _table
 
 MEMORY = {"k80": 12.0, "p100": 16.0, "v100": 16.0}
 TYPES = tuple(MEMORY)
@@ -154,9 +154,17 @@ def size(inst: Instance) -> tuple:
     return (len(inst.jobs), len(inst.gpus))
 
 
+def read(inst: Instance, reading: dict[str, str]) -> Instance:
+    """The instance with ``metadata.packing.metric`` = the reading's (``hetsched.packing``)."""
+    d = instance_to_dict(inst)
+    d["metadata"]["packing"]["metric"] = reading["metric"]
+    return parse_instance(d, source=inst.name)
+
+
 CLAIM = Claim(
     name="packing",
-    statement="Algorithm 3 (AppSci'24) finds the job combinations of maximum total normalized throughput",
+    statement="Algorithm 3 (AppSci'24) finds the job combinations of maximum total throughput "
+    "(normalized per job, or raw iterations/s: the reading 'metric')",
     sample=sample,
     mutate=mutate,
     evaluate=evaluate,
@@ -164,4 +172,6 @@ CLAIM = Claim(
     profiles=PROFILES,
     reductions=reductions,
     size=size,
+    readings={"metric": METRICS},
+    read=read,
 )

@@ -13,10 +13,11 @@ from hetsched.jsonout import json_text
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from hetsched.audit.claims import find_claim
-    from hetsched.audit.engine import CHECK_TOL, run_audit, shrink
+    from hetsched.audit.engine import CHECK_TOL, parse_reading, run_audit, shrink
     from hetsched.instance.io import dump_instance, load_instance
 
     claim = find_claim(args.claim)
+    reading = parse_reading(claim, args.reading)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
     report = run_audit(
         claim,
@@ -25,6 +26,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         profile=args.profile,
         out_dir=args.out,
         progress=say,
+        reading=reading,
+        executor=args.executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        batch=args.batch,
     )
     if args.shrink and report["violations"] and report["worst_instance"]:
         small, ev = shrink(
@@ -64,6 +70,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(json_text(report))
     else:
         print(f"claim      {report['claim']}: {report['statement']}")
+        if report["reading"]:
+            print("reading    " + ", ".join(f"{k}={v}" for k, v in report["reading"].items()))
         print(
             f"trials     {report['trials']} ({report['evaluated']} evaluated, {report['skipped']} skipped: "
             "reference not proven)"
@@ -103,6 +111,7 @@ COMMANDS = {
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.audit.claims import claims
+    from hetsched.executors import EXECUTORS
 
     a = sub.add_parser("audit", help=COMMANDS["audit"])
     a.add_argument("claim", choices=sorted(claims()))
@@ -116,6 +125,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     a.add_argument(
         "--shrink", action="store_true", help="shrink the worst violating instance to a minimal one"
+    )
+    a.add_argument(
+        "--reading",
+        action="append",
+        metavar="NAME=VALUE",
+        help="how to read what the paper leaves open, e.g. jct=f-a, progress=per-worker, "
+        "horizon=run-on (hadar-competitive), metric=raw (packing); repeatable or comma-separated; "
+        "default: the project's reading (proofs/README.md)",
+    )
+    a.add_argument(
+        "--executor",
+        default="serial",
+        choices=("serial", *EXECUTORS),
+        help="where trials run: in this process (default), a local process pool, or a Dask "
+        "cluster (--scheduler); the result does not depend on it",
+    )
+    a.add_argument("--workers", type=positive(int), default=None, help="local pool size")
+    a.add_argument("--scheduler", default=None, help="Dask scheduler address for --executor dask")
+    a.add_argument(
+        "--batch",
+        type=positive(int),
+        default=1,
+        help="guided trials per batch, each mutating the worst instance found before the batch "
+        "(default 1: the worst so far; larger batches run in parallel)",
     )
     a.add_argument("--quiet", action="store_true", help="no per-trial progress on stderr")
     a.add_argument(

@@ -182,7 +182,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sv = sub.add_parser("solvers", help=COMMANDS["solvers"])
     sv.set_defaults(func=cmd_solvers)
 
-    from hetsched.sweep.runner import EXECUTORS
+    from hetsched.executors import EXECUTORS
 
     sw = sub.add_parser("sweep", help=COMMANDS["sweep"])
     sw.add_argument("spec", help="sweep spec (TOML; see hetsched.sweep.spec)")

@@ -164,7 +164,7 @@ class AllocFinder:
             v = self.view
             rate = v.rate(j, list(kinds), need)
             slots = math.ceil(float(self.remaining[j]) / rate - 1e-12)
-            jct = (self.t + slots - 1 - v.arrival[j] + 1) * v.slot_seconds
+            jct = v.jct(j, self.t + slots - 1)
             hit = self._values[key] = (rate, utility(v, self.utility_name, j, jct))
         return hit
 

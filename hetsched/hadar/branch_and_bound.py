@@ -58,9 +58,7 @@ def _speed_bounds(
         fastest = int(np.argmax(view.throughput[j]))
         rate = view.rate(j, [fastest], int(view.workers[j]))
         slots = math.ceil(remaining[j] / rate - 1e-12)
-        out[i] = utility(
-            view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
-        )
+        out[i] = utility(view, utility_name, j, view.jct(j, t + slots - 1))
     return out
 
 
@@ -214,9 +212,7 @@ def lp_bound(
                 continue
             rate = view.rate(j, [r for r in range(n_types) if x[r] == level], int(view.workers[j]))
             slots = math.ceil(remaining[j] / rate - 1e-12)
-            u = utility(
-                view, utility_name, j, (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
-            )
+            u = utility(view, utility_name, j, view.jct(j, t + slots - 1))
             xq = var
             var += 1
             cols_u.append(-u)

@@ -73,7 +73,7 @@ def find_alloc(
             sum(prices.price(allocated[h, r], view.capacity[h, r]) * n for h, r, n in alloc) + extra
         )
         slots = math.ceil(remaining / rate - 1e-12)
-        jct = (t + slots - 1 - view.arrival[j] + 1) * view.slot_seconds
+        jct = view.jct(j, t + slots - 1)
         cands.append(Candidate(alloc, rate, cost, utility(view, utility_name, j, jct) - cost))
 
     for q in range(1, len(order) + 1):

@@ -78,7 +78,7 @@ def p2_problem(
         if not plan:
             return empty(j)
         f = max(plan)
-        return column(j, plan, utility(v, utility_name, j, (f - v.arrival[j] + 1) * v.slot_seconds))
+        return column(j, plan, utility(v, utility_name, j, v.jct(j, f)))
 
     problem = DantzigWolfeProblem(
         n_blocks=v.n_jobs,

@@ -66,8 +66,7 @@ def price_function(
     t_min, t_max = durations(view)
     u_max = max(utility(view, utility_name, j, t_min[j]) / view.workers[j] for j in js)
     u_min = min(
-        utility(view, utility_name, j, (view.horizon - view.arrival[j] + 1) * view.slot_seconds)
-        / (t_max[j] * view.workers[j])
+        utility(view, utility_name, j, view.jct(j, view.horizon)) / (t_max[j] * view.workers[j])
         for j in js
     ) / (4 * eta)
     return PriceFunction(float(u_max), float(u_min))

@@ -63,8 +63,7 @@ def best_schedule(
     # too early; then only labels of equal progress compare.
     t_min = a
     while (
-        t_min <= view.horizon
-        and utility(view, utility_name, j, (t_min - a + 1) * view.slot_seconds) >= utilities[1]
+        t_min <= view.horizon and utility(view, utility_name, j, view.jct(j, t_min)) >= utilities[1]
     ):
         t_min += 1
     for t in range(a, view.horizon + 1):
@@ -83,7 +82,7 @@ def best_schedule(
             if (
                 total < best_done_cost - 1e-12
             ):  # g(t) falls: a later finish can pay off only if cheaper
-                u = utility(view, utility_name, j, (t - a + 1) * view.slot_seconds)
+                u = utility(view, utility_name, j, view.jct(j, t))
                 if (
                     utilities[0] <= u < utilities[1]
                 ):  # a finish not allowed here prunes nothing either

@@ -80,7 +80,7 @@ def validate_decisions(
         report.done[jid] = done
         if done >= v.work[j] * (1 - 1e-12) and last is not None:
             report.finish[jid] = last
-            jct = (last - v.arrival[j] + 1) * v.slot_seconds
+            jct = v.jct(j, last)
             report.jct[jid] = jct
             report.utility_of[jid] = utility(v, utility_name, j, jct)
             report.utility += report.utility_of[jid]

@@ -16,6 +16,8 @@ Where the instance comes from and what the paper leaves open (decided here, in t
   slot (J1 loses 20 epochs per round on P100s). ``"per-worker"`` (default, as (1a) is written)
   or ``"bottleneck"`` (as Fig. 1 counts).
 * JCT of a job finishing in slot f_j is (f_j - a_j + 1) L: slots are whole (1c gives the last slot).
+  ``jct``: ``"f-a+1"`` (default, that reading) or ``"f-a"`` (the paper's literal U_j(f_j - a_j));
+  under the literal reading a job cannot finish in its arrival slot (its JCT would be 0).
 * ``utility``: U_j, one of :data:`UTILITY_NAMES` (defined in :mod:`hetsched.hadar.utility`) (default the paper's
   effective throughput); every model, the online algorithm and the validator use it.
 
@@ -36,6 +38,8 @@ from hetsched.errors import InputError
 from hetsched.instance.model import Instance
 
 #: the utilities U_j an instance may name (``metadata.hadar.utility``); their formulas: hetsched.hadar.utility
+#: the readings of the JCT of a job finishing in slot f_j, and their offsets
+JCT_READINGS = {"f-a+1": 1, "f-a": 0}
 UTILITY_NAMES = ("effective-throughput", "reciprocal-jct", "finish-time-fairness")
 
 
@@ -53,10 +57,16 @@ class HadarView:
     horizon: int  # T
     progress: str  # "per-worker" | "bottleneck"
     utility: str = "effective-throughput"  # U_j, one of UTILITY_NAMES
+    jct_offset: int = 1  # JCT = (f - a + jct_offset) L: 1 ("f-a+1", default) or 0 ("f-a")
 
     @property
     def n_jobs(self) -> int:
         return len(self.job_ids)
+
+    def jct(self, j: int, finish: int) -> float:
+        """The JCT in seconds of job j finishing in slot ``finish``: (f_j - a_j + 1) L, or
+        (f_j - a_j) L under the literal reading (module doc)."""
+        return float(finish - self.arrival[j] + self.jct_offset) * self.slot_seconds
 
     def rate(self, j: int, used_types: list[int], n_workers: int) -> float:
         """Iterations per slot for job j on GPUs of ``used_types`` (x_j(t) of (1b), times L)."""
@@ -73,6 +83,13 @@ def hadar_view(instance: Instance) -> HadarView:
             instance.name,
             "$.metadata.hadar",
             "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0",
+        )
+    jct = opts.get("jct", "f-a+1")
+    if jct not in JCT_READINGS:
+        raise InputError(
+            instance.name,
+            "$.metadata.hadar.jct",
+            f"one of {', '.join(JCT_READINGS)}, not {jct!r}",
         )
     utility_name = opts.get("utility", "effective-throughput")
     if utility_name not in UTILITY_NAMES:
@@ -125,6 +142,7 @@ def hadar_view(instance: Instance) -> HadarView:
         0,
         progress,
         utility_name,
+        JCT_READINGS[jct],
     )
     T = opts.get("horizon_slots")
     if T is None:
@@ -138,7 +156,17 @@ def hadar_view(instance: Instance) -> HadarView:
             for j in range(view.n_jobs)
         ]
         T = int(arrival.max()) + int(sum(slowest))
-    return HadarView(**{**view.__dict__, "horizon": int(T)})
+    view = HadarView(**{**view.__dict__, "horizon": int(T)})
+    if view.jct_offset == 0:  # the literal JCT f - a: a finish in the arrival slot would be 0
+        for j in range(view.n_jobs):
+            if view.work[j] <= fastest_rate(view, j) * (1 + 1e-12):
+                raise InputError(
+                    instance.name,
+                    "$.metadata.hadar.jct",
+                    f"under 'f-a' job {view.job_ids[j]} could finish in its arrival slot "
+                    "(JCT 0, an unbounded utility); use 'f-a+1'",
+                )
+    return view
 
 
 Gang = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)

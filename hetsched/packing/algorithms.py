@@ -60,11 +60,12 @@ def optimal_packing(view: PackingView) -> Packing:
 
 def check_packing(instance: Instance, packing: Packing) -> ValidationReport:
     """Independent check: every pair is (a job scheduled alone, a queued job) that fit together,
-    each job in at most one pair; the value |scheduled| + sum w recomputed from the table."""
+    each job in at most one pair; the value (|scheduled| + sum w, or its raw reading)
+    recomputed from the table."""
     view = packing_view(instance)
     solo = {view.job_ids[s]: a for a, s in enumerate(view.solo)}
     queue = {view.job_ids[q]: b for b, q in enumerate(view.queue)}
-    bad, seen, value = [], set(), float(len(view.solo))
+    bad, seen, value = [], set(), view.unpacked
     for s, q in packing.pairs:
         if s not in solo:
             bad.append(Violation("not_solo", f"'{s}' is not scheduled alone on a GPU"))

@@ -13,6 +13,11 @@ throughput, each job's throughput over its isolated throughput on that GPU, summ
 job that runs; packing q onto s's GPU changes the sum by
     w(s, q) = a / T_s + b / T_q - 1      (s drops from 1 to a / T_s, q gains b / T_q).
 The value of the round is |scheduled| + sum of w over the chosen pairs.
+
+``metadata.packing.metric`` chooses the reading of "throughput" (the paper does not normalize):
+``"normalized"`` (default, as above) or ``"raw"``, iterations/s summed over the jobs (a model's
+iterations are not comparable to another's, but that is the literal sum): w(s, q) = a + b - T_s,
+the round's value sum_s T_s + sum w, and Algorithm 3's "keep sj fast" compares a.
 """
 
 from __future__ import annotations
@@ -48,6 +53,16 @@ class PackingView:
     own: (
         np.ndarray
     )  # a / T_s: the solo job's normalized throughput when packed with q (NaN likewise)
+    base: float | None = None  # the round's value without pairs (None: |solo|, normalized)
+
+    @property
+    def unpacked(self) -> float:
+        """The round's value with no pair: |scheduled| (normalized) or sum_s T_s (raw)."""
+        return float(len(self.solo)) if self.base is None else self.base
+
+
+#: the readings of the value of a packing (module doc)
+METRICS = ("normalized", "raw")
 
 
 def packing_view(instance: Instance, throughputs: str | None = None) -> PackingView:
@@ -78,6 +93,10 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
         solo.append(index[jid])
         solo_gpu.append(gid)
     queue = [k for k, j in enumerate(instance.jobs) if j.id not in meta["scheduled"]]
+    metric = meta.get("metric", "normalized")
+    if metric not in METRICS:
+        raise InputError(src, "$.metadata.packing.metric", f"one of {', '.join(METRICS)}")
+    raw = metric == "raw"
 
     def row(k: int) -> tuple[str, int]:
         job = instance.jobs[k]
@@ -89,6 +108,7 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
 
     gain = np.full((len(solo), len(queue)), np.nan)
     own = np.full((len(solo), len(queue)), np.nan)
+    base = 0.0
     for a, s in enumerate(solo):
         gpu = gpus[solo_gpu[a]]
         cap = instance.cluster.gpu_types[gpu.type].memory_gb
@@ -104,6 +124,7 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
             raise InputError(
                 src, f"$.jobs[{s}].model.name", f"no throughput for {rs} on {gpu.type}"
             )
+        base += iso[rs]
         for b, q in enumerate(queue):
             rq = row(q)
             pair = table.pairs.get(gpu.type, {}).get(rs, {}).get(rq)
@@ -113,10 +134,20 @@ def packing_view(instance: Instance, throughputs: str | None = None) -> PackingV
                 continue
             if instance.jobs[s].memory_gb + instance.jobs[q].memory_gb > cap + 1e-9:
                 continue
-            own[a, b] = pair[0] / iso[rs]
-            gain[a, b] = pair[0] / iso[rs] + pair[1] / iso[rq] - 1.0
+            if raw:
+                own[a, b] = pair[0]
+                gain[a, b] = pair[0] + pair[1] - iso[rs]
+            else:
+                own[a, b] = pair[0] / iso[rs]
+                gain[a, b] = pair[0] / iso[rs] + pair[1] / iso[rq] - 1.0
     return PackingView(
-        tuple(j.id for j in instance.jobs), tuple(solo), tuple(solo_gpu), tuple(queue), gain, own
+        tuple(j.id for j in instance.jobs),
+        tuple(solo),
+        tuple(solo_gpu),
+        tuple(queue),
+        gain,
+        own,
+        base if raw else None,
     )
 
 
