@@ -77,27 +77,22 @@ class HadarView:
 def hadar_view(instance: Instance) -> HadarView:
     opts = dict(instance.metadata.get("hadar", {})) if instance.metadata else {}
     L = float(opts.get("slot_seconds", 360.0))
-    progress = opts.get("progress", "per-worker")
-    if progress not in ("per-worker", "bottleneck") or not L > 0:
-        raise InputError(
-            instance.name,
-            "$.metadata.hadar",
-            "progress must be 'per-worker' or 'bottleneck', slot_seconds > 0",
-        )
-    jct = opts.get("jct", "f-a+1")
-    if jct not in JCT_READINGS:
-        raise InputError(
-            instance.name,
-            "$.metadata.hadar.jct",
-            f"one of {', '.join(JCT_READINGS)}, not {jct!r}",
-        )
-    utility_name = opts.get("utility", "effective-throughput")
-    if utility_name not in UTILITY_NAMES:
-        raise InputError(
-            instance.name,
-            "$.metadata.hadar.utility",
-            f"unknown utility {utility_name!r} (known: {', '.join(UTILITY_NAMES)})",
-        )
+    if not L > 0:
+        raise InputError(instance.name, "$.metadata.hadar.slot_seconds", f"must be > 0 (got {L})")
+
+    def choice(key: str, allowed, default: str) -> str:
+        value = opts.get(key, default)
+        if value not in allowed:
+            raise InputError(
+                instance.name,
+                f"$.metadata.hadar.{key}",
+                f"one of {', '.join(allowed)}, not {value!r}",
+            )
+        return value
+
+    progress = choice("progress", ("per-worker", "bottleneck"), "per-worker")
+    jct = choice("jct", tuple(JCT_READINGS), "f-a+1")
+    utility_name = choice("utility", UTILITY_NAMES, "effective-throughput")
     types = tuple(sorted({g.type for g in instance.gpus}))
     machines = tuple(s.id for s in instance.cluster.servers)
     cap = np.zeros((len(machines), len(types)), dtype=np.int64)

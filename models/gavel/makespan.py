@@ -72,25 +72,32 @@ def _makespan_of(zeta: float, m: pe.ConcreteModel) -> float:
     return m.makespan_scale / zeta if zeta > 0 else float("inf")
 
 
-SPECS = [
-    FormulationSpec(
-        name="gavel-makespan",
+def _spec(name: str, build, policy: str, objective, summary: str) -> FormulationSpec:
+    return FormulationSpec(
+        name=name,
         kind="pyomo",
         build=build,
-        extract=extract_x("makespan"),
-        validator=allocation_report(makespan),
+        extract=extract_x(policy),
+        validator=allocation_report(objective),
         sense="min",
         objective_transform=_makespan_of,
-        summary="Gavel minimize makespan (min_total_duration_perf): one exact LP in z = 1/makespan",
+        summary=summary,
+    )
+
+
+SPECS = [
+    _spec(
+        "gavel-makespan",
+        build,
+        "makespan",
+        makespan,
+        "Gavel minimize makespan (min_total_duration_perf): one exact LP in z = 1/makespan",
     ),
-    FormulationSpec(
-        name="gavel-min-total-duration",
-        kind="pyomo",
-        build=build_agnostic,
-        extract=extract_x("min-total-duration"),
-        validator=allocation_report(agnostic_makespan),
-        sense="min",
-        objective_transform=_makespan_of,
-        summary="Gavel's agnostic min_total_duration: makespan at the reference type's throughputs",
+    _spec(
+        "gavel-min-total-duration",
+        build_agnostic,
+        "min-total-duration",
+        agnostic_makespan,
+        "Gavel's agnostic min_total_duration: makespan at the reference type's throughputs",
     ),
 ]
