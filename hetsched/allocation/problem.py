@@ -113,6 +113,18 @@ class Allocation:
     instance: str = ""
     params: dict = field(default_factory=dict)  # the policy's parameters (e.g. the rho of a test)
 
+    def throughput(self) -> np.ndarray:
+        """thr_j(X), per job."""
+        return effective_throughput(self.view, self.x)
+
+    def rows(self) -> list[tuple[str, dict[str, float]]]:
+        """(job, its share of each type) for every job."""
+        v = self.view
+        return [
+            (j, {t: float(self.x[a, b]) for b, t in enumerate(v.types)})
+            for a, j in enumerate(v.job_ids)
+        ]
+
     def to_dict(self) -> dict[str, Any]:
         v = self.view
         return {

@@ -11,7 +11,6 @@ from hetsched.jsonout import json_text
 
 def cmd_allocate(args: argparse.Namespace) -> int:
     from hetsched.allocate import allocate
-    from hetsched.allocation.problem import effective_throughput
     from hetsched.instance.io import load_instance
     from hetsched.solvers import Status
 
@@ -49,30 +48,16 @@ def cmd_allocate(args: argparse.Namespace) -> int:
             f"objective  {fmt(res.objective)}\n"
             f"seconds    {res.seconds:.3f}"
         )
-        if alloc is not None and not hasattr(alloc, "packing"):
-            thr = effective_throughput(alloc.view, alloc.x)
-            print(
-                f"{'job':<12}"
-                + "".join(f"{t:>10}" for t in alloc.view.types)
-                + f"{'throughput':>12}"
-            )
-            for j, job in enumerate(alloc.view.job_ids):
-                print(
-                    f"{job:<12}"
-                    + "".join(f"{alloc.x[j, r]:>10.4f}" for r in range(len(alloc.view.types)))
-                    + f"{thr[j]:>12.6g}"
-                )
-        if alloc is not None and hasattr(alloc, "packing"):
-            d = alloc.to_dict()
-            for row in d["allocation"]:
-                print(
-                    "  "
-                    + "+".join(row["jobs"])
-                    + ": "
-                    + ", ".join(f"{t} {row[t]:.4f}" for t in alloc.packing.view.types)
-                )
-            for job, thr in d["effective_throughput"].items():
-                print(f"  throughput {job}: {thr:.6g}")
+        if alloc is not None:  # one row per job (or per packed combination), then throughputs
+            rows = alloc.rows()
+            types = list(rows[0][1]) if rows else []
+            width = max([12] + [len(label) + 2 for label, _ in rows])
+            print(f"{'shares':<{width}}" + "".join(f"{t:>10}" for t in types))
+            for label, shares in rows:
+                print(f"{label:<{width}}" + "".join(f"{shares[t]:>10.4f}" for t in types))
+            ids = [j.id for j in inst.jobs]
+            for job, thr in zip(ids, alloc.throughput()):
+                print(f"throughput {job}: {thr:.6g}")
         for n in res.notes:
             print(f"note       {n}")
     return EXIT_OK if res.status == Status.OPTIMAL else EXIT_FAIL

@@ -96,6 +96,18 @@ class PackedAllocation:
                 out[j] += float(self.packing.thr[c, pos] @ self.x[c])
         return out
 
+    def rows(self) -> list[tuple[str, dict[str, float]]]:
+        """(the combination's jobs joined by '+', its share of each type) for every used combination."""
+        v = self.packing.view
+        return [
+            (
+                "+".join(v.job_ids[j] for j in c),
+                {t: float(self.x[i, r]) for r, t in enumerate(v.types)},
+            )
+            for i, c in enumerate(self.packing.combos)
+            if self.x[i].sum() > TOL
+        ]
+
     def to_dict(self) -> dict:
         v = self.packing.view
         return {
