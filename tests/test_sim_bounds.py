@@ -27,6 +27,8 @@ GANG = (
     "tiresias:600",
     "gavel",
     "gavel:makespan",
+    "gavel:finish-time-fairness",
+    "gavel:max-throughput",
     "hadar",
     "similarity",
     "similarity:keep",

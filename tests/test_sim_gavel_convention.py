@@ -117,3 +117,37 @@ def test_gavel_convention_refuses_a_restore_delay():
     inst = Instance("w", cluster({"v100": 1}), (job("A", 0, 600, {"v100": 0.7}),))
     with pytest.raises(InputError, match="restore"):
         simulate_gang(inst, make_policy("gavel"), 360, 10.0, convention="gavel")
+
+
+def test_gavel_finish_time_fairness_accumulates_isolated_time_as_gavel_does():
+    """Under Gavel's convention I_j grows by the steps done between two allocations over the
+    first allocation's isolated throughput, and every run validates."""
+    from hetsched.allocation.conventions import isolated_throughput
+    from hetsched.sim.gang_policies.gavel import Gavel
+
+    inst = load_workload("gavel-trace:physical_cluster_max_min_fairness")
+    calls = []
+    policy = Gavel("finish-time-fairness")
+    original = policy._ftf
+
+    def spy(state, active, view):
+        before = policy.isolated_time.copy()
+        last = dict(policy.last_steps)
+        now = {j: state.remaining(j) for j in active}
+        out = original(state, active, view)
+        calls.append((now, list(active), view, before, last, policy.isolated_time.copy()))
+        return out
+
+    policy._ftf = spy
+    result = simulate_gang(inst, policy, 360, 0.0, convention="gavel")
+    assert result.validation.valid and len(calls) > 2
+    grew = 0
+    for now, active, view, before, last, after in calls[1:]:
+        iso_now = isolated_throughput(view, "gavel")
+        for i, j in enumerate(active):
+            if j in last:  # Gavel: I_j += (steps before - steps now) / the earlier isolated rate
+                remaining_then, iso = last[j]
+                assert after[j] - before[j] == pytest.approx((remaining_then - now[j]) / iso)
+                grew += after[j] > before[j]
+            assert policy.last_steps.get(j, (0, 1))[1] > 0 and iso_now[i] > 0
+    assert grew > 0

@@ -22,7 +22,8 @@ FTF isolated share         X^equal                                     x_{j,r} =
 Agnostic max-min fairness and makespan (Gavel's ``min_total_duration_perf``) are the same in
 both. Gavel's agnostic ``min_total_duration`` and ``finish_time_fairness`` run the perf policy
 with every type's throughput replaced by the job's throughput on one reference type (its code
-hard-codes ``v100``): :func:`agnostic_view`.
+hard-codes ``v100``; where some job cannot run on a V100 we take the first type every job runs
+on): :func:`agnostic_view`.
 """
 
 from __future__ import annotations
@@ -72,21 +73,23 @@ def isolated_throughput(view: AllocationView, convention: str) -> np.ndarray:
 
 def reference_type(view: AllocationView, name: str | None = None) -> int:
     """The index of the reference type of the agnostic policies: ``name`` if given, else
-    ``v100`` (Gavel's) when the cluster has it, else the first type (sorted) on which every job
-    runs. Every job needs a positive throughput there."""
+    ``v100`` (Gavel's) when every job runs there, else the first type (sorted) on which every
+    job runs. Every job needs a positive throughput on it."""
     runs_all = [r for r in range(len(view.types)) if np.all(view.throughput[:, r] > 0)]
     if name is None:
-        if GAVEL_REFERENCE_TYPE in view.types:
-            name = GAVEL_REFERENCE_TYPE
-        elif runs_all:
+        if (
+            GAVEL_REFERENCE_TYPE in view.types
+            and view.types.index(GAVEL_REFERENCE_TYPE) in runs_all
+        ):
+            return view.types.index(GAVEL_REFERENCE_TYPE)
+        if runs_all:
             return runs_all[0]
-        else:
-            raise InputError(
-                "instance",
-                "$.jobs[*].throughput",
-                "the agnostic policies read every job's throughput on one reference type, "
-                "and no GPU type runs every job",
-            )
+        raise InputError(
+            "instance",
+            "$.jobs[*].throughput",
+            "the agnostic policies read every job's throughput on one reference type, "
+            "and no GPU type runs every job",
+        )
     if name not in view.types:
         raise InputError(
             "allocate", "reference_type", f"{name!r} is not a GPU type ({', '.join(view.types)})"

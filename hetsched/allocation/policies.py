@@ -168,18 +168,25 @@ def waited(view: AllocationView, instance: Instance) -> np.ndarray:
     return np.maximum(0.0, now - np.array([j.arrival for j in instance.jobs]))
 
 
-def denominators(view: AllocationView, t: np.ndarray, convention: str = "hetsched") -> np.ndarray:
+def denominators(
+    view: AllocationView, t: np.ndarray, convention: str = "hetsched", isolated=None
+) -> np.ndarray:
     """D_j, the finish time rho_j compares against: t_j + R_j / thr_j(X^equal) (hetsched), or
-    I_j + R_j / thr_j(X^iso) (gavel), I_j the isolated time accumulated by earlier rounds: 0 for
-    a one-shot allocation."""
+    I_j + R_j / thr_j(X^iso) (gavel), I_j (``isolated``) the isolated time accumulated by
+    earlier rounds: 0 for a one-shot allocation."""
     steps = _steps(view, "finish-time fairness")
-    base = t if convention == "hetsched" else np.zeros_like(t)
+    if convention == "hetsched":
+        base = t
+    else:
+        base = np.zeros_like(t) if isolated is None else np.asarray(isolated, dtype=float)
     return base + steps / isolated_throughput(view, convention)
 
 
-def need(view: AllocationView, t: np.ndarray, rho: float, convention: str = "hetsched"):
+def need(
+    view: AllocationView, t: np.ndarray, rho: float, convention: str = "hetsched", isolated=None
+):
     """need_j(rho) = R_j / (rho D_j - t_j): the throughput that makes rho_j <= rho (inf if none)."""
-    slack = rho * denominators(view, t, convention) - t
+    slack = rho * denominators(view, t, convention, isolated) - t
     return np.where(slack > 0, view.steps / np.where(slack > 0, slack, 1), np.inf)
 
 

@@ -7,7 +7,8 @@ gives type r to the jobs with the highest x_{j,r} / (share of their rounds spent
 Allocation policies (``gavel:NAME``): ``max-min-fairness-perf`` (default: Gavel's
 heterogeneity-aware LAS), ``max-min-fairness`` (the heterogeneity-agnostic LAS: equal time
 shares), ``makespan`` and ``min-total-duration`` (Gavel's min_total_duration_perf and its
-agnostic form; they need the remaining work: clairvoyant), solved by the fast LP path
+agnostic form), ``finish-time-fairness`` (Themis's rho, bisected; these three need the remaining
+work: clairvoyant, as Gavel's simulator is) and ``max-throughput``, solved by the fast LP path
 (:mod:`hetsched.allocate.fast`). Priorities count rounds since a job arrived (Gavel resets them
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
@@ -27,8 +28,10 @@ import random
 
 import numpy as np
 
-from hetsched.allocate.fast import solve_max_min
-from hetsched.allocation.policies import FAST_POLICIES, coefficients
+from hetsched.allocate.fast import solve_max_min, solve_max_sum
+from hetsched.allocate.ftf import bisect_rho, fast_test
+from hetsched.allocation.conventions import isolated_throughput
+from hetsched.allocation.policies import FAST_POLICIES, coefficients, throughput_coefficients
 from hetsched.allocation.problem import AllocationView
 from hetsched.allocation.rounds import priority_placement
 from hetsched.allocation.validate import check_allocation
@@ -37,18 +40,23 @@ from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_policies.gavel_mechanism import GavelMechanism, type_order
 from hetsched.solvers.result import Status
 
+#: the allocation policies the simulated gavel policy takes
+SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
+#: the ones that read each job's remaining steps (clairvoyant, as Gavel's simulator is)
+CLAIRVOYANT = ("makespan", "min-total-duration", "finish-time-fairness")
+
 
 class Gavel:
     def __init__(self, allocation: str = "max-min-fairness-perf", seed: int = 0):
-        if allocation not in FAST_POLICIES:
+        if allocation not in SIM_POLICIES:
             raise InputError(
                 "policy",
                 "gavel:ALLOCATION",
-                f"one of {', '.join(FAST_POLICIES)}, not {allocation!r}",
+                f"one of {', '.join(SIM_POLICIES)}, not {allocation!r}",
             )
         self.allocation = allocation
         self.name = "gavel" if allocation == "max-min-fairness-perf" else f"gavel:{allocation}"
-        self.clairvoyant = allocation in ("makespan", "min-total-duration")
+        self.clairvoyant = allocation in CLAIRVOYANT
         self.lp_solves = 0
         self.seed = seed
 
@@ -72,6 +80,10 @@ class Gavel:
         self.shuffler = random.Random(self.seed + 5)  # Gavel seeds its type shuffler with seed + 5
         self.last_plan: dict[int, tuple[int, ...]] = {}
         self.last_executed: dict[int, float] = {}
+        # finish-time fairness, Gavel's convention: I_j, the isolated time of the work done
+        # between allocations (its _cumulative_isolated_time), and the last allocation's numbers
+        self.isolated_time = np.zeros(jobs.n_jobs)
+        self.last_steps: dict[int, tuple[float, float]] = {}  # j -> (remaining, iso throughput)
 
     def _solve(self, state: GangState, active: list[int]) -> np.ndarray:
         d = self.data
@@ -90,12 +102,18 @@ class Gavel:
             steps,
             np.full(len(d.types), np.nan),
         )
-        a = coefficients(view, self.allocation, state.convention)  # both conventions' names
-        if state.convention != "gavel":
-            # the agnostic policy weighs every type alike; here a type the job cannot run on
-            # gets no share (else its whole share may land there and it never runs)
-            a = np.where(view.throughput > 0, a, 0.0)
-        status, _, x, _ = solve_max_min(a, view.scale, view.count)
+        if self.allocation == "finish-time-fairness":
+            status, x = self._ftf(state, active, view)
+        elif self.allocation == "max-throughput":
+            a = throughput_coefficients(view, state.convention)
+            status, _, x, _ = solve_max_sum(a, view.scale, view.count)
+        else:
+            a = coefficients(view, self.allocation, state.convention)  # both conventions' names
+            if state.convention != "gavel":
+                # the agnostic policy weighs every type alike; here a type the job cannot run on
+                # gets no share (else its whole share may land there and it never runs)
+                a = np.where(view.throughput > 0, a, 0.0)
+            status, _, x, _ = solve_max_min(a, view.scale, view.count)
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
             raise HetschedError(
@@ -104,6 +122,25 @@ class Gavel:
             )
         self.lp_solves += 1
         return x
+
+    def _ftf(self, state: GangState, active: list[int], view: AllocationView):
+        """Finish-time fairness (Themis), the bisection of :mod:`hetsched.allocate.ftf`: t_j the
+        time since arrival; under Gavel's convention D_j holds I_j, accumulated as Gavel does
+        (the steps done since the last allocation over that allocation's isolated throughput)."""
+        t = np.maximum(0.0, state.now - self.data.arrival[active])
+        isolated = None
+        if state.convention == "gavel":
+            for j in active:
+                if j in self.last_steps:
+                    before, iso = self.last_steps[j]
+                    self.isolated_time[j] += (before - state.remaining(j)) / iso
+            isolated = self.isolated_time[active]
+            iso = isolated_throughput(view, "gavel")
+            self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
+        test = fast_test(view, t, state.convention, isolated)
+        found = bisect_rho(view, t, test, state.convention, isolated, tol=1e-6)
+        status = Status.OPTIMAL if found.x is not None else Status.ERROR
+        return status, found.x if found.x is not None else np.zeros_like(view.throughput)
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
         if state.convention == "gavel":
