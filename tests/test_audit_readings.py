@@ -129,3 +129,33 @@ def test_packing_metric_is_checked():
     )
     with pytest.raises(InputError, match=r"\$\.metadata\.packing\.metric"):
         PACKING.evaluate(bad, PACKING.profiles["ci"])
+
+
+# the smallest counterexample the deep audit found for each refuted reading (proofs/hadar_theorem2.md)
+SMALLEST = {
+    "hadar_thm2_two_jobs.json": ({"jct": "f-a+1", "progress": "bottleneck"}, 4.0),
+    "hadar_thm2_per_worker.json": ({"jct": "f-a+1", "progress": "per-worker"}, 23 / 6),
+    "hadar_thm2_literal_jct.json": ({"jct": "f-a", "progress": "per-worker"}, 7.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALLEST))
+def test_each_refuted_reading_has_its_smallest_counterexample(name):
+    """Under its reading (recorded in the instance) the online run finishes nothing by T while
+    OPT is positive; run on past T, the same instance stays within 2 alpha."""
+    reading, opt = SMALLEST[name]
+    inst = load_instance(INSTANCES / "audit" / name)
+    assert inst.metadata["audit"]["reading"] == {**reading, "horizon": "cut"}
+    assert {k: inst.metadata["hadar"][k] for k in ("jct", "progress")} == reading
+    ev = HADAR.evaluate(inst, HADAR.profiles["ci"])
+    assert ev.ratio == math.inf and ev.details["online"] == 0.0
+    assert ev.details["opt"] == pytest.approx(opt)
+    run_on = evaluate_under(HADAR, INSTANCES / "audit" / name, horizon="run-on", **reading)
+    assert run_on.ratio <= run_on.bound
+
+
+def test_the_literal_jct_counterexample_holds_for_both_progress_readings():
+    """Its jobs are 1-GPU gangs, where bottleneck and per-worker progress agree."""
+    path = INSTANCES / "audit" / "hadar_thm2_literal_jct.json"
+    ev = evaluate_under(HADAR, path, jct="f-a", progress="bottleneck", horizon="cut")
+    assert ev.ratio == math.inf and ev.details["opt"] == pytest.approx(7.0)
