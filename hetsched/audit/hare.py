@@ -5,7 +5,9 @@
   tasks (> 1 means the inequality fails on that instance):
   ``lemma2``  (10): sum_{k<=j, on m} T^c_{pi(k),m} <= 2 H_{pi(j)}, m the GPU of pi(j);
   ``lemma3``  (14): delta(pi_m(j), m) <= alpha H_{pi_m(j)}, delta the idle time on m before it;
-  ``eq22``    (22): x~_i + T~^c_i <= (2 + alpha) H_i.
+  ``eq22``    (22): x~_i + T~^c_i <= (2 + alpha) H_i;
+  ``lemma3_15``, ``lemma3_16``, ``lemma3_17``, ``lemma3_telescope``, ``lemma3_gap``: the steps of Lemma 3's proof and
+  its repair (:mod:`hetsched.audit.hare_lemma3`).
 
 OPT comes from CP-SAT on Hare_Sched (``hare-sched``), H from Hare_Sched_RL on HiGHS; a trial
 counts only when both are proven optimal. Alg. 1 runs with the paper's rule (earliest
@@ -17,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile, drop_gpu
+from hetsched.audit.hare_lemma3 import step_checks
 from hetsched.generators import random_instance
 from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
 from hetsched.instance.hare_view import HareView, hare_view
@@ -31,6 +34,18 @@ PROFILES = {
     "ci": Profile(trials=24, max_tasks=7, time_limit=20.0),
     "deep": Profile(trials=600, max_tasks=10, time_limit=60.0),
 }
+
+
+CHECKS = (
+    "lemma2",
+    "lemma3",
+    "eq22",
+    "lemma3_15",
+    "lemma3_16",
+    "lemma3_17",
+    "lemma3_telescope",
+    "lemma3_gap",
+)
 
 
 def sample(rng: np.random.Generator, prof: Profile) -> Instance:
@@ -119,7 +134,7 @@ def proof_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
         if len(on_m):
             lemma3 = max(lemma3, float(np.max(idle / (a * H[on_m]))) if np.isfinite(a) else 0.0)
     eq22 = float(np.max((run.start + tc) / ((2 + a) * H))) if np.isfinite(a) else 0.0
-    return {"lemma2": float(lemma2), "lemma3": float(lemma3), "eq22": eq22}
+    return {"lemma2": float(lemma2), "lemma3": float(lemma3), "eq22": eq22} | step_checks(view, run)
 
 
 def evaluate(inst: Instance, prof: Profile, relaxation: str = "hare-sched-rl") -> Evaluation:
@@ -218,7 +233,7 @@ CLAIM = Claim(
     sample=sample,
     mutate=mutate,
     evaluate=evaluate,
-    checks=("lemma2", "lemma3", "eq22"),
+    checks=CHECKS,
     profiles=PROFILES,
     reductions=reductions,
     size=size,
@@ -231,7 +246,7 @@ CLAIM_SUBSETS = Claim(
     sample=sample,
     mutate=mutate,
     evaluate=lambda inst, prof: evaluate(inst, prof, "hare-sched-rl-subsets"),
-    checks=("lemma2", "lemma3", "eq22"),
+    checks=CHECKS,
     profiles=PROFILES,
     reductions=reductions,
     size=size,
