@@ -35,48 +35,77 @@ def parallel_map(
     key: Callable[[Any], str] | None = None,
 ) -> Iterator[Any]:
     """fn(item) for every item on the executor, yielded as they finish. ``fn`` must be picklable
-    (a module-level function, or a partial of one); ``key(item)`` names a Dask task."""
-    check_executor(executor, scheduler)
+    (a module-level function, or a partial of one); ``key(item)`` names a Dask task. One pool
+    for this call; a caller that maps many times opens a :class:`WorkerPool` once."""
     todo = list(items)
     if not todo:
+        check_executor(executor, scheduler)
         return
-    if executor == "dask":
-        yield from _dask(fn, todo, scheduler, key or (lambda item: str(id(item))))
-    else:
-        yield from _local(fn, todo, workers)
-
-
-def _local(fn: Callable, todo: list, workers: int | None) -> Iterator[Any]:
     n = workers or max(1, min(len(todo), os.cpu_count() or 1))
-    ctx = multiprocessing.get_context("spawn")
-    pool = ctx.Pool(processes=n)
-    try:
-        yield from pool.imap_unordered(fn, todo)
-        pool.close()
-    except (
-        BaseException
-    ):  # SIGINT, SIGTERM (see hetsched.cli.main), an error, or the caller stopped
-        pool.terminate()  # stop every worker now; what is stored stays stored
-        raise
-    finally:
-        pool.join()
+    with WorkerPool(executor, n, scheduler) as pool:
+        yield from pool.map(fn, todo, key)
 
 
-def _dask(fn: Callable, todo: list, scheduler: str | None, key: Callable) -> Iterator[Any]:
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError:
-        raise HetschedError(
-            "--executor dask needs Dask distributed (pip install 'hetsched[dask]')"
-        ) from None
-    try:
-        client = Client(scheduler, timeout="20s")
-    except OSError as e:
-        raise HetschedError(f"cannot reach the Dask scheduler at {scheduler} ({e})") from None
-    try:
-        futures = [client.submit(fn, item, key=key(item), pure=False) for item in todo]
+class WorkerPool:
+    """The processes (``local``) or the Dask client (``dask``) of many maps, started once: a
+    spawned worker imports the solver stack (about a second), which a pool per map would pay on
+    every batch. Leaving the ``with`` block normally closes the pool; an exception (SIGINT,
+    SIGTERM, an error, a caller that stops reading) stops every worker at once."""
+
+    def __init__(
+        self, executor: str = "local", workers: int | None = None, scheduler: str | None = None
+    ) -> None:
+        check_executor(executor, scheduler)
+        self.executor, self.workers, self.scheduler = executor, workers, scheduler
+        self._pool: Any = None
+        self._client: Any = None
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._pool is not None:
+            if exc_type is None:
+                self._pool.close()
+            else:  # stop every worker now; what is stored stays stored
+                self._pool.terminate()
+            self._pool.join()
+        if self._client is not None:
+            self._client.close()
+
+    def map(
+        self,
+        fn: Callable[[Any], Any],
+        items: Iterable[Any],
+        key: Callable[[Any], str] | None = None,
+    ) -> Iterator[Any]:
+        """fn(item) for every item, yielded as they finish (in any order)."""
+        todo = list(items)
+        if not todo:
+            return
+        if self.executor == "dask":
+            yield from self._dask(fn, todo, key or (lambda item: str(id(item))))
+        else:
+            if self._pool is None:
+                n = self.workers or max(1, os.cpu_count() or 1)
+                self._pool = multiprocessing.get_context("spawn").Pool(processes=n)
+            yield from self._pool.imap_unordered(fn, todo)
+
+    def _dask(self, fn: Callable, todo: list, key: Callable) -> Iterator[Any]:
+        try:
+            from distributed import Client
+            from distributed import as_completed as dask_completed
+        except ImportError:
+            raise HetschedError(
+                "--executor dask needs Dask distributed (pip install 'hetsched[dask]')"
+            ) from None
+        if self._client is None:
+            try:
+                self._client = Client(self.scheduler, timeout="20s")
+            except OSError as e:
+                raise HetschedError(
+                    f"cannot reach the Dask scheduler at {self.scheduler} ({e})"
+                ) from None
+        futures = [self._client.submit(fn, item, key=key(item), pure=False) for item in todo]
         for f in dask_completed(futures):
             yield f.result()
-    finally:
-        client.close()

@@ -15,7 +15,7 @@ from hetsched.formulation import auto_formulation, find_formulation, validator_o
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
-from hetsched.solvers.result import SolveResult
+from hetsched.solvers.result import RawResult, SolveResult
 from hetsched.spec import FormulationSpec
 
 
@@ -71,6 +71,7 @@ def solve(
             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}"
         )
     t0 = time.perf_counter()
+    cuts = 0
     # building the model, and handing it to a solver without a clock of its own, have no clock:
     # a deadline at the limit plus grace stops them
     end = None if time_limit is None else t0 + float(time_limit) + grace(time_limit)
@@ -84,6 +85,12 @@ def solve(
         unclocked = end is not None and not backend.own_clock
         with deadline(max(1e-3, end - time.perf_counter()) if unclocked else None):
             raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+            while spec.separate is not None and raw.status == Status.OPTIMAL:
+                added = spec.separate(built, raw.value)
+                if not added:
+                    break
+                cuts += added
+                raw = _resolve(backend, built, raw, t0, time_limit, gap, threads, seed, spec.sense)
     except BuildTimeout:
         return SolveResult(
             instance=instance.name,
@@ -107,6 +114,8 @@ def solve(
         )
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
     notes = ([picked] if picked else []) + list(getattr(built, "notes", []))
+    if cuts:
+        notes.append(f"{cuts} lazy inequalities added by separation")
     result = SolveResult(
         instance=instance.name,
         model=spec.name,
@@ -134,3 +143,22 @@ def solve(
     finalize(result, report, exact=getattr(built, "exact", True))
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _resolve(backend, built, last, t0, time_limit, gap, threads, seed, sense):
+    """Re-solve after cuts were added. The last solve's bound stays a bound of the full model; a
+    loop the time limit cuts short reports that bound and no solution (its solution violated a cut)."""
+    left = None if time_limit is None else float(time_limit) - (time.perf_counter() - t0)
+    raw = None
+    if left is None or left > 0.05:
+        raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+        if raw.status == Status.OPTIMAL:
+            return raw
+    bounds = [b for b in (last.bound, last.objective, raw and raw.bound) if b is not None]
+    return RawResult(
+        Status.TIME_LIMIT,
+        None,
+        (max if sense == "min" else min)(bounds) if bounds else None,
+        last.seconds + (raw.seconds if raw else 0.0),
+        log=f"{last.log}; cutting-plane loop stopped at the time limit",
+    )

@@ -46,3 +46,7 @@ class FormulationSpec:
     # instance -> None if the formulation takes it, else the reason it does not (what
     # ``--solver auto`` reads before building); None: it takes every instance of its model
     supports: Callable[[Instance], str | None] | None = None
+    # lazy constraints: (built model, value) -> how many violated inequalities it added to the
+    # model; :func:`hetsched.solve.solve` re-solves until none is found (a cutting-plane loop;
+    # every solve's bound is a bound of the full model, so a loop cut short keeps its bound)
+    separate: Callable[[Any, Callable[[Any], float]], int] | None = None

@@ -110,7 +110,7 @@ def test_audit_is_deterministic_for_a_seed(tmp_path):
 
 def test_every_claim_has_both_profiles():
     for claim in claims().values():
-        assert set(claim.profiles) == {"ci", "deep"}
+        assert {"ci", "deep"} <= set(claim.profiles) <= {"ci", "deep", "large"}
 
 
 @pytest.mark.deep
@@ -202,3 +202,59 @@ def test_property_identical_gpus_one_round_subsets_give_a_3_approximation(inst):
     res = run_heuristic(inst, order="hare-sched-rl-subsets")
     assert res.bound is not None and res.validation.valid
     assert res.objective <= 3 * res.bound * (1 + 1e-9) + 1e-9
+
+
+def _cpsat_stopped_at(monkeypatch, objective, bound):
+    """CP-SAT as if stopped by its time limit with this incumbent and bound."""
+    import dataclasses
+
+    import hetsched.audit.hare as hare_audit
+
+    real = hare_audit.solve
+
+    def fake(inst, model, solver, **kw):
+        r = real(inst, model, solver, **kw)
+        if solver == "cpsat":
+            r = dataclasses.replace(r, status=Status.TIME_LIMIT, objective=objective, bound=bound)
+        return r
+
+    monkeypatch.setattr(hare_audit, "solve", fake)
+
+
+@pytest.mark.parametrize(
+    "incumbent,cpsat_bound,ratio_is,ratio",
+    [
+        (258.0, 200.0, "lower estimate: the bound fails", 851 / 258),  # 851 > 3 * 258 >= 3 OPT
+        (300.0, 250.0, "undecided", None),  # 3 * 250 < 851 <= 3 * 300: the bounds cannot tell
+        (300.0, 290.0, "upper estimate: the bound holds", 851 / 290),  # 851 <= 3 * 290 <= 3 OPT
+    ],
+)
+def test_an_unproven_optimum_decides_the_ratio_only_where_the_bounds_do(
+    monkeypatch, incumbent, cpsat_bound, ratio_is, ratio
+):
+    """audit.hare.evaluate beyond CP-SAT's reach: Alg. 1 (851 on the Theorem 4 counterexample,
+    alpha(2+alpha) = 3) against LB = max(RL, CP-SAT's bound) <= OPT <= CP-SAT's incumbent."""
+    _cpsat_stopped_at(monkeypatch, incumbent, cpsat_bound)
+    ev = evaluate(load_instance(instance_path(COUNTEREXAMPLE)), PROFILES["ci"])
+    assert ev.details["alg1"] == 851.0 and ev.details["ratio_is"] == ratio_is
+    assert ev.ratio == (None if ratio is None else pytest.approx(ratio))
+
+
+def test_the_large_profile_keeps_its_instances_between_20_and_40_tasks():
+    import numpy as np
+
+    from hetsched.audit.hare import mutate, sample
+
+    prof = PROFILES["large"]
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        inst = sample(rng, prof)
+        for _ in range(5):
+            assert 20 <= sum(j.n_tasks for j in inst.jobs) <= 40
+            inst = mutate(inst, rng, prof)
+
+
+def test_a_claim_without_the_profile_is_refused_in_one_line(capsys):
+    assert main(["audit", "packing", "--profile", "large"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--profile" in err[0] and "packing" in err[0]

@@ -2,18 +2,23 @@
 the linearized and quadratic forms of (9) accept the same points."""
 
 import itertools
+from itertools import combinations
 
 import numpy as np
 import pyomo.environ as pe
 import pytest
 from conftest import instance_path
+from hypothesis import given
 from test_exact import CERTIFIED, MANIFEST
 
 from hetsched.heuristic import run_heuristic
+from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import load_instance
 from hetsched.models import hare_sched_rl
+from hetsched.orderings import starts_in_d_order
 from hetsched.solve import solve
 from hetsched.solvers import Status
+from hetsched.testing.strategies import hare_instances
 
 TOL = 1e-6
 
@@ -111,3 +116,50 @@ def test_windows_that_pin_every_start_do_not_break_highs(model, solver):
     )
     r = solve(inst, model, solver)
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(10.0, rel=1e-6)
+
+
+@given(
+    hare_instances(
+        max_gpus=3, max_types=2, max_jobs=3, max_rounds=3, max_tasks_per_round=3, max_tasks=9
+    )
+)
+def test_lazy_subset_separation_reaches_the_enumerated_subset_relaxation(inst):
+    """models/hare_sched_rl_subsets.py: Queyranne's prefix separation, re-solved until no prefix is
+    violated, gives the optimum of the model with every subset written out; its solution satisfies
+    (9S) for every subset of the tasks on each GPU (checked here by enumeration)."""
+    full = solve(inst, "hare-sched-rl-subsets", "highs", options={"subsets": "all"})
+    lazy = solve(inst, "hare-sched-rl-subsets", "highs")
+    assert full.status == lazy.status == Status.OPTIMAL
+    assert lazy.objective == pytest.approx(full.objective, rel=1e-6, abs=1e-6)
+    view = hare_view(inst)
+    x = starts_in_d_order(view, lazy.solution)
+    gpu_of = {(a.job, a.round, a.task): a.gpu for a in lazy.solution.assignments}
+    n_arr, r_arr, k_arr = view.task_arrays
+    for g, gid in enumerate(view.gpu_ids):
+        on = [
+            i
+            for i in range(len(x))
+            if gpu_of[(view.job_ids[n_arr[i]], int(r_arr[i]), int(k_arr[i]))] == gid
+        ]
+        p = view.train[n_arr, g]
+        for size in range(2, len(on) + 1):
+            for S in combinations(on, size):
+                lhs = sum(p[i] * x[i] for i in S)
+                rhs = sum(p[i] * p[j] for i, j in combinations(S, 2))
+                assert lhs >= rhs - 1e-6 * max(1.0, rhs)
+
+
+def test_a_cut_loop_stopped_by_the_time_limit_keeps_its_bound_and_claims_nothing(monkeypatch):
+    """A separation that never runs dry: the loop stops at the time limit with the last solve's
+    bound (a bound of the full model) and no solution, never as optimal."""
+    import dataclasses
+
+    from hetsched.formulation import find_formulation
+
+    inst = load_instance(instance_path("hare_thm4_counterexample.json"))
+    spec = find_formulation("hare-sched-rl-subsets", "pyomo")
+    endless = dataclasses.replace(spec, separate=lambda m, value: 1)
+    r = solve(inst, endless, "highs", time_limit=2.0)
+    assert r.status == Status.TIME_LIMIT and r.objective is None
+    assert r.bound == pytest.approx(245.35, rel=1e-6)  # Hare_Sched_RL's value: a lower bound
+    assert r.seconds < 2.0 + 5.0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hetsched.errors import InputError
-from hetsched.executors import check_executor, parallel_map
+from hetsched.executors import WorkerPool
 from hetsched.instance.io import dump_instance, instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
 
@@ -47,6 +48,7 @@ class Profile:
     max_tasks: int
     time_limit: float  # per exact solve
     random_fraction: float = 0.5  # share of trials drawn at random before the guided search
+    min_tasks: int = 0  # a profile of large instances keeps its samples and mutations above this
 
 
 @dataclass(frozen=True)
@@ -212,9 +214,9 @@ def run_audit(
     for rec in records:
         absorb(rec)
     evaluate = partial(_evaluate_trial, claim, prof)
-    if executor != "serial":
-        check_executor(executor, scheduler)
-    with log.open("a") as f:
+    pool = WorkerPool(executor, workers, scheduler) if executor != "serial" else None
+    tag = f"{claim.name}-{profile}-s{seed}-{label or 'default'}"
+    with log.open("a") as f, pool or nullcontext():
         t = len(records)
         while t < n_trials:
             # random trials do not depend on each other: one chunk; guided ones mutate the
@@ -240,19 +242,11 @@ def run_audit(
                     description=f"audit {claim.name}, seed {seed}, trial {k} ({origin})",
                 )
                 items.append((k, origin, instance_to_dict(inst)))
-            if executor == "serial":
+            if pool is None:
                 done_now = [evaluate(item) for item in items]
             else:
-                tag = f"{claim.name}-{profile}-s{seed}-{label or 'default'}"
                 done_now = list(
-                    parallel_map(
-                        evaluate,
-                        items,
-                        executor,
-                        workers,
-                        scheduler,
-                        key=lambda item: f"hetsched-audit-{tag}-t{item[0]}",
-                    )
+                    pool.map(evaluate, items, key=lambda item: f"hetsched-audit-{tag}-t{item[0]}")
                 )
             for rec in sorted(done_now, key=lambda r: r["trial"]):  # the log stays in trial order
                 f.write(json.dumps(rec) + "\n")

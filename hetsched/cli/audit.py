@@ -14,9 +14,14 @@ from hetsched.jsonout import json_text
 def cmd_audit(args: argparse.Namespace) -> int:
     from hetsched.audit.claims import find_claim
     from hetsched.audit.engine import CHECK_TOL, parse_reading, run_audit, shrink
+    from hetsched.errors import InputError
     from hetsched.instance.io import dump_instance, load_instance
 
     claim = find_claim(args.claim)
+    if args.profile not in claim.profiles:
+        raise InputError(
+            "audit", "--profile", f"{claim.name} has the profiles {', '.join(claim.profiles)}"
+        )
     reading = parse_reading(claim, args.reading)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
     report = run_audit(
@@ -117,7 +122,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("claim", choices=sorted(claims()))
     a.add_argument("--trials", type=positive(int), default=None, help="default: the profile's")
     a.add_argument("--seed", type=int, default=0)
-    a.add_argument("--profile", default="ci", choices=["ci", "deep"])
+    a.add_argument(
+        "--profile",
+        default="ci",
+        choices=["ci", "deep", "large"],
+        help="ci: small and quick; deep: the long search; large: 20-40 tasks, decided by bounds "
+        "(the Hare claims only)",
+    )
     a.add_argument(
         "--out",
         default="audit-results",
