@@ -67,3 +67,14 @@ def test_bad_executor_and_batch_are_refused(tmp_path):
         audit(tmp_path, "x", executor="cloud")
     with pytest.raises(InputError, match="--batch"):
         audit(tmp_path, "y", batch=0)
+
+
+def test_every_claim_can_be_sent_to_a_worker():
+    """The pools pickle the claim with each trial: no lambda may hide in it (regression:
+    hare-alg1-subsets with --executor local stopped with a PicklingError)."""
+    import pickle
+
+    from hetsched.audit.claims import claims
+
+    for claim in claims().values():
+        assert pickle.loads(pickle.dumps(claim)).name == claim.name

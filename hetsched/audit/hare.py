@@ -18,6 +18,7 @@ available GPU).
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -284,7 +285,7 @@ CLAIM_SUBSETS = Claim(
     "for every task subset per GPU (hare-sched-rl-subsets), the relaxation Lemma 2's proof uses",
     sample=sample,
     mutate=mutate,
-    evaluate=lambda inst, prof: evaluate(inst, prof, "hare-sched-rl-subsets"),
+    evaluate=partial(evaluate, relaxation="hare-sched-rl-subsets"),  # picklable: for the pools
     checks=CHECKS,
     profiles=PROFILES,
     reductions=reductions,
