@@ -163,3 +163,30 @@ def test_a_cut_loop_stopped_by_the_time_limit_keeps_its_bound_and_claims_nothing
     assert r.status == Status.TIME_LIMIT and r.objective is None
     assert r.bound == pytest.approx(245.35, rel=1e-6)  # Hare_Sched_RL's value: a lower bound
     assert r.seconds < 2.0 + 5.0
+
+
+@pytest.mark.parametrize("name", ["hare-sched-rl", "hare-sched-rl-subsets"])
+@given(
+    inst=hare_instances(
+        max_gpus=3, max_types=2, max_jobs=3, max_rounds=2, max_tasks_per_round=3, max_tasks=8
+    )
+)
+def test_the_implied_tightenings_leave_the_optimum_unchanged(name, inst):
+    """models/hare_sched_rl.py: rl_u_split and rl_tangent hold at every integer point, so the
+    MILP's optimum is the same with them switched off."""
+    import dataclasses
+
+    from hetsched.formulation import find_formulation
+
+    spec = find_formulation(name, "pyomo")
+
+    def loose(instance, **options):
+        m = spec.build(instance, **options)
+        m.rl_u_split.deactivate()
+        m.rl_tangent.deactivate()
+        return m
+
+    tight = solve(inst, spec, "highs")
+    plain = solve(inst, dataclasses.replace(spec, build=loose), "highs")
+    assert tight.status == plain.status == Status.OPTIMAL
+    assert tight.objective == pytest.approx(plain.objective, rel=1e-6, abs=1e-6)
