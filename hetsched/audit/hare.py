@@ -39,7 +39,7 @@ PROFILES = {
     "deep": Profile(trials=600, max_tasks=10, time_limit=60.0),
     # beyond exact reach: 20-40 tasks, the bound certified against RL (<= OPT) or refuted against
     # CP-SAT's incumbent (>= OPT); see :func:`evaluate`
-    "large": Profile(trials=200, max_tasks=40, min_tasks=20, time_limit=120.0),
+    "large": Profile(trials=200, max_tasks=40, min_tasks=20, time_limit=60.0),
 }
 
 
