@@ -135,9 +135,13 @@ def add_products(m: pe.ConcreteModel) -> None:
     # strengthen the LP relaxation HiGHS branches on: u splits x over the GPUs (sum_m y = 1), and
     # sum_{i<j} T_i T_j y_i y_j = 1/2 (L^2 - sum T_i^2 y_i) with L = sum T_i y_i is at least its
     # tangent at a: a L - a^2/2 - 1/2 sum T_i^2 y_i, for TANGENTS points a over [0, sum T_i].
-    m.rl_u_split = pe.Constraint(m.D, rule=lambda _, *i: sum(m.u[i, g] for g in m.M) == m.x[i])
+    m.rl_u_split = pe.Constraint(  # (9) with (5): implied
+        m.D, rule=lambda _, *i: sum(m.u[i, g] for g in m.M) == m.x[i]
+    )
     points = [(g, k / TANGENTS) for g in m.M for k in range(1, TANGENTS + 1)]
-    m.rl_tangent = pe.Constraint(range(len(points)), rule=lambda _, t: _tangent(m, *points[t]))
+    m.rl_tangent = pe.Constraint(  # (9): implied
+        range(len(points)), rule=lambda _, t: _tangent(m, *points[t])
+    )
 
 
 TANGENTS = 16  # tangent points of the load square per GPU (rl_tangent)

@@ -115,3 +115,20 @@ def policy_list(text: str) -> list[str]:
         else:
             out.append(part)
     return out
+
+
+def add_solver_limits(
+    parser: argparse.ArgumentParser,
+    time_help: str,
+    time_default: float | None = None,
+    threads: bool = True,
+    seed: bool = False,
+) -> None:
+    """--time-limit S (and --threads N, --seed): the options every command that solves shares."""
+    parser.add_argument(
+        "--time-limit", type=positive(float), default=time_default, metavar="S", help=time_help
+    )
+    if threads:
+        parser.add_argument("--threads", type=positive(int), default=None, metavar="N")
+    if seed:
+        parser.add_argument("--seed", type=int, default=0)

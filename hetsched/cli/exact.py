@@ -8,7 +8,15 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.cli.args import MAX_GPUS, MAX_JOBS, count, model_option, non_negative_float, positive
+from hetsched.cli.args import (
+    MAX_GPUS,
+    MAX_JOBS,
+    add_solver_limits,
+    count,
+    model_option,
+    non_negative_float,
+    positive,
+)
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt, print_violations
 from hetsched.errors import InputError
 from hetsched.jsonout import json_text
@@ -225,18 +233,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["auto", *sorted(SOLVERS)],
         help="auto (default): the strongest method that takes the instance and model, named in the output",
     )
-    s.add_argument(
-        "--time-limit",
-        type=positive(float),
-        default=None,
-        metavar="S",
-        help="solver time limit (s)",
-    )
+    add_solver_limits(s, "solver time limit (s)", seed=True)
     s.add_argument(
         "--gap", type=non_negative_float, default=0.0, help="relative gap to stop at (default 0)"
     )
-    s.add_argument("--threads", type=positive(int), default=None, metavar="N")
-    s.add_argument("--seed", type=int, default=0)
     s.add_argument(
         "--groups",
         type=positive(int),
@@ -273,15 +273,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=MACHINE_RULES,
         help="GPU choice (default: the paper's earliest available GPU)",
     )
-    h.add_argument(
-        "--time-limit",
-        type=positive(float),
-        default=None,
-        metavar="S",
-        help="for the ordering's relaxation",
-    )
-    h.add_argument("--threads", type=positive(int), default=None, metavar="N")
-    h.add_argument("--seed", type=int, default=0)
+    add_solver_limits(h, "for the ordering's relaxation", seed=True)
     h.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json")
     h.add_argument(
         "--json", action="store_true", help="print one JSON object (the same keys as solve)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import positive
+from hetsched.cli.args import add_solver_limits
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt
 from hetsched.jsonout import json_text
 
@@ -128,8 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(proportional share, raw throughput sums, its isolated share in finish-time fairness); "
         "see docs/conventions.md",
     )
-    al.add_argument("--time-limit", type=positive(float), default=None, metavar="S")
-    al.add_argument("--threads", type=positive(int), default=None, metavar="N")
+    add_solver_limits(al, "solver time limit (s)")
     al.add_argument(
         "--json",
         action="store_true",
