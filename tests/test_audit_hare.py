@@ -129,6 +129,13 @@ def test_deep_audit(name, tmp_path):
             assert rec["checks"]["eq22"] <= 1 + 1e-9 and rec["ratio"] <= rec["bound"] * (1 + 1e-9)
     if name == "hare-alg1":
         assert report["violations"] > 0
+    else:  # Theorem 4' (proved): x~ <= 3 alpha H on every task, ratio <= max(3a, a(1 + 3a/2))
+        from hetsched.audit.hare import subsets_ratio
+
+        for rec in log:
+            if rec["ratio"] is not None:
+                assert rec["checks"]["start_3alpha"] <= 1 + 1e-6
+                assert rec["ratio"] <= subsets_ratio(rec["details"]["alpha"]) * (1 + 1e-6)
 
 
 @given(
@@ -258,3 +265,28 @@ def test_a_claim_without_the_profile_is_refused_in_one_line(capsys):
     assert main(["audit", "packing", "--profile", "large"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--profile" in err[0] and "packing" in err[0]
+
+
+@given(
+    hare_instances(
+        max_gpus=3, max_types=3, max_jobs=3, max_rounds=3, max_tasks_per_round=2, max_tasks=8
+    )
+)
+def test_property_theorem4_prime_with_every_subset_inequality(inst):
+    """proofs/hare_theorem4.md, Theorem 4' (proved): with H from hare-sched-rl-subsets, on any
+    GPUs, rounds and sync, x~_i <= 3 alpha H_i for every task and
+    sum w C(Alg. 1) <= max(3 alpha, alpha (1 + 3 alpha / 2)) RL_subsets (= alpha (2 + alpha) at
+    alpha = 1 and below it up to alpha = 2)."""
+    from hetsched.audit.hare import subsets_ratio
+
+    view = hare_view(inst)
+    a = alpha(view)
+    if a == float("inf"):
+        return  # sync 0 on one type and > 0 on another: nothing is claimed
+    rl = solve(inst, "hare-sched-rl-subsets", "highs", time_limit=30, threads=1)
+    assert rl.status == Status.OPTIMAL
+    run = hare_alg1(view, task_priorities(view, starts_in_d_order(view, rl.solution)))
+    # RL comes from a MILP solved to HiGHS's tolerances: compare at 1e-6
+    assert proof_checks(view, run)["start_3alpha"] <= 1 + 1e-6
+    assert run.objective() <= subsets_ratio(a) * rl.objective * (1 + 1e-6) + 1e-6
+    assert subsets_ratio(a) <= a * (2 + a) or a > 2

@@ -7,7 +7,9 @@
   ``lemma3``  (14): delta(pi_m(j), m) <= alpha H_{pi_m(j)}, delta the idle time on m before it;
   ``eq22``    (22): x~_i + T~^c_i <= (2 + alpha) H_i;
   ``lemma3_15``, ``lemma3_16``, ``lemma3_17``, ``lemma3_telescope``, ``lemma3_gap``: the steps of Lemma 3's proof and
-  its repair (:mod:`hetsched.audit.hare_lemma3`).
+  its repair (:mod:`hetsched.audit.hare_lemma3`);
+  ``start_3alpha``: x~_i <= 3 alpha H_i, step (ii) of Theorem 4' (proofs/hare_theorem4.md), which
+  holds when H comes from ``hare-sched-rl-subsets``.
 
 OPT comes from CP-SAT on Hare_Sched (``hare-sched``), H from Hare_Sched_RL on HiGHS (proven
 optimal, or the trial is skipped); beyond CP-SAT's reach (profile ``large``, 20-40 tasks) the
@@ -52,7 +54,14 @@ CHECKS = (
     "lemma3_17",
     "lemma3_telescope",
     "lemma3_gap",
+    "start_3alpha",
 )
+
+
+def subsets_ratio(a: float) -> float:
+    """max(3 alpha, alpha (1 + 3 alpha / 2)): the ratio proved for Algorithm 1 with H from
+    hare-sched-rl-subsets (proofs/hare_theorem4.md, Theorem 4'); <= alpha (2 + alpha) iff alpha <= 2."""
+    return max(3 * a, a * (1 + 1.5 * a))
 
 
 def sample(rng: np.random.Generator, prof: Profile) -> Instance:
@@ -147,7 +156,14 @@ def proof_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
         if len(on_m):
             lemma3 = max(lemma3, float(np.max(idle / (a * H[on_m]))) if np.isfinite(a) else 0.0)
     eq22 = float(np.max((run.start + tc) / ((2 + a) * H))) if np.isfinite(a) else 0.0
-    return {"lemma2": float(lemma2), "lemma3": float(lemma3), "eq22": eq22} | step_checks(view, run)
+    # Theorem 4' step (ii): x~_i <= 3 alpha H_i (needs (9) on every subset; fails with plain RL)
+    start = float(np.max(run.start / (3 * a * H))) if np.isfinite(a) else 0.0
+    return {
+        "lemma2": float(lemma2),
+        "lemma3": float(lemma3),
+        "eq22": eq22,
+        "start_3alpha": start,
+    } | (step_checks(view, run))
 
 
 def evaluate(inst: Instance, prof: Profile, relaxation: str = "hare-sched-rl") -> Evaluation:
