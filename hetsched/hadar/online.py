@@ -73,31 +73,12 @@ def hadar_online(
             v, queue, utility_name, eta
         )  # U_max, U_min from the current workload
         info: dict = {}
+        args = ([int(j) for j in queue], v.capacity.copy(), prices, remaining, t)
+        common = dict(utility_name=utility_name, comm_cost=comm_cost, select=select)
         if round_solver == "dp":
-            value, chosen = dp_allocation(
-                v,
-                [int(j) for j in queue],
-                v.capacity.copy(),
-                prices,
-                remaining,
-                t,
-                utility_name=utility_name,
-                comm_cost=comm_cost,
-                select=select,
-            )
+            value, chosen = dp_allocation(v, *args, **common)
         else:
-            res = dp_allocation_bnb(
-                v,
-                [int(j) for j in queue],
-                v.capacity.copy(),
-                prices,
-                remaining,
-                t,
-                time_limit=round_time_limit,
-                utility_name=utility_name,
-                comm_cost=comm_cost,
-                select=select,
-            )
+            res = dp_allocation_bnb(v, *args, time_limit=round_time_limit, **common)
             value, chosen = res.value, res.chosen
             info = {
                 "proven": res.proven,

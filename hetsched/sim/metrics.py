@@ -48,22 +48,27 @@ class JobRow:
 
 def job_rows(instance: Instance, result: SimResult) -> list[JobRow]:
     view = hare_view(instance)
+    return _rows(
+        result,
+        view.job_ids,
+        view.arrival,
+        view.weight,
+        [
+            view.n_jobs * float(view.rounds[n]) * alone_round_time(view, n)
+            for n in range(view.n_jobs)
+        ],
+    )
+
+
+def _rows(result, job_ids, arrival, weight, isolated) -> list[JobRow]:
+    """One row per job from the validated completions (the run's own when it was not validated);
+    ``isolated``: t^iso, the finish-time-fairness denominator."""
     completion = result.validation.completion if result.validation else result.completion
     rows = []
-    for n, jid in enumerate(view.job_ids):
-        c, a = completion[jid], float(view.arrival[n])
-        iso = view.n_jobs * float(view.rounds[n]) * alone_round_time(view, n)
+    for n, jid in enumerate(job_ids):
+        c, a, start = completion[jid], float(arrival[n]), result.first_start[jid]
         rows.append(
-            JobRow(
-                jid,
-                a,
-                float(view.weight[n]),
-                result.first_start[jid],
-                c,
-                c - a,
-                result.first_start[jid] - a,
-                (c - a) / iso,
-            )
+            JobRow(jid, a, float(weight[n]), start, c, c - a, start - a, (c - a) / isolated[n])
         )
     return rows
 
@@ -99,24 +104,8 @@ def gang_job_rows(instance: Instance, result) -> list[JobRow]:
     from hetsched.sim.gang_model import gang_jobs
 
     data = gang_jobs(instance)
-    completion = result.validation.completion if result.validation else result.completion
-    rows = []
-    for j, jid in enumerate(data.job_ids):
-        c, a = completion[jid], float(data.arrival[j])
-        iso = data.n_jobs * data.alone_seconds(j)
-        rows.append(
-            JobRow(
-                jid,
-                a,
-                float(data.weight[j]),
-                result.first_start[jid],
-                c,
-                c - a,
-                result.first_start[jid] - a,
-                (c - a) / iso,
-            )
-        )
-    return rows
+    iso = [data.n_jobs * data.alone_seconds(j) for j in range(data.n_jobs)]
+    return _rows(result, data.job_ids, data.arrival, data.weight, iso)
 
 
 def gang_metrics(instance: Instance, result) -> dict[str, float]:

@@ -6,7 +6,9 @@ import numpy as np
 import pyomo.environ as pe
 
 from hetsched.allocation.problem import Allocation, AllocationView, allocation_view
+from hetsched.allocation.validate import convention_report
 from hetsched.instance.model import Instance
+from hetsched.spec import FormulationSpec
 
 
 def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
@@ -44,3 +46,18 @@ def extract_x(policy: str):
         )
 
     return extract
+
+
+def convention_spec(policy: str, build, objective, summary: str) -> FormulationSpec:
+    """The spec of a Gavel policy maximized under either convention (the ``convention`` option):
+    ``objective(convention)`` is what the validator recomputes."""
+    return FormulationSpec(
+        name=f"gavel-{policy}",
+        kind="pyomo",
+        build=build,
+        extract=extract_x(policy),
+        validator=convention_report(objective),
+        sense="max",
+        options=("convention",),
+        summary=summary,
+    )

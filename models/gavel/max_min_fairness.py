@@ -24,10 +24,8 @@ from hetsched.allocation.conventions import check_convention
 from hetsched.allocation.policies import max_min_coefficients as coefficients
 from hetsched.allocation.policies import max_min_objective
 from hetsched.allocation.problem import allocation_view
-from hetsched.allocation.validate import convention_report
 from hetsched.instance.model import Instance
-from hetsched.models.gavel.common import base_model, extract_x
-from hetsched.spec import FormulationSpec
+from hetsched.models.gavel.common import base_model, convention_spec
 
 
 def build_for(aware: bool):
@@ -47,24 +45,16 @@ def build_for(aware: bool):
 
 
 SPECS = [
-    FormulationSpec(
-        name="gavel-max-min-fairness",
-        kind="pyomo",
-        build=build_for(False),
-        extract=extract_x("max-min-fairness"),
-        validator=convention_report(lambda c: max_min_objective(False, c)),
-        sense="max",
-        options=("convention",),
-        summary="Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)",
+    convention_spec(
+        "max-min-fairness",
+        build_for(False),
+        lambda c: max_min_objective(False, c),
+        "Gavel max-min fairness, heterogeneity-agnostic: weighted time shares (LP)",
     ),
-    FormulationSpec(
-        name="gavel-max-min-fairness-perf",
-        kind="pyomo",
-        build=build_for(True),
-        extract=extract_x("max-min-fairness-perf"),
-        validator=convention_report(lambda c: max_min_objective(True, c)),
-        sense="max",
-        options=("convention",),
-        summary="Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)",
+    convention_spec(
+        "max-min-fairness-perf",
+        build_for(True),
+        lambda c: max_min_objective(True, c),
+        "Gavel max-min fairness, heterogeneity-aware: throughput / equal-share throughput (LP)",
     ),
 ]

@@ -26,11 +26,9 @@ from hetsched.allocation.policies import (
     total_throughput,
 )
 from hetsched.allocation.problem import allocation_view
-from hetsched.allocation.validate import convention_report
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
-from hetsched.models.gavel.common import base_model, extract_x
-from hetsched.spec import FormulationSpec
+from hetsched.models.gavel.common import base_model, convention_spec
 
 
 def build(instance: Instance, convention: str = "hetsched") -> pe.ConcreteModel:
@@ -84,24 +82,16 @@ def build_cost(instance: Instance, convention: str = "hetsched") -> pe.ConcreteM
 
 
 SPECS = [
-    FormulationSpec(
-        name="gavel-max-throughput",
-        kind="pyomo",
-        build=build,
-        extract=extract_x("max-throughput"),
-        validator=convention_report(total_throughput),
-        sense="max",
-        options=("convention",),
-        summary="Gavel max total effective throughput (normalized by equal share, or raw), LP",
+    convention_spec(
+        "max-throughput",
+        build,
+        total_throughput,
+        "Gavel max total effective throughput (normalized by equal share, or raw), LP",
     ),
-    FormulationSpec(
-        name="gavel-max-throughput-cost",
-        kind="pyomo",
-        build=build_cost,
-        extract=extract_x("max-throughput-cost"),
-        validator=convention_report(throughput_per_dollar),
-        sense="max",
-        options=("convention",),
-        summary="Gavel throughput per dollar: linear-fractional (Charnes-Cooper LP) or Gavel's linear sum",
+    convention_spec(
+        "max-throughput-cost",
+        build_cost,
+        throughput_per_dollar,
+        "Gavel throughput per dollar: linear-fractional (Charnes-Cooper LP) or Gavel's linear sum",
     ),
 ]
