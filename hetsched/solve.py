@@ -145,7 +145,17 @@ def solve(
     return result
 
 
-def _resolve(backend, built, last, t0, time_limit, gap, threads, seed, sense):
+def _resolve(
+    backend,
+    built,
+    last: RawResult,
+    t0: float,
+    time_limit: float | None,
+    gap: float,
+    threads: int | None,
+    seed: int,
+    sense: str,
+) -> RawResult:
     """Re-solve after cuts were added. The last solve's bound stays a bound of the full model; a
     loop the time limit cuts short reports that bound and no solution (its solution violated a cut)."""
     left = None if time_limit is None else float(time_limit) - (time.perf_counter() - t0)
