@@ -42,15 +42,18 @@ class TaskSchedule:
     instance: str = ""
     instance_hash: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, lazy: bool = False) -> dict[str, Any]:
+        """The JSON form; ``lazy``: the assignments as an iterator of rows, for
+        :func:`hetsched.jsonout.write_json` to stream (no list of a million dicts)."""
+        rows = (
+            {"job": a.job, "round": a.round, "task": a.task, "gpu": a.gpu, "start": a.start}
+            for a in sorted(self.assignments)
+        )
         return {
             "format": FORMAT,
             "instance": self.instance,
             "instance_hash": self.instance_hash,
-            "assignments": [
-                {"job": a.job, "round": a.round, "task": a.task, "gpu": a.gpu, "start": a.start}
-                for a in sorted(self.assignments)
-            ],
+            "assignments": rows if lazy else list(rows),
         }
 
 

@@ -15,4 +15,14 @@ def load_schedule(path: str | Path) -> TaskSchedule:
 
 
 def dump_schedule(schedule: TaskSchedule, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(schedule.to_dict(), indent=1) + "\n", encoding="utf-8")
+    """Write the schedule's JSON, one assignment a line, streamed (no list or text of the whole)."""
+    data = schedule.to_dict(lazy=True)
+    rows = data.pop("assignments")
+    with Path(path).open("w", encoding="utf-8") as f:
+        f.write("{\n")
+        for key, value in data.items():
+            f.write(f" {json.dumps(key)}: {json.dumps(value)},\n")
+        f.write(' "assignments": [')
+        for k, row in enumerate(rows):
+            f.write(("," if k else "") + "\n  " + json.dumps(row, allow_nan=False))
+        f.write("\n ]\n}\n")

@@ -19,7 +19,7 @@ from hetsched.cli.args import (
 )
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt, print_violations
 from hetsched.errors import InputError
-from hetsched.jsonout import json_text
+from hetsched.jsonout import json_text, write_json
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -43,7 +43,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.out and res.solution is not None:
         dump_schedule(res.solution, args.out)
     if args.json:
-        print(json_text(res.to_dict()))
+        write_json(res.to_dict(lazy=True), sys.stdout)  # streamed: a schedule may have 1e6 tasks
+        print()
     else:
         kind, status = "", res.status.value
         if res.objective_is_bound:
@@ -97,7 +98,8 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
     if args.out and res.solution is not None and res.status != Status.ERROR:
         dump_schedule(res.solution, args.out)
     if args.json:
-        print(json_text(res.to_dict()))
+        write_json(res.to_dict(lazy=True), sys.stdout)  # streamed: a schedule may have 1e6 tasks
+        print()
     else:
         rows = [
             ("instance", f"{res.instance} ({args.instance})"),

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
+from hetsched.schedule import TaskSchedule
+
 
 class Status(str, Enum):
     OPTIMAL = "optimal"  # proven: bound == objective (within the solver's tolerances)
@@ -55,7 +57,13 @@ class SolveResult:
     sense: str = "min"  # of the objective: "min" (bound <= objective) or "max" (bound >= objective)
     bound_side: str = "lower"  # relaxations: the side of the problem's optimum their value bounds
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, lazy: bool = False) -> dict[str, Any]:
+        """The JSON form; ``lazy`` passes on to the solution's (a schedule's rows as an iterator)."""
+        solution = None
+        if isinstance(self.solution, TaskSchedule):
+            solution = self.solution.to_dict(lazy=lazy)
+        elif self.solution is not None:
+            solution = self.solution.to_dict()
         return {
             "instance": self.instance,
             "model": self.model,
@@ -65,7 +73,7 @@ class SolveResult:
             "bound": self.bound,
             "gap": self.gap,
             "seconds": round(self.seconds, 6),
-            "solution": None if self.solution is None else self.solution.to_dict(),
+            "solution": solution,
             "solver_objective": self.solver_objective,
             "objective_is_bound": self.objective_is_bound,
             "validation": None if self.validation is None else self.validation.to_dict(),
