@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from hetsched.jsonfile import read_json
 from hetsched.schedule import TaskSchedule, schedule_from_dict
@@ -14,8 +15,13 @@ def load_schedule(path: str | Path) -> TaskSchedule:
     return schedule_from_dict(read_json(p), p.name)
 
 
-def dump_schedule(schedule: TaskSchedule, path: str | Path) -> None:
-    """Write the schedule's JSON, one assignment a line, streamed (no list or text of the whole)."""
+def dump_schedule(schedule: TaskSchedule | Any, path: str | Path) -> None:
+    """Write the schedule's JSON, one assignment a line, streamed (no list or text of the whole).
+    Any other solution with a ``to_dict()`` (a placement, an allocation) is written whole."""
+    if not isinstance(schedule, TaskSchedule):
+        text = json.dumps(schedule.to_dict(), indent=1) + "\n"
+        Path(path).write_text(text, encoding="utf-8")
+        return
     data = schedule.to_dict(lazy=True)
     rows = data.pop("assignments")
     with Path(path).open("w", encoding="utf-8") as f:
