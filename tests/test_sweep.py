@@ -172,6 +172,12 @@ def test_dask_executor_matches_local(tmp_path):
         ("[[method]]\nsolve = 'no-such-model'\n", "method[0].solve"),
         ("[[method]]\nsolve = 'hare-sched'\nsolver = 'nosolver'\n", "method[0].solver"),
         ("[[method]]\nsimulate = 'no-policy'\n", "method[0].simulate"),
+        ("[[method]]\nsimulate = 'fifo'\nconvention = 'gavle'\n", "convention must be one of"),
+        (
+            "[[method]]\nsimulate = 'fifo'\nround_seconds = -1\n",
+            "round_seconds must be a number > 0",
+        ),
+        ("[[method]]\nsimulate = 'fifo'\nrestore_seconds = 'x'\n", "restore_seconds must be"),
         ("[[method]]\nheuristic = 'hare-alg1'\ncolour = 'red'\n", "method[0].colour"),
         ("[[method]]\nsolve = 'hare-sched'\nheuristic = 'hare-alg1'\n", "method[0]"),
         ("", "method"),
@@ -282,3 +288,21 @@ def test_a_store_that_is_not_sqlite_is_bad_input(tmp_path, capsys):
     )
     assert main(["sweep", str(path), "--no-progress"]) == 2
     assert "not a hetsched run store" in capsys.readouterr().err
+
+
+def test_a_simulate_method_takes_the_engine_convention(tmp_path):
+    """sweep passes ``convention`` to run_policy: under Gavel's convention the gang engine ends a
+    round when its last job stops, so the Philly window's result differs from ours."""
+    rows = {}
+    for conv in ("hetsched", "gavel"):
+        path = tmp_path / f"{conv}.toml"
+        path.write_text(
+            f'[sweep]\nstore = "{conv}.sqlite"\nworkloads = ["philly"]\nseeds = [0]\n'
+            f'[[method]]\nsimulate = "gavel"\nconvention = "{conv}"\n'
+        )
+        report = run_sweep(load_spec(path), progress=False)
+        assert report.ran == 1
+        (row,) = stored(path)
+        assert row["valid"] and row["payload"]["convention"] == conv
+        rows[conv] = row["objective"]
+    assert rows["hetsched"] != rows["gavel"]

@@ -21,6 +21,9 @@
 
     [[method]]
     simulate = "hlas:20"                   # an online policy (`hetsched simulate --policy`)
+    round_seconds = 360                    # optional, as `hetsched simulate`: round length,
+    restore_seconds = 10                   # checkpoint-restore delay,
+    convention = "auto"                    # engine convention (auto, hetsched, gavel)
 
 Every method runs on every instance file and every seed; ``simulate`` methods also run on every
 workload (built from the seed); ``solve`` and ``heuristic`` methods take instance files only.
@@ -195,7 +198,7 @@ def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
 ALLOWED = {
     "solve": {"solver", "options"},
     "heuristic": {"order", "rule"},
-    "simulate": {"round_seconds", "restore_seconds"},
+    "simulate": {"round_seconds", "restore_seconds", "convention"},
 }
 
 

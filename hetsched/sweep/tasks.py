@@ -10,6 +10,7 @@ is recorded with status ``error`` and the reason, so the sweep goes on and the f
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from typing import Any
@@ -33,9 +34,20 @@ def check_method(kind: str, name: str, params: dict) -> None:
         if name not in ALGORITHMS:
             raise HetschedError(f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})")
     else:
+        from hetsched.sim.gang_engine import CONVENTIONS
         from hetsched.sim.policies import make_policy
 
         make_policy(name)
+        for key, low in (("round_seconds", "> 0"), ("restore_seconds", ">= 0")):
+            value = params.get(key, 1.0)
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not (ok and math.isfinite(value) and (value > 0 if low == "> 0" else value >= 0)):
+                raise HetschedError(f"{key} must be a number {low} (got {value!r})")
+        known = ("auto", *CONVENTIONS)
+        if params.get("convention", "auto") not in known:
+            raise HetschedError(
+                f"convention must be one of {', '.join(known)} (got {params['convention']!r})"
+            )
 
 
 def load_spec(path) -> SweepSpec:
@@ -112,7 +124,10 @@ def _run(task: Task) -> dict[str, Any]:
     from hetsched.sim.run import run_policy
 
     extra = {k: float(m.params[k]) for k in ("round_seconds", "restore_seconds") if k in m.params}
-    summary = run_policy(inst, m.name, seed=task.seed, workload=task.source, **extra)
+    convention = m.params.get("convention", "auto")
+    summary = run_policy(
+        inst, m.name, seed=task.seed, workload=task.source, convention=convention, **extra
+    )
     summary.pop("_jct", None)
     metrics = summary["metrics"]
     # the objective of every method in a sweep is Hare's sum_n w_n C_n, so rows compare across methods
