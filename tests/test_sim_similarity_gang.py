@@ -4,6 +4,7 @@ workloads built from Gavel's table beside the other job-level policies, never pr
 ``keep`` mode, and says which field is missing when a job names no row of Gavel's table."""
 
 import dataclasses
+import json
 
 import pytest
 
@@ -60,6 +61,10 @@ def test_a_job_without_a_table_row_is_named():
 
 def test_compare_puts_it_beside_the_other_job_level_policies(tmp_path):
     inst = gavel_poisson(0, n_jobs=20, per_type=8)
-    rows = compare(inst, ["gavel", "similarity", "yarn-cs"], out=tmp_path)
+    result = compare(inst, ["gavel", "similarity", "yarn-cs"], out=tmp_path)
+    rows = result.rows
+    assert json.loads((tmp_path / "compare.json").read_text()) == json.loads(
+        json.dumps(result.to_dict())
+    )  # compare() returns what it wrote: rows and bounds
     assert [r["policy"] for r in rows] == ["gavel", "similarity", "yarn-cs"]
     assert all(r["valid"] and r["ratio_to_bound"]["avg_jct"] >= 1.0 for r in rows)

@@ -51,7 +51,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
-    rows = compare(
+    result = compare(
         inst,
         policy_list(args.policies),
         seed=args.seed,
@@ -62,6 +62,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         restore_seconds=args.restore_seconds,
         convention=args.convention,
     )
+    rows = result.rows
     keys = (
         "avg_jct",
         "median_jct",
@@ -78,12 +79,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             ("policy", *keys), [(r["policy"], *(fmt(r["metrics"][k]) for k in keys)) for r in rows]
         )
     )
-    import json
-    from pathlib import Path
-
     from hetsched.sim.bounds import BOUNDED
 
-    bounds = json.loads((Path(args.out) / "compare.json").read_text())["bounds"]
+    bounds = result.bounds
     print("\nproven lower bounds (any policy, this workload; see hetsched.sim.bounds):")
     print(
         aligned(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -122,11 +123,11 @@ def compare(
     round_seconds: float = 360.0,
     restore_seconds: float | None = None,
     convention: str = "auto",
-) -> list[dict]:
+) -> Comparison:
     """Run each policy (:func:`run_policy`) unless its result for the same workload and engine
     options is already in ``out``; put each run beside the proven lower bounds of its model
     (:mod:`hetsched.sim.bounds`: ``lower_bound`` and ``ratio_to_bound`` in each row); write
-    ``compare.json`` (workload, bounds, policies) and the JCT CDF."""
+    ``compare.json`` (workload, bounds, policies) and the JCT CDF; return the same."""
     d = Path(out)
     h = instance_hash(instance)
     conv = resolve_convention(instance, convention)
@@ -159,20 +160,29 @@ def compare(
                 )
         rows.append(summary)
     bounds = _attach_bounds(instance, rows, seed, d / "compare.json", progress)
-    (d / "compare.json").write_text(
-        json.dumps(
-            {
-                "workload": workload or instance.name,
-                "instance_hash": h,
-                "bounds": bounds,
-                "policies": [{k: v for k, v in r.items() if k != "_jct"} for r in rows],
-            },
-            indent=1,
-        )
-        + "\n"
-    )
+    result = Comparison(workload or instance.name, h, bounds, rows)
+    (d / "compare.json").write_text(json.dumps(result.to_dict(), indent=1) + "\n")
     jct_cdf(rows, d)
-    return rows
+    return result
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` wrote to ``compare.json``: the workload, its proven lower bounds by
+    model (:mod:`hetsched.sim.bounds`) and one summary row per policy (with its ratios)."""
+
+    workload: str
+    instance_hash: str
+    bounds: dict
+    rows: list[dict]
+
+    def to_dict(self) -> dict:
+        return {
+            "workload": self.workload,
+            "instance_hash": self.instance_hash,
+            "bounds": self.bounds,
+            "policies": [{k: v for k, v in r.items() if k != "_jct"} for r in self.rows],
+        }
 
 
 def _attach_bounds(instance: Instance, rows: list[dict], seed: int, old: Path, progress) -> dict:
