@@ -41,7 +41,8 @@ from hetsched.instance.hare_view import HareView
 class IdleGap:
     """One idle period on ``gpu``, ended by task ``task`` (indices into D, as in Alg1Run).
 
-    ``prev`` is pi_m(j-1) (None when the task is the first on m); ``chain`` the bottleneck tasks of
+    ``prev`` is pi_m(j-1) (None when the task is the first on m) and ``free_at`` the end of its
+    training (0 without it); ``chain`` the bottleneck tasks of
     the job's earlier rounds, oldest first, from u(0) to u(l); ``waited`` says whether u(0) waited
     for a GPU (False: it is a round-0 task started at its arrival); ``v`` the last task on m
     placed before u(0) in pi (None: m was empty then); ``paper_u0`` the latest chain task that
@@ -51,29 +52,28 @@ class IdleGap:
     task: int
     gpu: int
     prev: int | None
+    free_at: float
     chain: tuple[int, ...]
     waited: bool
     v: int | None
     paper_u0: int | None
 
 
-def _replay(view: HareView, run: Alg1Run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _replay(view: HareView, run: Alg1Run) -> tuple[np.ndarray, np.ndarray]:
     """Per task: min_m phi_m when it was placed, and the last task on each GPU at that moment
-    (rows in D order; -1 = none); plus each task's position in pi."""
+    (rows in D order; -1 = none)."""
     n_arr, _, _ = view.task_arrays
     phi = np.zeros(view.n_gpus)
     last = np.full(view.n_gpus, -1)
     phi_min = np.empty(len(run.order))
     last_at = np.empty((len(run.order), view.n_gpus), dtype=np.int64)
-    position = np.empty(len(run.order), dtype=np.int64)
-    for pos, i in enumerate(run.order.tolist()):
+    for i in run.order.tolist():
         phi_min[i] = phi.min()
         last_at[i] = last
-        position[i] = pos
         m = int(run.gpu[i])
         phi[m] = run.start[i] + view.train[n_arr[i], m]
         last[m] = i
-    return phi_min, last_at, position
+    return phi_min, last_at
 
 
 def idle_gaps(view: HareView, run: Alg1Run) -> list[IdleGap]:
@@ -82,7 +82,7 @@ def idle_gaps(view: HareView, run: Alg1Run) -> list[IdleGap]:
         raise ValueError("Lemma 3 is about the paper's rule, earliest_available")
     n_arr, r_arr, _ = view.task_arrays
     H = run.priority
-    phi_min, last_at, _ = _replay(view, run)
+    phi_min, last_at = _replay(view, run)
     end = run.start + view.cycle[n_arr, run.gpu]  # x~ + T~^c + T~^s: when a task releases its round
     train_end = run.start + view.train[n_arr, run.gpu]
     rounds = {}
@@ -123,6 +123,7 @@ def idle_gaps(view: HareView, run: Alg1Run) -> list[IdleGap]:
                 task=i,
                 gpu=m,
                 prev=prev if prev >= 0 else None,
+                free_at=float(free_at),
                 chain=tuple(chain),
                 waited=waited,
                 v=v if v >= 0 else None,
@@ -138,14 +139,14 @@ def _ratio(lhs: float, rhs: float) -> float:
     return 0.0 if lhs <= 0 else math.inf
 
 
-def step_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
+def step_checks(view: HareView, run: Alg1Run, idle: np.ndarray | None = None) -> dict[str, float]:
     """Worst LHS/RHS over idle periods of (15), the paper's (16), (17), the paper's per-gap bound
-    that (20) telescopes, and the repaired per-gap inequality; see the module docstring. Infinite alpha: the bound is vacuous (0)."""
+    that (20) telescopes, and the repaired per-gap inequality; see the module docstring. Infinite
+    alpha: the bound is vacuous (0). ``idle``: :func:`idle_before`, if the caller has it."""
     a = alpha(view)
     n_arr, _, _ = view.task_arrays
     H = run.priority
-    idle = _idle_before(view, run)
-    train_end = run.start + view.train[n_arr, run.gpu]
+    idle = idle_before(view, run) if idle is None else idle
     worst = dict.fromkeys(
         ("lemma3_15", "lemma3_16", "lemma3_17", "lemma3_telescope", "lemma3_gap"), 0.0
     )
@@ -154,11 +155,10 @@ def step_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
     cmax = view.train.max(axis=1) + view.sync.max(axis=1)  # T^{c,max} + T^{s,max} per job
     for g in idle_gaps(view, run):
         i = g.task
-        free_at = train_end[g.prev] if g.prev is not None else 0.0
         span = sum(cmax[n_arr[u]] for u in g.chain)
         if g.waited:
             u0 = g.chain[0]
-            worst["lemma3_15"] = max(worst["lemma3_15"], _ratio(run.start[u0], free_at))
+            worst["lemma3_15"] = max(worst["lemma3_15"], _ratio(run.start[u0], g.free_at))
             worst["lemma3_17"] = max(worst["lemma3_17"], _ratio(span, a * (H[i] - H[u0])))
             dv = idle[g.v] if g.v is not None else 0.0
             worst["lemma3_gap"] = max(worst["lemma3_gap"], _ratio(idle[i] - dv, a * (H[i] - H[u0])))
@@ -173,7 +173,7 @@ def step_checks(view: HareView, run: Alg1Run) -> dict[str, float]:
     return {k: float(v) for k, v in worst.items()}
 
 
-def _idle_before(view: HareView, run: Alg1Run) -> np.ndarray:
+def idle_before(view: HareView, run: Alg1Run) -> np.ndarray:
     """delta(i, m): x~_i minus the training time of the tasks before i on its GPU."""
     n_arr, _, _ = view.task_arrays
     tc = view.train[n_arr, run.gpu]

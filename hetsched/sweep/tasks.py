@@ -38,11 +38,13 @@ def check_method(kind: str, name: str, params: dict) -> None:
         from hetsched.sim.policies import make_policy
 
         make_policy(name)
-        for key, low in (("round_seconds", "> 0"), ("restore_seconds", ">= 0")):
+        for key, zero_ok in (("round_seconds", False), ("restore_seconds", True)):
             value = params.get(key, 1.0)
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not (ok and math.isfinite(value) and (value > 0 if low == "> 0" else value >= 0)):
-                raise HetschedError(f"{key} must be a number {low} (got {value!r})")
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not (number and math.isfinite(value) and (value > 0 or zero_ok and value == 0)):
+                raise HetschedError(
+                    f"{key} must be a number {'>=' if zero_ok else '>'} 0 (got {value!r})"
+                )
         known = ("auto", *CONVENTIONS)
         if params.get("convention", "auto") not in known:
             raise HetschedError(
