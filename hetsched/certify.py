@@ -14,6 +14,7 @@ from typing import Sequence
 
 from hetsched.errors import HetschedError
 from hetsched.instance.io import instance_hash, load_instance
+from hetsched.jsonfile import save_json
 from hetsched.solve import solve
 from hetsched.solvers import Status
 
@@ -75,9 +76,7 @@ def certify(
         else:
             entry["optimum"] = None
         entries[key] = entry
-        manifest_path.write_text(
-            json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        save_json(manifest_path, manifest, indent=1, sort_keys=True)  # a kill keeps the old one
         progress(
             f"{key}: optimum {entry['optimum']} "
             + " ".join(f"{k}={v['seconds']}s" for k, v in runs.items())

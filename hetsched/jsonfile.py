@@ -1,11 +1,13 @@
-"""Reading JSON files: every problem is one :class:`~hetsched.errors.InputError` naming the
+"""Reading JSON files (every problem is one :class:`~hetsched.errors.InputError` naming the
 file, the JSON path and the reason. Instances (:mod:`hetsched.instance.io`) and solutions
-(:mod:`hetsched.schedule`) are read through it."""
+(:mod:`hetsched.schedule`) are read through it) and writing whole JSON documents (reports,
+manifests) so that an interrupted write never leaves a broken file."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +56,12 @@ def json_child(path: str, key: str) -> str:
     return (
         f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
     )
+
+
+def save_json(path: str | Path, obj: Any, **kwargs: Any) -> None:
+    """Write ``obj`` as a JSON document (``json.dumps(obj, **kwargs)`` and a newline) that a
+    reader never sees half-written: a temporary file beside it replaces it in one step."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(json.dumps(obj, **kwargs) + "\n", encoding="utf-8")
+    os.replace(tmp, p)

@@ -168,14 +168,17 @@ def test_simulate_and_compare_cli(tmp_path, capsys):
     assert main(["compare", str(FIG12), "--policies", "hlas,srtf", "--out", str(d), "--quiet"]) == 0
     table = capsys.readouterr().out
     assert "hlas" in table and "srtf" in table and (d / "jct_cdf.png").exists()
-    first = (d / "srtf.json").read_text()
+    first = (d / "runs.jsonl").read_text()
     assert (
         main(["compare", str(FIG12), "--policies", "hlas,srtf,fifo", "--out", str(d), "--quiet"])
         == 0
     )
-    assert (d / "srtf.json").read_text() == first and (
-        d / "fifo.json"
-    ).exists()  # resumed, not rerun
+    runs = (d / "runs.jsonl").read_text()  # resumed, not rerun: hlas and srtf kept, fifo added
+    assert runs.startswith(first) and [json.loads(x)["policy"] for x in runs.splitlines()] == [
+        "hlas",
+        "srtf",
+        "fifo",
+    ]
     saved = json.loads((d / "compare.json").read_text())
     assert len(saved["policies"]) == 3
     for r in saved["policies"]:

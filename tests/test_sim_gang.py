@@ -329,14 +329,20 @@ def test_simulate_and_compare_cli_with_gang_policies(tmp_path, capsys):
         "0.1",
     ]
     assert main(args) == 0
-    assert {"yarn-cs.json", "tiresias_1-5.json", "gavel_makespan.json", "jct_cdf.png"} <= {
-        p.name for p in d.iterdir()
-    }
-    before = (d / "gavel_makespan.json").stat().st_mtime_ns
+    assert {
+        "yarn-cs-jobs.csv",
+        "tiresias_1-5-jobs.csv",
+        "gavel_makespan-jobs.csv",
+        "runs.jsonl",
+        "jct_cdf.png",
+    } <= {p.name for p in d.iterdir()}
+    before = (d / "runs.jsonl").read_text()
+    assert len(before.splitlines()) == 3
     assert main(args) == 0  # resumed: nothing recomputed
-    assert (d / "gavel_makespan.json").stat().st_mtime_ns == before
+    assert (d / "runs.jsonl").read_text() == before
     assert main(args[:-1] + ["0.2"]) == 0  # another restore delay is another experiment
-    assert json.loads((d / "gavel_makespan.json").read_text())["restore_seconds"] == 0.2
+    runs = [json.loads(x) for x in (d / "runs.jsonl").read_text().splitlines()]
+    assert [r["restore_seconds"] for r in runs] == [0.1] * 3 + [0.2] * 3
 
 
 def test_a_task_level_instance_with_more_tasks_than_gpus_is_not_a_gang_workload():

@@ -4,7 +4,6 @@ resumes with nothing lost and nothing recomputed, the Dask executor gives the sa
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,14 +14,14 @@ from conftest import INSTANCES
 
 from hetsched.cli import main
 from hetsched.errors import InputError
-from hetsched.sweep import ResultStore, load_spec, run_sweep
+from hetsched.sweep import load_spec, open_store, run_sweep
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 SMALL = ["small-01.json", "small-02.json", "small-05.json"]
 
 
 def write_spec(
-    tmp_path: Path, body: str = "", instances=SMALL, seeds=(0, 1), store="runs.sqlite"
+    tmp_path: Path, body: str = "", instances=SMALL, seeds=(0, 1), store="runs.jsonl"
 ) -> Path:
     files = ", ".join(json.dumps(str(INSTANCES / "small" / f)) for f in instances)
     text = f'''[sweep]
@@ -54,8 +53,7 @@ simulate = "hlas"
 
 def stored(spec_path: Path) -> list[dict]:
     spec = load_spec(spec_path)
-    with ResultStore(spec.store) as s:
-        return list(s.rows())
+    return list(open_store(spec.store).rows())
 
 
 def test_every_run_is_stored_validated_and_ordered_against_the_optimum(tmp_path):
@@ -94,7 +92,7 @@ def _start_fifo_sweep(tmp_path: Path, seeds: int, workers: int, **popen):
     """(spec, store, process): ``hetsched sweep`` of fifo over ``seeds`` Philly windows, started in the background."""
     path = tmp_path / "spec.toml"
     path.write_text(
-        f'[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = {list(range(seeds))}\n'
+        f'[sweep]\nstore = "runs.jsonl"\nworkloads = ["philly"]\nseeds = {list(range(seeds))}\n'
         '[[method]]\nsimulate = "fifo"\n'
     )
     proc = subprocess.Popen(
@@ -111,7 +109,7 @@ def _start_fifo_sweep(tmp_path: Path, seeds: int, workers: int, **popen):
         stdout=subprocess.DEVNULL,
         **popen,
     )
-    return path, tmp_path / "runs.sqlite", proc
+    return path, tmp_path / "runs.jsonl", proc
 
 
 def _wait_for_rows(proc, db: Path, rows: int, each=lambda: None, seconds: float = 120) -> None:
@@ -120,13 +118,8 @@ def _wait_for_rows(proc, db: Path, rows: int, each=lambda: None, seconds: float 
     while time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
         each()
-        if db.exists():
-            with sqlite3.connect(db) as c:
-                try:
-                    if c.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= rows:
-                        return
-                except sqlite3.OperationalError:
-                    pass
+        if db.exists() and db.read_bytes().count(b"\n") >= rows:
+            return
 
 
 def test_a_killed_sweep_resumes_with_nothing_lost(tmp_path):
@@ -280,14 +273,16 @@ def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
     assert 1 <= len(kept) < 8 and all(r["valid"] and r["status"] == "done" for r in kept)
 
 
-def test_a_store_that_is_not_sqlite_is_bad_input(tmp_path, capsys):
-    (tmp_path / "runs.sqlite").write_text("not a database")
+def test_a_store_that_is_not_a_run_store_is_bad_input(tmp_path, capsys):
+    (tmp_path / "runs.jsonl").write_text("not a run store\n")
     path = tmp_path / "spec.toml"
     path.write_text(
-        '[sweep]\nstore = "runs.sqlite"\nworkloads = ["philly"]\nseeds = [0]\n[[method]]\nsimulate = "fifo"\n'
+        '[sweep]\nstore = "runs.jsonl"\nworkloads = ["philly"]\nseeds = [0]\n[[method]]\nsimulate = "fifo"\n'
     )
     assert main(["sweep", str(path), "--no-progress"]) == 2
-    assert "not a hetsched run store" in capsys.readouterr().err
+    assert (
+        "runs.jsonl: line 1: not a JSON object: not a hetsched run store" in capsys.readouterr().err
+    )
 
 
 def test_a_simulate_method_takes_the_engine_convention(tmp_path):
@@ -297,7 +292,7 @@ def test_a_simulate_method_takes_the_engine_convention(tmp_path):
     for conv in ("hetsched", "gavel"):
         path = tmp_path / f"{conv}.toml"
         path.write_text(
-            f'[sweep]\nstore = "{conv}.sqlite"\nworkloads = ["philly"]\nseeds = [0]\n'
+            f'[sweep]\nstore = "{conv}.jsonl"\nworkloads = ["philly"]\nseeds = [0]\n'
             f'[[method]]\nsimulate = "gavel"\nconvention = "{conv}"\n'
         )
         report = run_sweep(load_spec(path), progress=False)

@@ -13,7 +13,6 @@ named intermediate inequalities (a lemma's slack), reported as ratios LHS/RHS: >
 
 from __future__ import annotations
 
-import json
 import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -27,6 +26,8 @@ from hetsched.errors import InputError
 from hetsched.executors import WorkerPool
 from hetsched.instance.io import dump_instance, instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
+from hetsched.jsonfile import save_json
+from hetsched.runstore import RunStore
 
 TOL = 1e-9  # relative tolerance on ratios of validated objectives before a finding counts as a violation
 CHECK_TOL = (
@@ -186,12 +187,8 @@ def run_audit(
     label = reading_label(claim, reading)
     out = Path(out_dir) / f"{claim.name}-{profile}-s{seed}{'-' + label if label else ''}"
     out.mkdir(parents=True, exist_ok=True)
-    log = out / "trials.jsonl"
-    records = (
-        [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-        if log.exists()
-        else []
-    )
+    log = RunStore(out / "trials.jsonl", ("trial",))
+    records = list(log.rows())
     worst, worst_checks = Worst(), {c: Worst() for c in claim.checks}
     n_random = int(round(n_trials * prof.random_fraction))
 
@@ -216,7 +213,7 @@ def run_audit(
     evaluate = partial(_evaluate_trial, claim, prof)
     pool = WorkerPool(executor, workers, scheduler) if executor != "serial" else None
     tag = f"{claim.name}-{profile}-s{seed}-{label or 'default'}"
-    with log.open("a") as f, pool or nullcontext():
+    with pool or nullcontext():
         t = len(records)
         while t < n_trials:
             # random trials do not depend on each other: one chunk; guided ones mutate the
@@ -249,7 +246,7 @@ def run_audit(
                     pool.map(evaluate, items, key=lambda item: f"hetsched-audit-{tag}-t{item[0]}")
                 )
             for rec in sorted(done_now, key=lambda r: r["trial"]):  # the log stays in trial order
-                f.write(json.dumps(rec) + "\n")
+                log.add(rec)
                 records.append(rec)
                 absorb(rec)
                 if progress:
@@ -259,7 +256,6 @@ def run_audit(
                         else f"ratio {rec['ratio']:.4f} (bound {rec['bound']:.4f})"
                     )
                     progress(f"trial {rec['trial'] + 1}/{n_trials} [{rec['origin']}]: {r}")
-            f.flush()
             t = end
 
     done = [r for r in records[:n_trials] if r["ratio"] is not None]
@@ -278,7 +274,7 @@ def run_audit(
         "violations": violations,
         "worst_instance": None,
         "checks": {},
-        "log": str(log),
+        "log": str(log.path),
     }
     if worst.instance is not None:
         path = out / "worst.json"
@@ -302,7 +298,7 @@ def run_audit(
             dump_instance(parse_instance(w.instance, source=c), path)
             entry.update(instance=str(path), trial=w.trial)
         report["checks"][c] = entry
-    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    save_json(out / "report.json", report, indent=1)
     return report
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from hetsched.jsonfile import save_json
 from hetsched.jsonout import json_text
 
 
@@ -14,7 +14,7 @@ def write_result(result: dict[str, Any], out: str | Path, as_json: bool) -> Path
     ``as_json`` also print it (non-finite numbers as null). Returns the path written."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
+    save_json(path, result, indent=1)
     if as_json:
         print(json_text(result))
     return path

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hetsched.bench.runlog import append_run, read_runs, solve_row
+from hetsched.bench.runlog import solve_row
 from hetsched.generators import ladder
 from hetsched.jsonout import json_text
+from hetsched.runstore import RunStore
 from hetsched.solvers import Status
 
 TASKS = (8, 16, 24, 32, 48, 64)
@@ -37,9 +38,7 @@ def run_exact_bench(
     gpu_counts: tuple[int, ...] = GPUS,
     all_sizes: bool = False,
 ) -> int:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = read_runs(out, ("model", "solver", "tasks", "gpus", "time_limit"))
+    done = RunStore(out, ("model", "solver", "tasks", "gpus", "time_limit"))
     methods = [m for m in METHODS if solvers is None or m[1] in solvers]
     tasks = TASKS[:2] if quick else TASKS
     rows = []
@@ -56,7 +55,7 @@ def run_exact_bench(
                     "time_limit": time_limit,
                 }
                 if key in done:
-                    row = done[key]
+                    row = done.get(key)
                 elif failed and not all_sizes:
                     row = {
                         **base,
@@ -70,7 +69,7 @@ def run_exact_bench(
                         **solve_row(inst, model, solver, time_limit, threads=threads),
                         "threads": threads,
                     }
-                    append_run(out, row)
+                    done.add(row)
                 if row["status"] != Status.OPTIMAL.value:
                     failed = True
                 rows.append(row)

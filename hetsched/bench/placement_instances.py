@@ -7,12 +7,12 @@ by enumeration too (the two must agree, else nothing is written)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from hetsched.errors import HetschedError
 from hetsched.instance.io import dump_instance, instance_hash
+from hetsched.jsonfile import save_json
 from hetsched.placement.exhaustive import exhaustive_placement
 from hetsched.placement.generate import random_instance
 from hetsched.placement.problem import placement_view
@@ -67,5 +67,5 @@ def write_benchmarks(directory: str | Path) -> dict:
         path = directory / f"{name}.json"
         dump_instance(inst, path)
         manifest["instances"][path.name] = {"hash": instance_hash(inst), **prove(inst)}
-    (directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    save_json(directory / "manifest.json", manifest, indent=1)
     return manifest

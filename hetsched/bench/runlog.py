@@ -1,28 +1,13 @@
-"""The JSON-lines run log the exact benchmarks share: read what is done (resume), solve one
-instance into a row (wall and CPU seconds, or the error), append the row as soon as it ends."""
+"""One exact solve as a row of the exact benchmarks' run store (:mod:`hetsched.runstore`):
+status, objective, bound, gap, wall and CPU seconds, or the error."""
 
 from __future__ import annotations
 
-import json
 import platform
 import time
-from pathlib import Path
-from typing import Iterable
 
 from hetsched.instance.model import Instance
 from hetsched.solve import solve
-
-
-def read_runs(path: Path, key: Iterable[str]) -> dict[tuple, dict]:
-    """The rows already in the log, by the values of the ``key`` fields."""
-    fields = tuple(key)
-    done: dict[tuple, dict] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                done[tuple(row.get(f) for f in fields)] = row
-    return done
 
 
 def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwargs) -> dict:
@@ -47,8 +32,3 @@ def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwar
         "cpu_seconds": round(time.process_time() - cpu, 3),
         "python": platform.python_version(),
     }
-
-
-def append_run(path: Path, row: dict) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")

@@ -13,9 +13,10 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.bench.runlog import append_run, read_runs, solve_row
+from hetsched.bench.runlog import solve_row
 from hetsched.generators import FAMILIES
 from hetsched.jsonout import json_text
+from hetsched.runstore import RunStore
 
 #: (family, jobs, GPUs): the issue's 60 s goals (P2 100, P4 60, R4 40) and the steps below them
 SIZES = {
@@ -33,9 +34,7 @@ def run_wct_bench(
     as_json: bool = False,
     quick: bool = False,
 ) -> int:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = read_runs(out, ("family", "jobs", "gpus", "seed", "solver", "time_limit"))
+    done = RunStore(out, ("family", "jobs", "gpus", "seed", "solver", "time_limit"))
     rows = []
     for family in families:
         for n, m in SIZES[family][:2] if quick else SIZES[family]:
@@ -43,7 +42,7 @@ def run_wct_bench(
                 for solver in solvers:
                     key = (family, n, m, seed, solver, time_limit)
                     if key in done:
-                        rows.append(done[key])
+                        rows.append(done.get(key))
                         continue
                     inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
                     print(
@@ -60,7 +59,7 @@ def run_wct_bench(
                         "time_limit": time_limit,
                         **solve_row(inst, "hare-sched", solver, time_limit),
                     }
-                    append_run(out, row)
+                    done.add(row)
                     rows.append(row)
                     if not as_json:
                         gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.3f}%"

@@ -191,7 +191,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out",
         default=None,
         metavar="DIR",
-        help="per-policy JSON and per-job CSV; a rerun resumes",
+        help="per-job CSVs and the run store runs.jsonl; a rerun resumes",
     )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_place_sim)

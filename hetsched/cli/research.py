@@ -48,7 +48,7 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from hetsched.sweep.store import ResultStore
+    from hetsched.sweep.store import open_store
     from hetsched.sweep.tasks import load_spec, run_sweep
 
     spec = load_spec(args.spec)
@@ -61,8 +61,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     keys = {t.key for t in spec.tasks()}
-    with ResultStore(spec.store) as store:
-        rows = [r for r in store.rows() if r["key"] in keys]
+    rows = [r for r in open_store(spec.store).rows() if r["key"] in keys]
     summary = summarize(rows)
     if args.json:
         print(json_text({**report.to_dict(), "methods": summary}))
@@ -127,7 +126,7 @@ COMMANDS = {
     "show": "a solution (validated, per-GPU listing, --gantt) or an audit report (--hist)",
     "export": "write a Pyomo formulation of an instance as LP or MPS (any solver can read it)",
     "solvers": "the solvers and whether this machine has them",
-    "sweep": "instances x methods x seeds from a TOML spec into a SQLite store; resumable",
+    "sweep": "instances x methods x seeds from a TOML spec into a run store; resumable",
     "docs": "regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)",
 }
 

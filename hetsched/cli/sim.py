@@ -165,7 +165,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     sm.add_argument(
         "--jobs", type=count(MAX_JOBS), default=None, help="jobs of a generated workload"
     )
-    sm.add_argument("--out", default=None, help="directory for POLICY.json and POLICY-jobs.csv")
+    sm.add_argument(
+        "--out", default=None, help="directory for POLICY-jobs.csv and the run store runs.jsonl"
+    )
     sm.add_argument(
         "--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds"
     )

@@ -101,7 +101,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--seed", type=int, default=0)
     s.add_argument(
-        "--out", default=None, metavar="DIR", help="per-run JSON and per-job CSV; a rerun resumes"
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="per-job CSVs and the run store runs.jsonl; a rerun resumes",
     )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_similarity_sim)

@@ -1,6 +1,7 @@
-"""Run policies on a workload and keep the results: one summary JSON and a per-job CSV per
-policy, written as each run ends; ``compare`` skips runs already on disk for the same workload,
-seed and size (a rerun resumes) and draws the JCT CDFs."""
+"""Run policies on a workload and keep the results: a per-job CSV per policy and its summary in
+the run store ``runs.jsonl`` (:mod:`hetsched.runstore`), written as each run ends; ``compare``
+skips runs already stored for the same policy, seed, workload and engine options (a rerun
+resumes) and draws the JCT CDFs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import numpy as np
 
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.jsonfile import save_json
+from hetsched.runstore import RunStore
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import CONVENTIONS, simulate_gang
 from hetsched.sim.metrics import gang_job_rows, gang_metrics, job_rows, metrics, write_job_csv
@@ -23,6 +26,10 @@ def file_stem(policy: str) -> str:
     """A policy name as a file name (``gavel:makespan`` -> ``gavel_makespan``)."""
     return policy.replace(":", "_").replace(",", "-")
 
+
+#: what identifies a stored run (the engine options are None for task-level policies)
+RUN_KEY = ("policy", "seed", "instance_hash", "round_seconds", "restore_seconds", "convention")
+RUNS = "runs.jsonl"
 
 RESTORE_SECONDS = {"hetsched": 10.0, "gavel": 0.0}  # Hadar's delay; Gavel's simulator has none
 
@@ -51,7 +58,8 @@ def run_policy(
     restore_seconds: float | None = None,
     convention: str = "auto",
 ) -> dict:
-    """Simulate, validate, measure; write ``out/POLICY.json`` and ``out/POLICY-jobs.csv`` if ``out``.
+    """Simulate, validate, measure; write ``out/POLICY-jobs.csv`` and add the summary to the run
+    store ``out/runs.jsonl`` if ``out``.
     Job-level policies run on the gang engine with ``round_seconds`` rounds, ``restore_seconds``
     checkpoint-restore delays (default: 10 s, 0 under Gavel's convention) and the engine's
     ``convention`` (:func:`resolve_convention`); task-level ones on the task engine (these
@@ -103,7 +111,7 @@ def run_policy(
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         write_job_csv(machine, result, d / f"{file_stem(policy)}-jobs.csv")
-        (d / f"{file_stem(policy)}.json").write_text(json.dumps(summary, indent=1) + "\n")
+        RunStore(d / RUNS, RUN_KEY).add(summary)  # last: a run without its CSV is not stored
     summary["_jct"] = [
         r.jct
         for r in (
@@ -132,19 +140,13 @@ def compare(
     h = instance_hash(instance)
     conv = resolve_convention(instance, convention)
     restore = RESTORE_SECONDS[conv] if restore_seconds is None else restore_seconds
+    store = RunStore(d / RUNS, RUN_KEY)
     rows = []
     for p in policies:
-        done = d / f"{file_stem(p)}.json"
-        same = done.exists() and json.loads(done.read_text()).get("instance_hash") == h
-        if same and is_job_level(p):
-            old = json.loads(done.read_text())
-            same = (
-                old.get("round_seconds"),
-                old.get("restore_seconds"),
-                old.get("convention", "hetsched"),
-            ) == (round_seconds, restore, conv)
-        if same and (d / f"{file_stem(p)}-jobs.csv").exists():
-            summary = json.loads(done.read_text())
+        engine = (round_seconds, restore, conv) if is_job_level(p) else (None, None, None)
+        kept = store.get((p, seed, h, *engine))
+        if kept is not None and (d / f"{file_stem(p)}-jobs.csv").exists():
+            summary = dict(kept)
             summary["_jct"] = list(
                 np.loadtxt(
                     d / f"{file_stem(p)}-jobs.csv", delimiter=",", skiprows=1, usecols=5, ndmin=1
@@ -161,7 +163,7 @@ def compare(
         rows.append(summary)
     bounds = _attach_bounds(instance, rows, seed, d / "compare.json", progress)
     result = Comparison(workload or instance.name, h, bounds, rows)
-    (d / "compare.json").write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+    save_json(d / "compare.json", result.to_dict(), indent=1)
     jct_cdf(rows, d)
     return result
 

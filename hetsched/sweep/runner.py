@@ -9,13 +9,14 @@ this process only. This module knows nothing of the methods it runs."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from hetsched.executors import check_executor, parallel_map
 from hetsched.sweep.spec import SweepSpec, Task
-from hetsched.sweep.store import ResultStore
+from hetsched.sweep.store import open_store
 
 
 @dataclass
@@ -47,24 +48,23 @@ def execute(
     function: workers unpickle it) and return counts."""
     check_executor(executor, scheduler)
     tasks = spec.tasks()
-    with ResultStore(spec.store) as store:
-        done = store.keys()
-        missing = [t for t in tasks if t.key not in done]
-        todo = missing if limit is None else missing[:limit]
-        already = len(tasks) - len(missing)
-        bar = _bar(len(tasks), already, spec.name, progress)
-        try:
-            rows = parallel_map(
-                run, todo, executor, workers, scheduler, key=lambda t: f"hetsched-run-{t.key}"
-            )
-            for row in rows:
-                store.add(row)
-                bar.update(1)
-                bar.set_postfix_str(f"{row['method']} {row['status']}", refresh=False)
-        finally:
-            bar.close()
-        keys = {t.key for t in tasks}
-        statuses = Counter(r["status"] for r in store.rows() if r["key"] in keys)
+    store = open_store(spec.store)
+    missing = [t for t in tasks if (t.key,) not in store]
+    todo = missing if limit is None else missing[:limit]
+    already = len(tasks) - len(missing)
+    bar = _bar(len(tasks), already, spec.name, progress)
+    try:
+        rows = parallel_map(
+            run, todo, executor, workers, scheduler, key=lambda t: f"hetsched-run-{t.key}"
+        )
+        for row in rows:
+            store.add({**row, "finished_at": time.time()})
+            bar.update(1)
+            bar.set_postfix_str(f"{row['method']} {row['status']}", refresh=False)
+    finally:
+        bar.close()
+    keys = {t.key for t in tasks}
+    statuses = Counter(r["status"] for r in store.rows() if r["key"] in keys)
     return SweepReport(spec.name, str(spec.store), len(tasks), already, len(todo), dict(statuses))
 
 

@@ -2,7 +2,7 @@
 
     [sweep]
     name = "small-exact"
-    store = "small-exact.sqlite"          # SQLite store, relative to the spec file
+    store = "small-exact.jsonl"           # run store (JSON lines), relative to the spec file
     instances = ["../instances/small/small-0[1-5].json"]   # globs, relative to the spec file
     workloads = ["philly"]                 # generated workloads (seeded), for `simulate` methods
     seeds = [0, 1]
@@ -145,7 +145,7 @@ def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
         return v
 
     name = get("name", str, p.stem)
-    store = (base / get("store", str, f"{p.stem}.sqlite")).resolve()
+    store = (base / get("store", str, f"{p.stem}.jsonl")).resolve()
     patterns = get("instances", list, [])
     instances: list[Path] = []
     for i, pat in enumerate(patterns):
