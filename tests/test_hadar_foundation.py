@@ -98,18 +98,15 @@ def test_dp_allocation_equals_brute_force(seed):
 
     rng = np.random.default_rng(seed)
     types = ("k80", "p100", "v100")
-    servers = tuple(
-        Server(
-            f"m{h}",
-            tuple(
-                Gpu(f"m{h}-{t}-{i}", t, f"m{h}")
-                for t in types
-                for i in range(int(rng.integers(0, 3)))
-            ),
+    machines = [
+        tuple(
+            Gpu(f"m{h}-{t}-{i}", t, f"m{h}") for t in types for i in range(int(rng.integers(0, 3)))
         )
         for h in range(2)
+    ]  # a server holds at least one GPU: the empty machines are left out
+    servers = tuple(Server(f"m{h}", g) for h, g in enumerate(machines) if g) or (
+        Server("m0", (Gpu("g", "v100", "m0"),)),
     )
-    servers = tuple(s for s in servers if s.gpus) or (Server("m0", (Gpu("g", "v100", "m0"),)),)
     n_gpus = sum(len(s.gpus) for s in servers)
     jobs = tuple(
         Job(

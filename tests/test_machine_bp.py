@@ -227,7 +227,8 @@ def test_what_it_takes():
     )
     assert "arrive" in unsupported_reason(spread)
     base = pm_wct(0, 3, 2)
-    huge = replace(base, jobs=(replace(base.jobs[0], train_time={"gpu": 1e300}),) + base.jobs[1:])
+    big = replace(base.jobs[0], train_time={"gpu": 1e15}, weight=1e3)  # the largest values taken
+    huge = replace(base, jobs=(big,) + base.jobs[1:])
     assert "2^53" in unsupported_reason(huge)  # refused with a reason, never an overflow
 
 

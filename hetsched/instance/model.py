@@ -6,12 +6,25 @@ of job n on GPU m trains for T^c_{n,m} and then synchronizes for T^s_{n,m}. Time
 per GPU *type* and may be overridden per GPU id (e.g. a GPU behind a slower link).
 Fields that later formulations need (requested workers, epochs, throughput, memory, model
 features) are carried but not required.
+
+Every object is checked when it is made, by whatever code makes it (the file loader, a
+generator, a simulator, a notebook): values as the JSON schema bounds them, then ids unique,
+GPU types declared, times for every GPU type present. A failure is one
+:class:`~hetsched.errors.InputError` naming the object and the JSON path
+(:mod:`hetsched.instance.checks`); the loader reports it against the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from hetsched.errors import InputError
+from hetsched.instance.checks import check_id, check_number, check_per_key, check_whole
+from hetsched.instance.extensions import SCHEMAS as EXTENSION_SCHEMAS
+from hetsched.instance.extensions import Extensions, extensions_of
+from hetsched.instance.schema import MAX_NUMBER, MAX_TASKS_PER_ROUND, first_error
+from hetsched.jsonfile import json_child
 
 
 @dataclass(frozen=True)
@@ -22,11 +35,24 @@ class Gpu:
     type: str
     server: str
 
+    def __post_init__(self) -> None:
+        check_id(f"GPU {self.id!r}", "$.id", self.id)
+        check_id(f"GPU {self.id!r}", "$.type", self.type)
+
 
 @dataclass(frozen=True)
 class Server:
     id: str
     gpus: tuple[Gpu, ...]
+
+    def __post_init__(self) -> None:
+        src = f"server {self.id!r}"
+        check_id(src, "$.id", self.id)
+        if not self.gpus:
+            raise InputError(src, "$.gpus", "must have at least 1 item(s) (got 0)")
+        for gi, g in enumerate(self.gpus):
+            if g.server != self.id:
+                raise InputError(src, f"$.gpus[{gi}]", f"GPU {g.id!r} names server {g.server!r}")
 
 
 @dataclass(frozen=True)
@@ -37,11 +63,50 @@ class GpuType:
     memory_gb: float | None = None
     cost_per_hour: float | None = None
 
+    def __post_init__(self) -> None:
+        src = f"GPU type {self.name!r}"
+        check_id(src, "$.name", self.name)
+        if self.memory_gb is not None:
+            check_number(src, "$.memory_gb", self.memory_gb, 0, MAX_NUMBER, strict=True)
+        if self.cost_per_hour is not None:
+            check_number(src, "$.cost_per_hour", self.cost_per_hour, 0, MAX_NUMBER)
+
 
 @dataclass(frozen=True)
 class Cluster:
     gpu_types: Mapping[str, GpuType]
     servers: tuple[Server, ...]
+
+    def __post_init__(self) -> None:
+        src = "cluster"
+        if not self.gpu_types:
+            raise InputError(src, "$.cluster.gpu_types", "must have at least 1 entry (got none)")
+        for name, t in self.gpu_types.items():
+            if t.name != name:
+                raise InputError(src, json_child("$.cluster.gpu_types", name), f"names {t.name!r}")
+        if not self.servers:
+            raise InputError(src, "$.cluster.servers", "must have at least 1 item(s) (got 0)")
+        seen_server: set[str] = set()
+        seen_gpu: dict[str, str] = {}
+        for si, s in enumerate(self.servers):
+            if s.id in seen_server:
+                raise InputError(
+                    src, f"$.cluster.servers[{si}].id", f"duplicate server id '{s.id}'"
+                )
+            seen_server.add(s.id)
+            for gi, g in enumerate(s.gpus):
+                gpath = f"$.cluster.servers[{si}].gpus[{gi}]"
+                if g.id in seen_gpu:
+                    raise InputError(
+                        src, f"{gpath}.id", f"duplicate GPU id '{g.id}' (also at {seen_gpu[g.id]})"
+                    )
+                if g.type not in self.gpu_types:
+                    raise InputError(
+                        src,
+                        f"{gpath}.type",
+                        f"unknown GPU type '{g.type}' (declared: {', '.join(self.gpu_types)})",
+                    )
+                seen_gpu[g.id] = gpath
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:
@@ -57,6 +122,11 @@ class ModelInfo:
     family: str | None = None
     batch_size: int | None = None
     features: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None:
+            check_whole("model", "$.batch_size", self.batch_size, 1, MAX_NUMBER)
+        check_per_key("model", "$.features", self.features, -MAX_NUMBER, MAX_NUMBER, False)
 
 
 @dataclass(frozen=True)
@@ -79,6 +149,31 @@ class Job:
     memory_gb: float | None = None
     model: ModelInfo | None = None
 
+    def __post_init__(self) -> None:
+        src = f"job {self.id!r}"
+        check_id(src, "$.id", self.id)
+        check_number(src, "$.arrival", self.arrival, 0, MAX_NUMBER)
+        check_number(src, "$.weight", self.weight, 0, MAX_NUMBER, strict=True)
+        check_whole(src, "$.rounds", self.rounds, 1, MAX_NUMBER)
+        check_whole(src, "$.tasks_per_round", self.tasks_per_round, 1, MAX_TASKS_PER_ROUND)
+        check_per_key(src, "$.train_time", self.train_time, 0, MAX_NUMBER, True)
+        check_per_key(src, "$.sync_time", self.sync_time, 0, MAX_NUMBER, False)
+        check_per_key(src, "$.train_time_per_gpu", self.train_time_per_gpu, 0, MAX_NUMBER, True)
+        check_per_key(src, "$.sync_time_per_gpu", self.sync_time_per_gpu, 0, MAX_NUMBER, False)
+        check_per_key(src, "$.throughput", self.throughput, 0, MAX_NUMBER, False)
+        for name, value, whole in (
+            ("requested_workers", self.requested_workers, True),
+            ("epochs", self.epochs, False),
+            ("iterations_per_epoch", self.iterations_per_epoch, True),
+            ("memory_gb", self.memory_gb, False),
+        ):
+            if value is None:
+                continue
+            if whole:
+                check_whole(src, f"$.{name}", value, 1, MAX_NUMBER)
+            else:
+                check_number(src, f"$.{name}", value, 0, MAX_NUMBER, strict=True)
+
     @property
     def n_tasks(self) -> int:
         return self.rounds * self.tasks_per_round
@@ -97,6 +192,86 @@ class Instance:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_gpu_by_id", {g.id: g for g in self.cluster.gpus})
         object.__setattr__(self, "_job_by_id", {j.id: j for j in self.jobs})
+        self._check_jobs()
+        object.__setattr__(self, "_extensions", self._read_extensions())
+
+    @property
+    def extensions(self) -> Extensions:
+        """The papers' typed data under ``metadata`` (:mod:`hetsched.instance.extensions`)."""
+        return self._extensions  # type: ignore[attr-defined]
+
+    def _read_extensions(self) -> Extensions:
+        """Check the extensions against their schema and against this instance's ids."""
+        meta = self.metadata or {}
+        if not any(k in meta for k in EXTENSION_SCHEMAS):
+            return Extensions()
+        src = self.name or "instance"
+        error = first_error("metadata", {"metadata": meta})
+        if error is not None:
+            raise InputError(src, *error)
+        ext = extensions_of(meta)
+        if ext.packing is not None:
+            used: dict[str, str] = {}
+            for jid, gid in ext.packing.scheduled.items():
+                path = json_child("$.metadata.packing.scheduled", jid)
+                if jid not in self._job_by_id:  # type: ignore[attr-defined]
+                    raise InputError(src, path, "unknown job")
+                if gid not in self._gpu_by_id:  # type: ignore[attr-defined]
+                    raise InputError(src, path, f"unknown GPU '{gid}'")
+                if gid in used:
+                    raise InputError(src, path, f"GPU '{gid}' already holds a scheduled job")
+                used[gid] = jid
+        if ext.placement is not None:
+            servers = {s.id for s in self.cluster.servers}
+            for sid in ext.placement.servers:
+                if sid not in servers:
+                    raise InputError(
+                        src, json_child("$.metadata.placement.servers", sid), "unknown server"
+                    )
+            for jid, pj in ext.placement.jobs.items():
+                path = json_child("$.metadata.placement.jobs", jid)
+                if jid not in self._job_by_id:  # type: ignore[attr-defined]
+                    raise InputError(src, path, "unknown job")
+                for sid in pj.placed or {}:
+                    if sid not in servers:
+                        raise InputError(src, json_child(f"{path}.placed", sid), "unknown server")
+        return ext
+
+    def _check_jobs(self) -> None:
+        """Job ids unique; times and throughputs for declared GPU types; train and sync times
+        for every type the cluster has; per-GPU overrides for GPUs that exist."""
+        src, types = self.name or "instance", self.cluster.gpu_types
+        if not self.jobs:
+            raise InputError(src, "$.jobs", "must have at least 1 item(s) (got 0)")
+        present = sorted({g.type for g in self.cluster.gpus})
+        seen: set[str] = set()
+        for ji, j in enumerate(self.jobs):
+            jpath = f"$.jobs[{ji}]"
+            if j.id in seen:
+                raise InputError(src, f"{jpath}.id", f"duplicate job id '{j.id}'")
+            seen.add(j.id)
+            for key in ("train_time", "sync_time", "throughput"):
+                for t in getattr(j, key):
+                    if t not in types:
+                        raise InputError(
+                            src,
+                            json_child(f"{jpath}.{key}", t),
+                            f"unknown GPU type '{t}' (declared: {', '.join(types)})",
+                        )
+            for key in ("train_time", "sync_time"):
+                for t in present:
+                    if t not in getattr(j, key):
+                        raise InputError(
+                            src,
+                            f"{jpath}.{key}",
+                            f"missing time for GPU type '{t}' (the cluster has GPUs of that type)",
+                        )
+            for key in ("train_time_per_gpu", "sync_time_per_gpu"):
+                for gid in getattr(j, key):
+                    if gid not in self._gpu_by_id:  # type: ignore[attr-defined]
+                        raise InputError(
+                            src, json_child(f"{jpath}.{key}", gid), f"unknown GPU id '{gid}'"
+                        )
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:

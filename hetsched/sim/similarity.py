@@ -23,6 +23,7 @@ to first start), GPU utilization (GPU-time busy over GPUs x makespan; a packed G
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
@@ -103,15 +104,17 @@ def _cluster(free: dict[str, int]) -> Cluster:
     return Cluster({t: GpuType(t, memory_gb=MEMORY[t]) for t in free}, servers)
 
 
-def _job(j: dict, row: str | None = None) -> Job:
+def _job(j: dict, types: Iterable[str], row: str | None = None) -> Job:
+    """A job of a round instance: the similarity and packing models read its model row,
+    workers and memory; Hare's per-task times (1 s, no sync, on every type) are not used."""
     return Job(
         j["id"],
         j["arrival"],
         1.0,
         1,
         1,
-        {"k80": 1.0},
-        {"k80": 0.0},
+        {t: 1.0 for t in types},
+        {t: 0.0 for t in types},
         requested_workers=j["workers"],
         memory_gb=j["memory_gb"],
         model=ModelInfo(name=row or j["row"]),
@@ -149,7 +152,7 @@ def _decide(
     inst = Instance(
         f"{wl.name}-r{t}",
         _cluster(free),
-        tuple(_job(j) for j in queue),
+        tuple(_job(j, free) for j in queue),
         metadata={"similarity": {"variant": variant}},
     )
     if exact:
@@ -190,7 +193,8 @@ def _pack(
     inst = Instance(
         f"{wl.name}-pack{t}",
         Cluster({tp: GpuType(tp, memory_gb=MEMORY[tp]) for tp in wl.gpus}, (Server("s", gpus),)),
-        tuple(_job(jobs[jid], o.row) for jid, o in solo) + tuple(_job(j) for j in waiting),
+        tuple(_job(jobs[jid], wl.gpus, o.row) for jid, o in solo)
+        + tuple(_job(j, wl.gpus) for j in waiting),
         metadata={"packing": {"scheduled": {jid: f"g{k}" for k, (jid, _) in enumerate(solo)}}},
     )
     view = packing_view(inst)
