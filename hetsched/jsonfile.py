@@ -11,7 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hetsched.errors import InputError
+from hetsched.errors import InputError, json_child
+
+__all__ = ["json_child", "parse_json_text", "read_json", "save_json"]
 
 
 def read_json(path: str | Path) -> Any:
@@ -49,13 +51,6 @@ def _reject_non_finite(node: Any, path: str, source: str) -> None:
     elif isinstance(node, list):
         for i, v in enumerate(node):
             _reject_non_finite(v, f"{path}[{i}]", source)
-
-
-def json_child(path: str, key: str) -> str:
-    """The JSON path of ``key`` under ``path`` (``$.a.b``, or ``$.a['odd key']``)."""
-    return (
-        f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
-    )
 
 
 def save_json(path: str | Path, obj: Any, **kwargs: Any) -> None:

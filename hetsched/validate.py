@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from hetsched.instance.model import Instance
-from hetsched.instance.serialize import instance_hash
+from hetsched.instance.model import Instance, instance_hash
 from hetsched.reports import ValidationReport, Violation
 from hetsched.scaling import instance_times, on_grid
 from hetsched.schedule import TaskAssignment, TaskSchedule

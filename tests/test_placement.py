@@ -220,7 +220,7 @@ def test_input_errors_name_the_field():
         d["jobs"][0].pop("epochs")
 
     assert "$.metadata.placement: missing" in _bad(no_meta)
-    assert "$.metadata.placement.servers.s0.cpu: must be a number >= 0 (got -1)" in _bad(neg_cpu)
+    assert "bad.json: $.metadata.placement.servers.s0.cpu: must be >= 0 (got -1)" in _bad(neg_cpu)
     assert "$.jobs[0].model.name: no interference/communication data for model 'gpt-9'" in _bad(
         unknown_model
     )

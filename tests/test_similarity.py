@@ -98,7 +98,6 @@ def test_capacity_violation_is_caught():
     assert not report.valid
 
 
-def test_bad_variant_is_named():
-    inst = round_instance(np.random.default_rng(0), "bogus")
-    with pytest.raises(InputError, match="metadata.similarity.variant"):
-        round_view(inst)
+def test_bad_variant_is_named_when_the_instance_is_made():
+    with pytest.raises(InputError, match=r"\$\.metadata\.similarity\.variant: one of gpu, "):
+        round_instance(np.random.default_rng(0), "bogus")

@@ -6,6 +6,7 @@ validators share them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -15,26 +16,39 @@ from hetsched.allocation.problem import AllocationView, equal_share_makespan, eq
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 
-#: every policy ``hetsched.allocate.allocate`` takes
-POLICIES = (
-    "max-min-fairness",
-    "max-min-fairness-perf",
-    "makespan",
-    "min-total-duration",
-    "finish-time-fairness",
-    "finish-time-fairness-agnostic",
-    "max-throughput",
-    "max-throughput-cost",
-)
-#: the policies with a packed (space-sharing) formulation
-PACKED_POLICIES = ("max-min-fairness-perf", "max-throughput")
-#: the policies of the form max z s.t. z <= sum_r a_{j,r} x_{j,r} (the fast path takes them)
-FAST_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "min-total-duration")
-#: the policies of the form max sum_{j,r} a_{j,r} x_{j,r} (the fast path takes them too);
-#: max-throughput-cost only under Gavel's convention (hetsched's is a ratio: Pyomo model)
-SUM_POLICIES = ("max-throughput", "max-throughput-cost")
-#: the policies that run on the agnostic view (every type at the reference type's throughput)
-AGNOSTIC_POLICIES = ("min-total-duration", "finish-time-fairness-agnostic")
+@dataclass(frozen=True)
+class AllocationPolicy:
+    """One of Gavel's allocation policies (Sec. 4) and what hetsched's routes know of it."""
+
+    name: str
+    #: ``max-min``: max z s.t. z <= sum_r a_{j,r} x_{j,r}; ``sum``: max sum_{j,r} a_{j,r} x_{j,r}
+    #: (both taken by the array-built fast path; max-throughput-cost only under Gavel's
+    #: convention, hetsched's is a ratio: Pyomo model); ``bisection``: finish-time fairness
+    form: str
+    packed: bool = False  # has a space-sharing formulation over job pairs
+    agnostic: bool = False  # runs on the agnostic view (every type at the reference's throughput)
+
+
+#: the one name table of the allocation policies ``hetsched.allocate.allocate`` takes
+ALLOCATION_POLICIES: dict[str, AllocationPolicy] = {
+    p.name: p
+    for p in (
+        AllocationPolicy("max-min-fairness", "max-min"),
+        AllocationPolicy("max-min-fairness-perf", "max-min", packed=True),
+        AllocationPolicy("makespan", "max-min"),
+        AllocationPolicy("min-total-duration", "max-min", agnostic=True),
+        AllocationPolicy("finish-time-fairness", "bisection"),
+        AllocationPolicy("finish-time-fairness-agnostic", "bisection", agnostic=True),
+        AllocationPolicy("max-throughput", "sum", packed=True),
+        AllocationPolicy("max-throughput-cost", "sum"),
+    )
+}
+# views of the table (never kept by hand)
+POLICIES = tuple(ALLOCATION_POLICIES)
+PACKED_POLICIES = tuple(n for n, p in ALLOCATION_POLICIES.items() if p.packed)
+FAST_POLICIES = tuple(n for n, p in ALLOCATION_POLICIES.items() if p.form == "max-min")
+SUM_POLICIES = tuple(n for n, p in ALLOCATION_POLICIES.items() if p.form == "sum")
+AGNOSTIC_POLICIES = tuple(n for n, p in ALLOCATION_POLICIES.items() if p.agnostic)
 
 Objective = Callable[[AllocationView, np.ndarray], float]
 

@@ -35,6 +35,7 @@ from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import HadarView, fastest_rate, hadar_view
+from hetsched.instance.extensions import HadarOptions
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solve import solve
@@ -241,12 +242,12 @@ def allocation_cost_ratio(v: HadarView, decisions: dict, prices: PriceFunction) 
 
 def size(inst: Instance) -> tuple:
     """Jobs, GPUs, horizon, then the sum of all numbers."""
-    h = inst.metadata["hadar"]
+    horizon = (inst.extensions.hadar or HadarOptions()).horizon_slots or 0
     numbers = sum(
         j.arrival + j.epochs + sum(j.throughput.values()) + (j.requested_workers or 1)
         for j in inst.jobs
     )
-    return (len(inst.jobs), len(inst.gpus), h.get("horizon_slots", 0), numbers)
+    return (len(inst.jobs), len(inst.gpus), horizon, numbers)
 
 
 def reductions(inst: Instance) -> list[Instance]:

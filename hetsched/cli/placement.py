@@ -11,78 +11,24 @@ from hetsched.cli.args import MAX_JOBS, MAX_SERVERS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
 from hetsched.jsonout import json_text
 
-METHODS = ("load-balancing", "bin-packing", "tetris", "standalone", "greedy", "greedy-learned")
-
 
 def cmd_place(args: argparse.Namespace) -> int:
     from hetsched.instance.io import load_instance
-    from hetsched.placement.heuristics import greedy_by_reward, place_by_rule
-    from hetsched.placement.predictor import default_predictor
-    from hetsched.placement.problem import check_placement, placement_view
-    from hetsched.solve import solve
-    from hetsched.solvers import Status
+    from hetsched.place import place
 
-    inst = load_instance(args.instance)
-    view = placement_view(inst)
-    exact = solve(
-        inst,
-        "harmony-placement",
-        "highs",
-        time_limit=args.time_limit,
-        options={"place_all": True} if args.place_all else None,
-    )
-    rows = []
-    for name in args.methods:
-        if name == "greedy":
-            plan = greedy_by_reward(view)
-        elif name == "greedy-learned":
-            plan = greedy_by_reward(view, default_predictor().speed_fractions)
-        else:
-            plan = place_by_rule(view, name)
-        rep = check_placement(inst, plan)
-        if not rep.valid:  # a bug in the method, never a result
-            raise AssertionError(f"{name}: {rep.violations[0].message}")
-        rows.append(
-            {
-                "method": name,
-                "reward": rep.objective,
-                "waiting": [
-                    j
-                    for j in view.job_ids
-                    if view.new[view.job_ids.index(j)] and j not in plan.jobs
-                ],
-                "placement": plan.to_dict()["placement"],
-            }
-        )
-    ok = (
-        exact.status in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT)
-        and exact.objective is not None
-    )
-    for r in rows:
-        r["optimum_over_reward"] = exact.objective / r["reward"] if ok and r["reward"] > 0 else None
-    summary = {
-        "instance": inst.name,
-        "exact": {
-            "status": exact.status.value,
-            "objective": exact.objective,
-            "bound": exact.bound,
-            "gap": exact.gap,
-            "place_all": args.place_all,
-            "placement": exact.solution.to_dict()["placement"] if exact.solution else None,
-        },
-        "methods": rows,
-    }
+    report = place(load_instance(args.instance), args.methods, args.time_limit, args.place_all)
     if args.json:
-        print(json_text(summary))
+        print(json_text(report.to_dict()))
         return EXIT_OK
+    ex = report.exact
     print(
-        f"instance {inst.name}: {int(view.new.sum())} new job(s), {int((~view.new).sum())} earlier, {view.n_servers} server(s)"
+        f"instance {report.instance}: {report.new_jobs} new job(s), {report.earlier_jobs} earlier, "
+        f"{report.servers} server(s)"
     )
-    status = exact.status.value + (" (every new job placed)" if args.place_all else "")
-    print(
-        f"{'exact (MILP)':<16} reward {exact.objective if exact.objective is not None else float('nan'):.6g}  [{status}; bound {exact.bound}]"
-    )
-    for r in rows:
+    status = ex["status"] + (" (every new job placed)" if ex["place_all"] else "")
+    value = ex["objective"] if ex["objective"] is not None else float("nan")
+    print(f"{'exact (MILP)':<16} reward {value:.6g}  [{status}; bound {ex['bound']}]")
+    for r in report.methods:
         ratio = f"{r['optimum_over_reward']:.4f}" if r["optimum_over_reward"] else "-"
         wait = f"  waiting: {', '.join(r['waiting'])}" if r["waiting"] else ""
         print(f"{r['method']:<16} reward {r['reward']:.6g}  optimum/reward {ratio}{wait}")
@@ -135,6 +81,7 @@ COMMANDS = {
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     positive_float = positive(float)
+    from hetsched.placement.methods import HEURISTICS as METHODS
     from hetsched.sim.placement import ORDERS, POLICIES
 
     p = sub.add_parser(

@@ -33,8 +33,8 @@ from typing import Protocol
 
 import numpy as np
 
+from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
-from hetsched.hadar.view import HadarView
 
 Alloc = tuple[tuple[int, int, int], ...]  # ((h, r, count), ...)
 

@@ -36,8 +36,8 @@ from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
 from hetsched.hadar.alloc_finder import AllocFinder, Candidate, Prices
+from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
-from hetsched.hadar.view import HadarView
 
 
 @dataclass

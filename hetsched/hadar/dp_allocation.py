@@ -27,8 +27,8 @@ from functools import lru_cache
 import numpy as np
 
 from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate, Prices
+from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
-from hetsched.hadar.view import HadarView
 
 __all__ = ["Alloc", "Candidate", "dp_allocation", "find_alloc"]
 

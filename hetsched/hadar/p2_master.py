@@ -23,9 +23,9 @@ from typing import Iterable
 
 import numpy as np
 
+from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.pricing import Gang, best_schedule
 from hetsched.hadar.utility import utility
-from hetsched.hadar.view import HadarView
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
-from hetsched.hadar.view import HadarView
 
 
 def durations(view: HadarView) -> tuple[np.ndarray, np.ndarray]:

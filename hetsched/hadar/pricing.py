@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.errors import HetschedError
+from hetsched.hadar.arrays import Gang, HadarView, cheapest_gangs
 from hetsched.hadar.utility import utility
-from hetsched.hadar.view import Gang, HadarView, cheapest_gangs
 
 MAX_LABELS = 200_000
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hetsched.hadar.view import UTILITY_NAMES, fastest_rate
+from hetsched.hadar.arrays import fastest_rate
+from hetsched.instance.extensions import UTILITY_NAMES
 
 
 def isolated_jct(view: Any, j: int) -> float:

@@ -21,6 +21,7 @@ Everything else under ``metadata`` is free-form provenance (generator, seed, sou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Mapping
 
 #: Hadar's readings of JCT: the offset added to f - a (``hadar/view.py``)
@@ -114,6 +115,17 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "Harmony's placement problem (servers, jobs, coefficient overrides)",
     ),
 }
+
+
+@cache
+def metadata_validator() -> Any:
+    """The compiled validator of ``{"metadata": {...}}`` against :data:`SCHEMAS` (the paths of
+    its errors are the instance file's)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(
+        {"type": "object", "properties": {"metadata": {"type": "object", "properties": SCHEMAS}}}
+    )
 
 
 @dataclass(frozen=True)

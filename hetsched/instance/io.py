@@ -10,16 +10,16 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hetsched.errors import InputError
+from hetsched.errors import InputError, schema_violation
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
-from hetsched.instance.schema import first_error
+from hetsched.instance.schema import instance_validator
 from hetsched.instance.serialize import FORMAT, dump_instance, instance_hash, instance_to_dict
 from hetsched.jsonfile import read_json
 
 
 def parse_instance(data: Any, source: str = "<instance>", name: str | None = None) -> Instance:
     """Check a decoded JSON document against the format and build an :class:`Instance`."""
-    error = first_error("instance", data)
+    error = schema_violation(instance_validator(), data)
     if error is not None:
         raise InputError(source, *error)
     return _build(data, source, name)

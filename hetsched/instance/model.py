@@ -11,20 +11,76 @@ Every object is checked when it is made, by whatever code makes it (the file loa
 generator, a simulator, a notebook): values as the JSON schema bounds them, then ids unique,
 GPU types declared, times for every GPU type present. A failure is one
 :class:`~hetsched.errors.InputError` naming the object and the JSON path
-(:mod:`hetsched.instance.checks`); the loader reports it against the file.
+(the wording of the file loader); the loader reports it against the file.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
+import math
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any, Mapping
 
-from hetsched.errors import InputError
-from hetsched.instance.checks import check_id, check_number, check_per_key, check_whole
+from hetsched.errors import InputError, json_child, schema_violation
 from hetsched.instance.extensions import SCHEMAS as EXTENSION_SCHEMAS
-from hetsched.instance.extensions import Extensions, extensions_of
-from hetsched.instance.schema import MAX_NUMBER, MAX_TASKS_PER_ROUND, first_error
-from hetsched.jsonfile import json_child
+from hetsched.instance.extensions import Extensions, extensions_of, metadata_validator
+
+#: beyond this, float arithmetic on times loses whole seconds and solvers cannot represent them
+MAX_NUMBER = 1e15
+#: tasks of one round (parallel workers of a job): far beyond any cluster. Rounds are not capped
+#: here: Gavel's traces become jobs of up to 3.6e8 rounds (iterations), which the allocation LPs
+#: take in their stride; each task-level method says in its ``supports()`` what it can hold.
+MAX_TASKS_PER_ROUND = 10**6
+
+
+def _check_id(source: str, path: str, value: Any) -> None:
+    """An id: a non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise InputError(source, path, f"must be a non-empty string (got {value!r})")
+
+
+def _check_number(
+    source: str, path: str, value: Any, low: float, high: float, strict: bool = False
+) -> None:
+    """A finite number in ``[low, high]`` (``(low, high]`` if ``strict``)."""
+    kind = type(value)
+    if (
+        (kind is float or kind is int)
+        and (low < value if strict else low <= value)
+        and value <= high
+    ):
+        return  # the common case in one test (NaN and inf fail it)
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InputError(source, path, f"must be a number (got {value!r})")
+    if not math.isfinite(value):
+        raise InputError(source, path, f"must be a finite number (got {float(value)})")
+    if value < low or (strict and value == low):
+        raise InputError(source, path, f"must be {'>' if strict else '>='} {low:g} (got {value:g})")
+    if value > high:
+        raise InputError(
+            source, path, f"must be <= {high:g} (got {value:g}): larger values are refused"
+        )
+
+
+def _check_whole(source: str, path: str, value: Any, low: int, high: float) -> None:
+    """A whole number in ``[low, high]``."""
+    if type(value) is int and low <= value <= high:
+        return
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InputError(source, path, f"must be a whole number (got {value!r})")
+    _check_number(source, path, value, low, high)
+
+
+def _check_per_key(
+    source: str, path: str, values: Mapping[str, Any], low: float, high: float, strict: bool
+) -> None:
+    """A map from non-empty names to numbers, each as in :func:`check_number`."""
+    for key, value in values.items():
+        _check_id(source, path, key)
+        _check_number(source, json_child(path, key), value, low, high, strict)
 
 
 @dataclass(frozen=True)
@@ -36,8 +92,8 @@ class Gpu:
     server: str
 
     def __post_init__(self) -> None:
-        check_id(f"GPU {self.id!r}", "$.id", self.id)
-        check_id(f"GPU {self.id!r}", "$.type", self.type)
+        _check_id(f"GPU {self.id!r}", "$.id", self.id)
+        _check_id(f"GPU {self.id!r}", "$.type", self.type)
 
 
 @dataclass(frozen=True)
@@ -47,7 +103,7 @@ class Server:
 
     def __post_init__(self) -> None:
         src = f"server {self.id!r}"
-        check_id(src, "$.id", self.id)
+        _check_id(src, "$.id", self.id)
         if not self.gpus:
             raise InputError(src, "$.gpus", "must have at least 1 item(s) (got 0)")
         for gi, g in enumerate(self.gpus):
@@ -65,11 +121,11 @@ class GpuType:
 
     def __post_init__(self) -> None:
         src = f"GPU type {self.name!r}"
-        check_id(src, "$.name", self.name)
+        _check_id(src, "$.name", self.name)
         if self.memory_gb is not None:
-            check_number(src, "$.memory_gb", self.memory_gb, 0, MAX_NUMBER, strict=True)
+            _check_number(src, "$.memory_gb", self.memory_gb, 0, MAX_NUMBER, strict=True)
         if self.cost_per_hour is not None:
-            check_number(src, "$.cost_per_hour", self.cost_per_hour, 0, MAX_NUMBER)
+            _check_number(src, "$.cost_per_hour", self.cost_per_hour, 0, MAX_NUMBER)
 
 
 @dataclass(frozen=True)
@@ -125,8 +181,8 @@ class ModelInfo:
 
     def __post_init__(self) -> None:
         if self.batch_size is not None:
-            check_whole("model", "$.batch_size", self.batch_size, 1, MAX_NUMBER)
-        check_per_key("model", "$.features", self.features, -MAX_NUMBER, MAX_NUMBER, False)
+            _check_whole("model", "$.batch_size", self.batch_size, 1, MAX_NUMBER)
+        _check_per_key("model", "$.features", self.features, -MAX_NUMBER, MAX_NUMBER, False)
 
 
 @dataclass(frozen=True)
@@ -151,16 +207,16 @@ class Job:
 
     def __post_init__(self) -> None:
         src = f"job {self.id!r}"
-        check_id(src, "$.id", self.id)
-        check_number(src, "$.arrival", self.arrival, 0, MAX_NUMBER)
-        check_number(src, "$.weight", self.weight, 0, MAX_NUMBER, strict=True)
-        check_whole(src, "$.rounds", self.rounds, 1, MAX_NUMBER)
-        check_whole(src, "$.tasks_per_round", self.tasks_per_round, 1, MAX_TASKS_PER_ROUND)
-        check_per_key(src, "$.train_time", self.train_time, 0, MAX_NUMBER, True)
-        check_per_key(src, "$.sync_time", self.sync_time, 0, MAX_NUMBER, False)
-        check_per_key(src, "$.train_time_per_gpu", self.train_time_per_gpu, 0, MAX_NUMBER, True)
-        check_per_key(src, "$.sync_time_per_gpu", self.sync_time_per_gpu, 0, MAX_NUMBER, False)
-        check_per_key(src, "$.throughput", self.throughput, 0, MAX_NUMBER, False)
+        _check_id(src, "$.id", self.id)
+        _check_number(src, "$.arrival", self.arrival, 0, MAX_NUMBER)
+        _check_number(src, "$.weight", self.weight, 0, MAX_NUMBER, strict=True)
+        _check_whole(src, "$.rounds", self.rounds, 1, MAX_NUMBER)
+        _check_whole(src, "$.tasks_per_round", self.tasks_per_round, 1, MAX_TASKS_PER_ROUND)
+        _check_per_key(src, "$.train_time", self.train_time, 0, MAX_NUMBER, True)
+        _check_per_key(src, "$.sync_time", self.sync_time, 0, MAX_NUMBER, False)
+        _check_per_key(src, "$.train_time_per_gpu", self.train_time_per_gpu, 0, MAX_NUMBER, True)
+        _check_per_key(src, "$.sync_time_per_gpu", self.sync_time_per_gpu, 0, MAX_NUMBER, False)
+        _check_per_key(src, "$.throughput", self.throughput, 0, MAX_NUMBER, False)
         for name, value, whole in (
             ("requested_workers", self.requested_workers, True),
             ("epochs", self.epochs, False),
@@ -170,9 +226,9 @@ class Job:
             if value is None:
                 continue
             if whole:
-                check_whole(src, f"$.{name}", value, 1, MAX_NUMBER)
+                _check_whole(src, f"$.{name}", value, 1, MAX_NUMBER)
             else:
-                check_number(src, f"$.{name}", value, 0, MAX_NUMBER, strict=True)
+                _check_number(src, f"$.{name}", value, 0, MAX_NUMBER, strict=True)
 
     @property
     def n_tasks(self) -> int:
@@ -206,7 +262,7 @@ class Instance:
         if not any(k in meta for k in EXTENSION_SCHEMAS):
             return Extensions()
         src = self.name or "instance"
-        error = first_error("metadata", {"metadata": meta})
+        error = schema_violation(metadata_validator(), {"metadata": meta})
         if error is not None:
             raise InputError(src, *error)
         ext = extensions_of(meta)
@@ -306,3 +362,70 @@ class Instance:
     @property
     def n_tasks(self) -> int:
         return sum(j.n_tasks for j in self.jobs)
+
+
+FORMAT = "hetsched.instance/1"
+
+
+def instance_to_dict(inst: Instance) -> dict[str, Any]:
+    """The canonical JSON form; :func:`parse_instance` of it gives back an equal instance."""
+    types = {}
+    for t in inst.cluster.gpu_types.values():
+        attrs = {
+            k: v
+            for k, v in (("memory_gb", t.memory_gb), ("cost_per_hour", t.cost_per_hour))
+            if v is not None
+        }
+        types[t.name] = attrs
+    jobs = []
+    for j in inst.jobs:
+        d: dict[str, Any] = {
+            "id": j.id,
+            "arrival": j.arrival,
+            "weight": j.weight,
+            "rounds": j.rounds,
+            "tasks_per_round": j.tasks_per_round,
+            "train_time": dict(j.train_time),
+            "sync_time": dict(j.sync_time),
+        }
+        for key in ("train_time_per_gpu", "sync_time_per_gpu", "throughput"):
+            if getattr(j, key):
+                d[key] = dict(getattr(j, key))
+        for key in ("requested_workers", "epochs", "iterations_per_epoch", "memory_gb"):
+            if getattr(j, key) is not None:
+                d[key] = getattr(j, key)
+        if j.model is not None:
+            m = {
+                k: getattr(j.model, k)
+                for k in ("name", "family", "batch_size")
+                if getattr(j.model, k) is not None
+            }
+            if j.model.features:
+                m["features"] = dict(j.model.features)
+            d["model"] = m
+        jobs.append(d)
+    out: dict[str, Any] = {"format": FORMAT, "name": inst.name}
+    if inst.description:
+        out["description"] = inst.description
+    if inst.metadata:
+        out["metadata"] = copy.deepcopy(
+            dict(inst.metadata)
+        )  # a caller may edit the dict: never the instance
+    out["cluster"] = {
+        "gpu_types": types,
+        "servers": [
+            {"id": s.id, "gpus": [{"id": g.id, "type": g.type} for g in s.gpus]}
+            for s in inst.cluster.servers
+        ],
+    }
+    out["jobs"] = jobs
+    return out
+
+
+def instance_hash(inst: Instance) -> str:
+    """sha256 over what defines the problem (cluster and jobs), not its name or description."""
+    d = instance_to_dict(inst)
+    core = {"cluster": d["cluster"], "jobs": d["jobs"]}
+    return hashlib.sha256(
+        json.dumps(core, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()[:16]

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from hetsched.errors import InputError
+from hetsched.instance.extensions import PACKING_METRICS
 from hetsched.instance.model import Instance
 
 FORMAT = "hetsched.packing/1"
@@ -62,41 +63,24 @@ class PackingView:
 
 
 #: the readings of the value of a packing (module doc)
-METRICS = ("normalized", "raw")
+METRICS = PACKING_METRICS
 
 
 def packing_view(instance: Instance, throughputs: str | None = None) -> PackingView:
     """Read the round from the instance; errors name the field."""
     src = instance.name
-    meta = (instance.metadata or {}).get("packing")
-    if not isinstance(meta, dict) or not isinstance(meta.get("scheduled"), dict):
+    meta = instance.extensions.packing  # its ids were checked when the instance was made
+    if meta is None:
         raise InputError(
             src, "$.metadata.packing.scheduled", "missing: a map job id -> the GPU it runs on alone"
         )
     table = _table(throughputs)
     gpus = {g.id: g for g in instance.gpus}
     index = {j.id: k for k, j in enumerate(instance.jobs)}
-    used: set[str] = set()
-    solo, solo_gpu = [], []
-    for jid, gid in meta["scheduled"].items():
-        if jid not in index:
-            raise InputError(src, f"$.metadata.packing.scheduled.{jid}", "unknown job")
-        if gid not in gpus:
-            raise InputError(src, f"$.metadata.packing.scheduled.{jid}", f"unknown GPU '{gid}'")
-        if gid in used:
-            raise InputError(
-                src,
-                f"$.metadata.packing.scheduled.{jid}",
-                f"GPU '{gid}' already holds a scheduled job",
-            )
-        used.add(gid)
-        solo.append(index[jid])
-        solo_gpu.append(gid)
-    queue = [k for k, j in enumerate(instance.jobs) if j.id not in meta["scheduled"]]
-    metric = meta.get("metric", "normalized")
-    if metric not in METRICS:
-        raise InputError(src, "$.metadata.packing.metric", f"one of {', '.join(METRICS)}")
-    raw = metric == "raw"
+    solo = [index[jid] for jid in meta.scheduled]
+    solo_gpu = list(meta.scheduled.values())
+    queue = [k for k, j in enumerate(instance.jobs) if j.id not in meta.scheduled]
+    raw = meta.metric == "raw"
 
     def row(k: int) -> tuple[str, int]:
         job = instance.jobs[k]

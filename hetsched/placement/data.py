@@ -24,7 +24,6 @@ from __future__ import annotations
 MODELS = ("resnet50", "vgg16", "resnext110", "seq2seq", "ctc", "wlm")
 
 SERVER = {"gpu": 2.0, "cpu": 8.0, "bandwidth": 50.0}
-RESOURCES = ("gpu", "cpu", "bandwidth")
 
 # slowdown of the row model caused by one co-located job of the column model
 INTERFERENCE: dict[str, dict[str, float]] = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.placement.problem import PlacementView
+from hetsched.placement.view import PlacementView
 
 
 def speed_fractions(view: PlacementView, tasks: np.ndarray) -> np.ndarray:

@@ -10,7 +10,8 @@ import numpy as np
 from hetsched.errors import HetschedError
 from hetsched.placement.evaluate import reward
 from hetsched.placement.heuristics import _State, job_candidates, n_distributions
-from hetsched.placement.problem import Placement, PlacementView
+from hetsched.placement.problem import Placement
+from hetsched.placement.view import PlacementView
 
 
 def exhaustive_placement(view: PlacementView, limit: int = 2_000_000) -> tuple[Placement, float]:

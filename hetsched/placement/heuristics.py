@@ -32,7 +32,8 @@ import numpy as np
 
 from hetsched.errors import HetschedError
 from hetsched.placement.evaluate import speed_fractions
-from hetsched.placement.problem import EPS, Placement, PlacementView
+from hetsched.placement.problem import Placement
+from hetsched.placement.view import EPS, PlacementView
 
 RULES = ("load-balancing", "bin-packing", "tetris", "standalone")
 SpeedModel = Callable[

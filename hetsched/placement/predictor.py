@@ -23,7 +23,8 @@ import numpy as np
 from hetsched.errors import HetschedError
 from hetsched.placement import data
 from hetsched.placement.evaluate import server_factor, speed_fractions
-from hetsched.placement.problem import EPS, PlacementView, placement_view
+from hetsched.placement.problem import placement_view
+from hetsched.placement.view import EPS, PlacementView
 
 
 @dataclass(frozen=True)

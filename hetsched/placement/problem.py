@@ -24,63 +24,19 @@ a job's worker count is ``requested_workers``, its total epochs ``epochs``, its 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from hetsched.errors import InputError
+from hetsched.instance.extensions import RESOURCES, PlacementJob
 from hetsched.instance.model import Instance
 from hetsched.placement import data
+from hetsched.placement.view import EPS, PlacementView
 from hetsched.reports import ValidationReport, Violation
 
 FORMAT = "hetsched.placement/1"
-EPS = 1e-9
-
-
-@dataclass(frozen=True)
-class PlacementView:
-    """Arrays of one placement problem: n indexes jobs (file order), s servers, k resources."""
-
-    job_ids: tuple[str, ...]
-    server_ids: tuple[str, ...]
-    resources: tuple[str, ...]
-    models: tuple[str, ...]
-    capacity: np.ndarray  # [s, k]
-    workers: np.ndarray  # W_n
-    parameter_servers: np.ndarray  # P_n
-    worker_demand: np.ndarray  # [n, k]
-    ps_demand: np.ndarray  # [n, k]
-    epochs: np.ndarray  # e_n
-    standalone_speed: np.ndarray  # b_n, epochs per interval
-    new: np.ndarray  # bool: placed in this interval (False: fixed by an earlier interval)
-    fixed_workers: np.ndarray  # [n, s] placement of the earlier jobs
-    fixed_ps: np.ndarray  # [n, s]
-    interference: np.ndarray  # I[n, j], zero diagonal
-    communication: np.ndarray  # kappa_n
-    min_speed_fraction: float
-    # heterogeneous servers (the gang simulator's Harmony policy builds these; a view read from
-    # ``metadata.placement`` has neither): job n may use server s only where allowed[n, s], and
-    # on s it runs at server_speed[n, s] x b_n, a job over several servers at its slowest one's
-    allowed: np.ndarray | None = None  # [n, s] bool; None: everywhere
-    server_speed: np.ndarray | None = None  # [n, s]; None: 1
-
-    @property
-    def n_jobs(self) -> int:
-        return len(self.job_ids)
-
-    @property
-    def n_servers(self) -> int:
-        return len(self.server_ids)
-
-    def weight(self) -> np.ndarray:
-        """b_n / e_n: the reward of job n per unit of speed fraction."""
-        return self.standalone_speed / self.epochs
-
-    def fixed_usage(self) -> np.ndarray:
-        """[s, k] resources the earlier jobs hold."""
-        return self.fixed_workers.T @ self.worker_demand + self.fixed_ps.T @ self.ps_demand
 
 
 @dataclass(frozen=True)
@@ -161,30 +117,10 @@ def placement_from_dict(d: Any, source: str = "<placement>") -> Placement:
     return Placement(out)
 
 
-def _number(
-    source: str, path: str, value: Any, minimum: float = 0.0, strict: bool = False
-) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < minimum or (strict and value <= minimum):
-        raise InputError(
-            source, path, f"must be a number {'>' if strict else '>='} {minimum:g} (got {value!r})"
-        )
-    return float(value)
-
-
-def _vector(source: str, path: str, d: Any, default: Mapping[str, float]) -> list[float]:
-    if d is None:
-        return [float(default[r]) for r in data.RESOURCES]
-    if not isinstance(d, dict):
-        raise InputError(source, path, f"must be a map resource -> amount (got {d!r})")
-    unknown = set(d) - set(data.RESOURCES)
-    if unknown:
-        raise InputError(
-            source,
-            f"{path}.{sorted(unknown)[0]}",
-            f"unknown resource (known: {', '.join(data.RESOURCES)})",
-        )
-    return [_number(source, f"{path}.{r}", d.get(r, default[r])) for r in data.RESOURCES]
+def _vector(given: Mapping[str, float] | None, default: Mapping[str, float]) -> list[float]:
+    """An amount per resource: the given ones, the default for the others."""
+    given = given or {}
+    return [float(given.get(r, default[r])) for r in RESOURCES]
 
 
 def placement_view(instance: Instance) -> PlacementView:
@@ -197,54 +133,23 @@ def placement_view(instance: Instance) -> PlacementView:
     job placed in an earlier interval), optional ``interference`` {model: {model: slowdown}},
     ``communication`` {model: loss per extra server}, ``min_speed_fraction``."""
     src = instance.name
-    meta = (instance.metadata or {}).get("placement")
-    if not isinstance(meta, dict):
+    meta = instance.extensions.placement  # shapes, values and ids checked on construction
+    if meta is None:
         raise InputError(
             src, "$.metadata.placement", "missing: the placement problem (servers, jobs)"
         )
     servers = [s.id for s in instance.cluster.servers]
-    smeta = meta.get("servers", {})
-    if not isinstance(smeta, dict):
-        raise InputError(
-            src, "$.metadata.placement.servers", "must be a map server id -> capacities"
-        )
-    for sid in smeta:
-        if sid not in servers:
-            raise InputError(src, f"$.metadata.placement.servers.{sid}", "unknown server")
     cap = []
     for s in instance.cluster.servers:
-        vec = _vector(src, f"$.metadata.placement.servers.{s.id}", smeta.get(s.id), data.SERVER)
-        vec[data.RESOURCES.index("gpu")] = float(len(s.gpus))
+        vec = _vector(meta.servers.get(s.id), data.SERVER)
+        vec[RESOURCES.index("gpu")] = float(len(s.gpus))
         cap.append(vec)
-    jmeta = meta.get("jobs", {})
-    if not isinstance(jmeta, dict):
-        raise InputError(src, "$.metadata.placement.jobs", "must be a map job id -> job data")
     ids = [j.id for j in instance.jobs]
-    for jid in jmeta:
-        if jid not in ids:
-            raise InputError(src, f"$.metadata.placement.jobs.{jid}", "unknown job")
     inter = {m: dict(row) for m, row in data.INTERFERENCE.items()}
-    for m, row in (meta.get("interference") or {}).items():
-        if not isinstance(row, dict):
-            raise InputError(
-                src, f"$.metadata.placement.interference.{m}", "must be a map model -> slowdown"
-            )
-        for m2, v in row.items():
-            inter.setdefault(m, {})[m2] = _number(
-                src, f"$.metadata.placement.interference.{m}.{m2}", v
-            )
-    comm = dict(data.COMMUNICATION)
-    for m, v in (meta.get("communication") or {}).items():
-        comm[m] = _number(src, f"$.metadata.placement.communication.{m}", v)
-    fmin = _number(
-        src,
-        "$.metadata.placement.min_speed_fraction",
-        meta.get("min_speed_fraction", data.MIN_SPEED_FRACTION),
-    )
-    if fmin > 1:
-        raise InputError(
-            src, "$.metadata.placement.min_speed_fraction", f"must be <= 1 (got {fmin})"
-        )
+    for m, row in meta.interference.items():
+        inter.setdefault(m, {}).update(row)
+    comm = {**data.COMMUNICATION, **meta.communication}
+    fmin = data.MIN_SPEED_FRACTION if meta.min_speed_fraction is None else meta.min_speed_fraction
 
     n, S = len(ids), len(servers)
     models, W, P, wd, pd, e, b, new = [], [], [], [], [], [], [], []
@@ -252,9 +157,7 @@ def placement_view(instance: Instance) -> PlacementView:
     for k, job in enumerate(instance.jobs):
         jp = f"$.jobs[{k}]"
         mp = f"$.metadata.placement.jobs.{job.id}"
-        jm = jmeta.get(job.id, {})
-        if not isinstance(jm, dict):
-            raise InputError(src, mp, "must be a map")
+        jm = meta.jobs.get(job.id, PlacementJob())
         if job.model is None or not job.model.name:
             raise InputError(
                 src, f"{jp}.model.name", "missing: the model decides demands and interference"
@@ -267,65 +170,28 @@ def placement_view(instance: Instance) -> PlacementView:
                 f"no interference/communication data for model '{model}' "
                 f"(known: {', '.join(sorted(set(inter) & set(comm)))}; or give it in $.metadata.placement)",
             )
-        if job.requested_workers is None or job.requested_workers < 1:
-            raise InputError(
-                src, f"{jp}.requested_workers", f"must be >= 1 (got {job.requested_workers!r})"
-            )
+        if job.requested_workers is None:
+            raise InputError(src, f"{jp}.requested_workers", "missing: the job's workers")
         if job.epochs is None:
             raise InputError(src, f"{jp}.epochs", "missing: the job's total epochs e_n of eq. (1)")
-        e.append(_number(src, f"{jp}.epochs", job.epochs, strict=True))
+        e.append(float(job.epochs))
         models.append(model)
         W.append(job.requested_workers)
-        ps = jm.get("parameter_servers", 0)
-        if not isinstance(ps, int) or isinstance(ps, bool) or ps < 0:
-            raise InputError(
-                src, f"{mp}.parameter_servers", f"must be an integer >= 0 (got {ps!r})"
-            )
-        P.append(ps)
-        wd.append(
-            _vector(
-                src,
-                f"{mp}.worker",
-                jm.get("worker"),
-                data.WORKER.get(model, data.WORKER["resnet50"]),
-            )
-        )
+        P.append(jm.parameter_servers)
+        wd.append(_vector(jm.worker, data.WORKER.get(model, data.WORKER["resnet50"])))
         pd.append(
-            _vector(
-                src,
-                f"{mp}.ps",
-                jm.get("ps"),
-                data.PARAMETER_SERVER.get(model, data.PARAMETER_SERVER["resnet50"]),
-            )
+            _vector(jm.ps, data.PARAMETER_SERVER.get(model, data.PARAMETER_SERVER["resnet50"]))
         )
-        if "standalone_speed" not in jm and model not in data.STANDALONE_SPEED:
+        if jm.standalone_speed is None and model not in data.STANDALONE_SPEED:
             raise InputError(src, f"{mp}.standalone_speed", "missing (no default for this model)")
         b.append(
-            _number(
-                src,
-                f"{mp}.standalone_speed",
-                jm.get("standalone_speed", data.STANDALONE_SPEED.get(model)),
-                strict=True,
-            )
+            data.STANDALONE_SPEED[model] if jm.standalone_speed is None else jm.standalone_speed
         )
-        placed = jm.get("placed")
-        new.append(placed is None)
-        if placed is not None:
-            if not isinstance(placed, dict):
-                raise InputError(
-                    src, f"{mp}.placed", "must be a map server id -> {workers, parameter_servers}"
-                )
-            for sid, c in placed.items():
-                if sid not in servers:
-                    raise InputError(src, f"{mp}.placed.{sid}", "unknown server")
-                c = c if isinstance(c, dict) else {}
-                for key, arr in (("workers", fw), ("parameter_servers", fp)):
-                    v = c.get(key, 0)
-                    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                        raise InputError(
-                            src, f"{mp}.placed.{sid}.{key}", f"must be an integer >= 0 (got {v!r})"
-                        )
-                    arr[k, servers.index(sid)] = v
+        new.append(jm.placed is None)
+        if jm.placed is not None:
+            for sid, c in jm.placed.items():
+                fw[k, servers.index(sid)] = c.workers
+                fp[k, servers.index(sid)] = c.parameter_servers
             if fw[k].sum() != W[-1] or fp[k].sum() != P[-1]:
                 raise InputError(
                     src,
@@ -342,13 +208,13 @@ def placement_view(instance: Instance) -> PlacementView:
     view = PlacementView(
         tuple(ids),
         tuple(servers),
-        data.RESOURCES,
+        RESOURCES,
         tuple(models),
         np.array(cap, dtype=float),
         np.array(W),
         np.array(P),
-        np.array(wd, dtype=float).reshape(n, len(data.RESOURCES)),
-        np.array(pd, dtype=float).reshape(n, len(data.RESOURCES)),
+        np.array(wd, dtype=float).reshape(n, len(RESOURCES)),
+        np.array(pd, dtype=float).reshape(n, len(RESOURCES)),
         np.array(e),
         np.array(b),
         np.array(new, dtype=bool),
@@ -364,7 +230,7 @@ def placement_view(instance: Instance) -> PlacementView:
         raise InputError(
             src,
             f"$.metadata.placement.servers.{servers[s]}",
-            f"the earlier jobs' {data.RESOURCES[k]} exceeds the capacity ({view.fixed_usage()[s, k]:g} > {view.capacity[s, k]:g})",
+            f"the earlier jobs' {RESOURCES[k]} exceeds the capacity ({view.fixed_usage()[s, k]:g} > {view.capacity[s, k]:g})",
         )
     return view
 

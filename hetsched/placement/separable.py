@@ -24,7 +24,8 @@ from scipy.sparse import lil_matrix
 
 from hetsched.errors import HetschedError
 from hetsched.placement.heuristics import _State
-from hetsched.placement.problem import Placement, PlacementView
+from hetsched.placement.problem import Placement
+from hetsched.placement.view import PlacementView
 
 
 def separable_placement(view: PlacementView) -> tuple[Placement, float]:

@@ -141,7 +141,8 @@ def gang_jobs(instance: Instance) -> GangJobs:
     types = tuple(sorted({g.type for g in gpus}))
     servers = tuple(s.id for s in instance.cluster.servers)
     server_of = {g.id: h for h, s in enumerate(instance.cluster.servers) for g in s.gpus}
-    per_worker = (instance.metadata or {}).get("hadar", {}).get("progress") == "per-worker"
+    hadar = instance.extensions.hadar  # Hadar's reading where the workload names one
+    per_worker = hadar is not None and hadar.progress == "per-worker"
     thr = np.zeros((len(instance.jobs), len(types)))
     work, gang = [], []
     for j, job in enumerate(instance.jobs):

@@ -26,11 +26,11 @@ from hetsched.errors import HetschedError
 from hetsched.instance.model import Instance
 from hetsched.placement import data
 from hetsched.placement.generate import make_instance, random_jobs
-from hetsched.placement.heuristics import RULES, greedy_by_reward, place_by_rule
+from hetsched.placement.methods import HEURISTICS, METHODS, heuristic
 from hetsched.placement.problem import Placement, PlacementView, check_placement, placement_view
 
 INTERVAL_MINUTES = 20.0  # Sec. VII.B
-POLICIES = RULES + ("greedy", "greedy-learned", "exact")
+POLICIES = METHODS  # every placement method is a policy of the interval simulator
 
 
 @dataclass(frozen=True)
@@ -68,15 +68,9 @@ def harmony_workload(
 
 
 def _policy(name: str, time_limit: float) -> Callable[[Instance, PlacementView], Placement]:
-    if name in RULES:
-        return lambda inst, view: place_by_rule(view, name)
-    if name == "greedy":
-        return lambda inst, view: greedy_by_reward(view)
-    if name == "greedy-learned":
-        from hetsched.placement.predictor import default_predictor
-
-        predictor = default_predictor()
-        return lambda inst, view: greedy_by_reward(view, predictor.speed_fractions)
+    if name in HEURISTICS:
+        place = heuristic(name)
+        return lambda inst, view: place(view)
     if name == "exact":
         from hetsched.solve import solve
 
@@ -89,7 +83,7 @@ def _policy(name: str, time_limit: float) -> Callable[[Instance, PlacementView],
             return res.solution
 
         return exact
-    raise HetschedError(f"unknown placement policy '{name}' (known: {', '.join(POLICIES)})")
+    raise HetschedError(f"unknown placement policy '{name}' (known: {', '.join(METHODS)})")
 
 
 @dataclass

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.errors import InputError
+from hetsched.instance.extensions import SIMILARITY_VARIANTS, SimilarityOptions
 from hetsched.instance.model import Instance
 from hetsched.reports import ValidationReport, Violation
 from hetsched.similarity.reference import ReferenceDB, gavel_reference_db, parse_row, row_features
 
-VARIANTS = ("gpu", "gpu_ngpu", "gpu_ngpu_bs")
+VARIANTS = SIMILARITY_VARIANTS
 
 
 @dataclass(frozen=True)
@@ -53,13 +54,8 @@ class RoundView:
 def round_view(instance: Instance, db: ReferenceDB | None = None) -> RoundView:
     src = instance.name
     db = db or gavel_reference_db()
-    meta = dict((instance.metadata or {}).get("similarity", {}))
-    variant = meta.get("variant", "gpu_ngpu")
-    if variant not in VARIANTS:
-        raise InputError(
-            src, "$.metadata.similarity.variant", f"one of {', '.join(VARIANTS)} (got {variant!r})"
-        )
-    unseen = bool(meta.get("unseen", True))
+    opts = instance.extensions.similarity or SimilarityOptions()  # checked on construction
+    variant, unseen = opts.variant, opts.unseen
     free: dict[str, int] = {}
     for g in instance.gpus:
         free[g.type] = free.get(g.type, 0) + 1

@@ -23,6 +23,7 @@ from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import HadarView
+from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
 
 
@@ -50,9 +51,7 @@ class Hadar:
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
-        self.utility = (
-            (instance.metadata or {}).get("hadar", {}).get("utility", "effective-throughput")
-        )
+        self.utility = (instance.extensions.hadar or HadarOptions()).utility
 
     def _view(self, state: GangState) -> HadarView:
         d, L = self.data, state.round_seconds

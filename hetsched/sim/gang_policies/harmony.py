@@ -32,23 +32,17 @@ import numpy as np
 
 from hetsched.errors import InputError
 from hetsched.placement import data as harmony_data
-from hetsched.placement.heuristics import RULES, greedy_by_reward, place_by_rule
+from hetsched.placement.methods import CLAIRVOYANT, check_method, heuristic
 from hetsched.placement.problem import PlacementView
 from hetsched.placement.separable import separable_placement
 from hetsched.sim.gang_engine import GangState
 
-METHODS = RULES + ("greedy", "greedy-learned", "exact")
-
 
 class Harmony:
     def __init__(self, method: str = "greedy", seed: int = 0):
-        if method not in METHODS:
-            raise InputError(
-                "policy", "harmony:METHOD", f"one of {', '.join(METHODS)}, not {method!r}"
-            )
-        self.method = method
+        self.method = check_method(method, "policy", "harmony:METHOD")
         self.name = f"harmony:{method}"
-        self.clairvoyant = method in ("greedy", "greedy-learned", "exact")
+        self.clairvoyant = method in CLAIRVOYANT
         self.seed = seed
 
     def prepare(self, instance, jobs) -> None:
@@ -63,18 +57,17 @@ class Harmony:
         best = d.throughput.max(axis=1)
         self.speed = d.throughput[:, gtype] / best[:, None]  # [job, group]
         self.standalone = best  # units/s; times the round length in the view
-        self.predictor = None
-        if self.method == "greedy-learned":
+        if self.method == "greedy-learned":  # its predictor knows the models it was trained on
             from hetsched.placement.predictor import default_predictor
 
-            self.predictor = default_predictor(self.seed)
+            predictor = default_predictor(self.seed)
             for k, m in enumerate(d.models):
-                if m not in self.predictor.models:
+                if m not in predictor.models:
                     raise InputError(
                         instance.name,
                         f"$.jobs[{k}].model.name",
                         f"harmony:greedy-learned needs interference data for model {m!r}; the "
-                        f"learned predictor knows {', '.join(self.predictor.models)} "
+                        f"learned predictor knows {', '.join(predictor.models)} "
                         "(harmony:greedy uses the workload's own interference: none here)",
                     )
 
@@ -133,15 +126,10 @@ class Harmony:
             allowed=self.speed[rows] > 0,
             server_speed=self.speed[rows],
         )
-        if self.method in RULES:
-            placement = place_by_rule(view, self.method)
-        elif self.method == "exact":
-            placement = separable_placement(view)[0]
-        else:
-            placement = (
-                greedy_by_reward(view, self.predictor.speed_fractions)
-                if self.predictor
-                else greedy_by_reward(view)
-            )
+        placement = (
+            separable_placement(view)[0]
+            if self.method == "exact"  # the servers' own speeds make eq. (1) separable
+            else heuristic(self.method, self.seed)(view)
+        )
         xw, _ = placement.to_arrays(view)
         return {rows[i]: xw[i] for i in range(len(plan), n) if xw[i].sum() > 0}

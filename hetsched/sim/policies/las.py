@@ -53,8 +53,9 @@ class _Queues(ABC):
     def prepare(self, instance, view) -> None:
         self._units = None
         self._heap = LazyHeap()
-        if self.thresholds is None and (instance.metadata or {}).get("hlas", {}).get("thresholds"):
-            self.thresholds = sorted(float(x) for x in instance.metadata["hlas"]["thresholds"])
+        hlas = instance.extensions.hlas
+        if self.thresholds is None and hlas is not None and hlas.thresholds:
+            self.thresholds = list(hlas.thresholds)
 
     def _setup(self, state: SimState) -> None:
         if self._units is None:
@@ -140,7 +141,8 @@ class HlasP(Hlas):
         super().prepare(instance, view)
         hints = self.min_rounds
         if hints is None:
-            hints = dict((instance.metadata or {}).get("hlas_p", {}).get("min_rounds", {}))
+            hlas = instance.extensions.hlas
+            hints = dict(hlas.min_rounds) if hlas is not None else {}
         self._hint = np.array([int(hints.get(j, 0)) for j in view.job_ids])
         names = [job.model.name if job.model is not None else None for job in instance.jobs]
         self._family = [name if self.history else None for name in names]
