@@ -58,7 +58,7 @@ def model_names() -> list[str]:
 
 #: ``--solver auto`` tries the kinds in this order and takes the first formulation of the model
 #: that supports the instance: the strongest exact method first.
-AUTO_ORDER = ("machine-schedules", "cpsat", "colgen", "pyomo")
+AUTO_ORDER = ("machine-schedules", "cpsat", "colgen", "lp", "pyomo")
 
 
 def auto_formulation(name: str, instance: Instance) -> tuple[FormulationSpec, str]:

@@ -50,7 +50,8 @@ def _from_relaxation(model: str) -> Callable[..., Ordering]:
         from hetsched.solve import solve
 
         view = hare_view(instance)
-        res = solve(instance, model, "highs", time_limit=time_limit, threads=threads, seed=seed)
+        # auto: the strongest formulation of the relaxation (an LP as arrays where one exists)
+        res = solve(instance, model, "auto", time_limit=time_limit, threads=threads, seed=seed)
         if res.solution is None and res.status == Status.TIME_LIMIT:
             return Ordering(
                 None,

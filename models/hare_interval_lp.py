@@ -38,11 +38,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pe
+import scipy.sparse as sp
 
 from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.model import Instance
 from hetsched.reports import ValidationReport, Violation
+from hetsched.solvers.lp_arrays import INF, ArrayLP
 from hetsched.spec import FormulationSpec
 
 EPSILON = 0.15  # interval growth: the left-endpoint rule loses at most a factor 1 + eps on M_n
@@ -107,33 +109,68 @@ class ProgressSolution:
         }
 
 
-def build(instance: Instance) -> pe.ConcreteModel:
+@dataclass(frozen=True)
+class IntervalData:
+    """What both builds share: the view, the grid tau, the GPU classes, the variables' keys
+    (n, c, l) as three index arrays, and the numbers of the constraints."""
+
+    view: HareView
+    tau: np.ndarray
+    classes: list[list[int]]
+    n: np.ndarray
+    c: np.ndarray
+    l: np.ndarray
+    Tc: np.ndarray  # (n, c)
+    N: np.ndarray  # tasks per job
+    left: np.ndarray  # l_{n,l}
+    lb: np.ndarray  # the chain bound of C_n
+    tail: np.ndarray  # T^s_min + T^c_min / 2 + (|R_n| - 1) T^cyc_min / 2
+
+    def note(self) -> str:
+        return (
+            f"interval LP: {len(self.classes)} GPU classes x {len(self.tau) - 1} intervals "
+            f"(eps {EPSILON}), {len(self.n)} variables"
+        )
+
+
+def interval_data(instance: Instance) -> IntervalData:
     v = hare_view(instance)
     ub, _ = quick_upper_bound(instance)
     c_ub = v.completion_upper_bounds(ub)
     tau = interval_grid(v, float(c_ub.max()))
     classes = gpu_classes(v)
-    L = len(tau) - 1
-    first = [c[0] for c in classes]
-    Tc = v.train[:, first]  # (n, c)
-    N = v.rounds * v.tasks_per_round
-    left = np.maximum(tau[:-1][None, :], v.arrival[:, None])  # l_{n,l}
     open_ = (tau[1:][None, :] > v.arrival[:, None]) & (tau[:-1][None, :] < c_ub[:, None])
-    keys = [
-        (n, c, l)
-        for n in range(v.n_jobs)
-        for l in range(L)
-        if open_[n, l]
-        for c in range(len(classes))
-    ]
+    jn, jl = np.nonzero(open_)  # job-major, then interval: the order of the Pyomo keys
+    k = len(classes)
+    tail = v.sync.min(axis=1) + v.train.min(axis=1) / 2 + (v.rounds - 1) * v.min_cycle / 2
+    return IntervalData(
+        v,
+        tau,
+        classes,
+        np.repeat(jn, k),
+        np.tile(np.arange(k), len(jn)),
+        np.repeat(jl, k),
+        v.train[:, [c[0] for c in classes]],
+        v.rounds * v.tasks_per_round,
+        np.maximum(tau[:-1][None, :], v.arrival[:, None]),
+        v.completion_lower_bounds(),
+        tail,
+    )
+
+
+def build(instance: Instance) -> pe.ConcreteModel:
+    d = interval_data(instance)
+    v, tau, classes, Tc, N, left = d.view, d.tau, d.classes, d.Tc, d.N, d.left
+    keys = list(zip(d.n.tolist(), d.c.tolist(), d.l.tolist()))
 
     m = pe.ConcreteModel(name=f"hare_interval_lp[{instance.name}]")
     m.Z = pe.Set(
         initialize=keys, dimen=3, doc="(job n, GPU class c, interval l) where n may progress"
     )
     m.z = pe.Var(m.Z, domain=pe.NonNegativeReals, doc="progress z_{n,c,l} in tasks")
-    lb = v.completion_lower_bounds()
-    m.C = pe.Var(range(v.n_jobs), bounds=lambda _, n: (float(lb[n]), None), doc="C_n (chain bound)")
+    m.C = pe.Var(
+        range(v.n_jobs), bounds=lambda _, n: (float(d.lb[n]), None), doc="C_n (chain bound)"
+    )
     by_job: dict[int, list] = {}
     by_cl: dict[tuple[int, int], list] = {}
     by_nl: dict[tuple[int, int], list] = {}
@@ -145,36 +182,89 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.objective = pe.Objective(
         expr=sum(float(v.weight[n]) * m.C[n] for n in range(v.n_jobs))
     )  # Hare Sec. 5.1
-    m.all_work = pe.Constraint(
+    m.all_work = pe.Constraint(  # every task, (5)
         range(v.n_jobs), rule=lambda _, n: sum(m.z[k] for k in by_job[n]) == float(N[n])
     )
-    m.capacity = pe.Constraint(
+    m.capacity = pe.Constraint(  # a GPU trains one task at a time, (8)
         list(by_cl),
         rule=lambda _, c, l: (
             sum(float(Tc[k[0], c]) * m.z[k] for k in by_cl[c, l])
             <= len(classes[c]) * float(tau[l + 1] - tau[l])
         ),
     )
-    m.parallelism = pe.Constraint(
+    m.parallelism = pe.Constraint(  # one round of |D_r| tasks at a time, (7)
         list(by_nl),
         rule=lambda _, n, l: (
             sum(float(Tc[n, k[1]]) * m.z[k] for k in by_nl[n, l])
             <= float(v.tasks_per_round[n]) * float(tau[l + 1] - left[n, l])
         ),
     )
-    tail = v.sync.min(axis=1) + v.train.min(axis=1) / 2 + (v.rounds - 1) * v.min_cycle / 2
-    m.mean_busy = pe.Constraint(
+    m.mean_busy = pe.Constraint(  # C_n >= the mean busy time bound (module docstring), (6)-(7)
         range(v.n_jobs),
         rule=lambda _, n: (
-            m.C[n] >= sum(float(left[n, k[2]] / N[n]) * m.z[k] for k in by_job[n]) + float(tail[n])
+            m.C[n]
+            >= sum(float(left[n, k[2]] / N[n]) * m.z[k] for k in by_job[n]) + float(d.tail[n])
         ),
     )
-    m.notes = [
-        f"interval LP: {len(classes)} GPU classes x {L} intervals (eps {EPSILON}), {len(keys)} variables"
-    ]
+    m.notes = [d.note()]
     m.view, m.tau, m.classes = v, tau, classes
     m.highs_options = {"solver": "ipm"}  # measured faster than simplex at cluster scale
     return m
+
+
+def build_arrays(instance: Instance) -> ArrayLP:
+    """The same LP as :func:`build`, row for row, as arrays (no modelling layer): columns z (in
+    the keys' order) then C_n; rows all_work, capacity, parallelism, mean_busy."""
+    d = interval_data(instance)
+    v, K, J = d.view, len(d.n), d.view.n_jobs
+    cols = np.arange(K)
+    tz = d.Tc[d.n, d.c]
+    width = np.diff(d.tau)
+    cl, cl_row = np.unique(d.c * len(width) + d.l, return_inverse=True)
+    nl, nl_row = np.unique(d.n * len(width) + d.l, return_inverse=True)
+    sizes = np.array([len(c) for c in d.classes], dtype=float)
+    rows = [
+        sp.coo_matrix((np.ones(K), (d.n, cols)), shape=(J, K + J)),  # all_work
+        sp.coo_matrix((tz, (cl_row, cols)), shape=(len(cl), K + J)),  # capacity
+        sp.coo_matrix((tz, (nl_row, cols)), shape=(len(nl), K + J)),  # parallelism
+        sp.coo_matrix(  # mean_busy: C_n - sum (l_{n,l} / N_n) z >= tail_n
+            (
+                np.concatenate([-d.left[d.n, d.l] / d.N[d.n], np.ones(J)]),
+                (np.concatenate([d.n, np.arange(J)]), np.concatenate([cols, K + np.arange(J)])),
+            ),
+            shape=(J, K + J),
+        ),
+    ]
+    c_of, l_of = cl // len(width), cl % len(width)
+    n_of, ln_of = nl // len(width), nl % len(width)
+    upper = np.concatenate(
+        [
+            d.N.astype(float),
+            sizes[c_of] * width[l_of],
+            v.tasks_per_round[n_of] * (d.tau[1:][ln_of] - d.left[n_of, ln_of]),
+            np.full(J, INF),
+        ]
+    )
+    lower = np.concatenate([d.N.astype(float), np.full(len(cl) + len(nl), -INF), d.tail])
+    return ArrayLP(
+        cost=np.concatenate([np.zeros(K), v.weight.astype(float)]),
+        matrix=sp.vstack(rows).tocsc(),
+        row_lower=lower,
+        row_upper=upper,
+        col_lower=np.concatenate([np.zeros(K), d.lb.astype(float)]),
+        col_upper=np.full(K + J, INF),
+        data=d,
+        notes=[d.note() + " (as arrays)"],
+    )
+
+
+def extract_arrays(lp: ArrayLP, instance: Instance, x: np.ndarray) -> ProgressSolution:
+    d = lp.data
+    z = np.zeros((d.view.n_jobs, len(d.classes), len(d.tau) - 1))
+    K = len(d.n)
+    z[d.n, d.c, d.l] = np.maximum(0.0, x[:K])
+    classes = tuple(tuple(c) for c in d.classes)
+    return ProgressSolution(d.view, classes, d.tau, z, np.asarray(x[K:], dtype=float))
 
 
 def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> ProgressSolution:
@@ -220,12 +310,23 @@ def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:
     return ValidationReport(not bad, objective, dict(zip(v.job_ids, c_min.tolist())), bad)
 
 
-SPEC = FormulationSpec(
-    name="hare-interval-lp",
-    kind="pyomo",
-    build=build,
-    extract=extract,
-    objective_is_bound=True,
-    validator=check,
-    summary="interval-indexed LP over job progress with mean-busy-time completion: a lower bound at cluster scale",
-)
+SPECS = [
+    FormulationSpec(
+        name="hare-interval-lp",
+        kind="pyomo",
+        build=build,
+        extract=extract,
+        objective_is_bound=True,
+        validator=check,
+        summary="interval-indexed LP over job progress with mean-busy-time completion: a lower bound at cluster scale",
+    ),
+    FormulationSpec(
+        name="hare-interval-lp",
+        kind="lp",
+        build=build_arrays,
+        extract=extract_arrays,
+        objective_is_bound=True,
+        validator=check,
+        summary="the same interval LP built as arrays and solved by HiGHS's interior point method",
+    ),
+]

@@ -15,7 +15,7 @@ from hetsched.heuristic import run_heuristic
 from hetsched.instance.io import load_instance
 from hetsched.schedule import MAX_SCHEDULE_TASKS
 from hetsched.sim.engine import simulate
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.solve import solve
 from hetsched.solvers import Status
 

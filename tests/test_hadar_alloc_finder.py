@@ -13,7 +13,7 @@ from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
 from hetsched.sim.gang_engine import simulate_gang
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import gavel_poisson, load_workload
 
 

@@ -43,6 +43,11 @@ def test_interval_lp_le_opt_le_algorithm1(name):
     assert lp.validation.valid  # its own independent check: work done, capacities, parallelism
     assert lp.validation.objective == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
     assert lp.objective <= opt + TOL * max(1, opt)
+    # the same LP built as arrays (the default of --solver auto and of the ordering): same optimum
+    arrays = solve(inst, "hare-interval-lp", "auto")
+    assert arrays.solver == "highs-lp" and arrays.status == Status.OPTIMAL
+    assert arrays.validation.valid
+    assert arrays.objective == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
     for rule in ("earliest_available", "earliest_finish"):
         res = run_heuristic(inst, order="hare-interval-lp", rule=rule)
         assert res.objective >= opt - TOL * max(1, opt)

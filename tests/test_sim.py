@@ -12,14 +12,14 @@ from hetsched.instance.io import dump_instance, load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.engine import SimState, simulate
 from hetsched.sim.metrics import metrics
-from hetsched.sim.policies import POLICIES, make_policy
+from hetsched.sim.registry import make_policy, names
 from hetsched.sim.workloads import gavel_poisson, philly_rows, philly_split, philly_window
 
 FIG12 = INSTANCES / "paper" / "hlas_fig12.json"
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 
 
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", sorted(names("task")))
 @pytest.mark.parametrize(
     "name", ["hare_fig5.json", "hare_fig9.json", "small-03.json", "small-07.json", "small-19.json"]
 )
@@ -192,7 +192,7 @@ def test_bench_sim_quick(tmp_path, capsys):
 
     assert main(["bench", "sim", "--quick", "--json", "--out", str(tmp_path / "sim.json")]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert {r["policy"] for r in out["philly_window"]} == set(POLICIES)
+    assert {r["policy"] for r in out["philly_window"]} == set(names("task"))
     parts = ("philly_window", "large", "philly_window_gang", "large_gang")
     assert all(r["valid"] and r["jobs_per_second"] > 0 for part in parts for r in out[part])
     assert {r["policy"] for r in out["large_gang"]} == {

@@ -17,7 +17,7 @@ from hetsched.sim.bounds import (
     task_bound_jobs,
     workload_bounds,
 )
-from hetsched.sim.policies import POLICIES
+from hetsched.sim.registry import names
 from hetsched.sim.run import run_policy
 from hetsched.sim.workloads import gavel_poisson
 
@@ -35,7 +35,7 @@ GANG = (
     "similarity:pack",
     "similarity:keep-pack",
 )
-TASK = tuple(p for p in POLICIES if p != "hare")  # hare solves an LP per run: checked below
+TASK = tuple(p for p in names("task") if p != "hare")  # hare solves an LP per run: checked below
 
 
 def _check(instance: Instance, policy: str, convention: str = "auto") -> None:

@@ -12,10 +12,9 @@ from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_model import gang_jobs
-from hetsched.sim.gang_policies import GANG_POLICIES
 from hetsched.sim.gang_validate import Segment, validate_gang
 from hetsched.sim.metrics import gang_metrics
-from hetsched.sim.policies import is_job_level, make_policy
+from hetsched.sim.registry import is_job_level, make_policy, names
 from hetsched.sim.workloads import gavel_poisson, philly_window
 
 
@@ -273,7 +272,7 @@ def test_bad_engine_options_and_unknown_policy_arguments_are_input_errors():
     with pytest.raises(HetschedError):
         make_policy("yarn-cs:1")  # only 'backfill' or 'strict'
     assert is_job_level("gavel:makespan") and not is_job_level("gavel-fifo")
-    assert set(GANG_POLICIES) == {
+    assert set(names("job")) == {
         "gavel",
         "hadar",
         "harmony",

@@ -13,7 +13,7 @@ from hetsched.errors import InputError
 from hetsched.instance.model import Instance
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.gavel_mechanism import GavelMechanism, type_order
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.sim.run import resolve_convention, run_policy
 from hetsched.sim.workloads import load_workload
 

@@ -10,7 +10,7 @@ from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelI
 from hetsched.models.gpu_grouping import spread
 from hetsched.sim.engine import simulate
 from hetsched.sim.gpu_groups import group_machine, grouped_cluster, serpentine_groups
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.sim.run import run_policy
 from hetsched.sim.workloads import philly_window
 

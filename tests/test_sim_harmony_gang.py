@@ -15,7 +15,7 @@ from hetsched.placement.exhaustive import exhaustive_placement
 from hetsched.placement.problem import PlacementView
 from hetsched.placement.separable import separable_placement
 from hetsched.sim.gang_engine import simulate_gang
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import philly_window
 
 METHODS = ("load-balancing", "bin-packing", "tetris", "standalone", "greedy", "exact")

@@ -14,7 +14,7 @@ from hetsched.sim.bounds import workload_bounds
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_validate import Segment, validate_gang
 from hetsched.sim.metrics import gang_metrics
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.sim.run import run_policy
 
 R50, TRF = "ResNet-50 (batch size 16)", "Transformer (batch size 128)"

@@ -11,7 +11,7 @@ import pytest
 from hetsched.errors import InputError
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_model import gang_jobs
-from hetsched.sim.policies import make_policy
+from hetsched.sim.registry import make_policy
 from hetsched.sim.run import compare
 from hetsched.sim.workloads import gavel_poisson
 from hetsched.similarity.reference import gavel_reference_db, row_features

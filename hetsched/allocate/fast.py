@@ -39,6 +39,7 @@ from hetsched.allocation.problem import Allocation, allocation_view, equal_share
 from hetsched.allocation.validate import allocation_report
 from hetsched.instance.model import Instance
 from hetsched.solvers.finalize import finalize
+from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
 from hetsched.solvers.result import SolveResult, Status
 
 
@@ -80,22 +81,16 @@ def _solve_arrays(
     else:
         cost[:] = -(ca * mult[:, None]).ravel()
     A = sp.vstack(blocks).tocsc()
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = nv, A.shape[0]
-    lp.col_cost_ = cost
-    lp.col_lower_ = np.zeros(nv)
-    lp.col_upper_ = np.full(nv, highspy.kHighsInf)
-    lp.row_lower_ = np.full(A.shape[0], -highspy.kHighsInf)
-    lp.row_upper_ = np.concatenate(upper)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = A.indptr
-    lp.a_matrix_.index_ = A.indices
-    lp.a_matrix_.value_ = A.data
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", solver)
-    h.passModel(lp)
-    h.run()
+    lp = ArrayLP(
+        cost,
+        A,
+        np.full(A.shape[0], -INF),
+        np.concatenate(upper),
+        np.zeros(nv),
+        np.full(nv, INF),
+        options={"solver": solver},
+    )
+    h, _ = run_highs(lp)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return Status.ERROR, float("nan"), np.zeros_like(a), n
     values = np.asarray(h.getSolution().col_value)

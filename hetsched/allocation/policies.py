@@ -16,6 +16,7 @@ from hetsched.allocation.problem import AllocationView, equal_share_makespan, eq
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 
+
 @dataclass(frozen=True)
 class AllocationPolicy:
     """One of Gavel's allocation policies (Sec. 4) and what hetsched's routes know of it."""

@@ -33,13 +33,13 @@ from hetsched.sim.bounds import workload_bounds
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.metrics import gang_metrics, metrics
-from hetsched.sim.policies import POLICIES, make_policy
+from hetsched.sim.registry import make_policy, names
 from hetsched.sim.run import RESTORE_SECONDS
 from hetsched.sim.workloads import gavel_poisson, load_workload, philly_window
 from hetsched.tables import aligned
 
 LARGE_POLICIES = ("fifo", "gavel-fifo", "sched-homo", "srtf", "hlas", "hlas-p", "las2d")
-GANG_POLICIES = ("yarn-cs", "tiresias", "gavel", "gavel:makespan")
+LARGE_GANG_POLICIES = ("yarn-cs", "tiresias", "gavel", "gavel:makespan")
 SLOW_GANG_POLICIES = ("hadar:dp", "hadar")
 
 
@@ -168,7 +168,7 @@ def scaling(sizes: tuple[int, ...]) -> list[dict]:
     """CPU seconds of every large-trace policy (task and gang engines) on ``gavel-poisson`` at
     each size, validated, and the log-log slope from the smallest to the largest size."""
     rows = []
-    for engine, policies in (("task", LARGE_POLICIES), ("gang", GANG_POLICIES)):
+    for engine, policies in (("task", LARGE_POLICIES), ("gang", LARGE_GANG_POLICIES)):
         for policy in policies:
             points = []
             for n in sizes:
@@ -202,13 +202,13 @@ def run_sim_bench(
         "machine": platform.machine(),
         "python": platform.python_version(),
         "bounds": {"philly_window_task": task_rec, "philly_window_job": job_rec},
-        "philly_window": [_measure(window, p, task_bound) for p in sorted(POLICIES)],
+        "philly_window": [_measure(window, p, task_bound) for p in sorted(names("task"))],
         "large": [_measure(large, p) for p in LARGE_POLICIES],
         "philly_window_gang": [
             _measure_gang(window, p, job_bound)
-            for p in GANG_POLICIES + (() if quick else SLOW_GANG_POLICIES)
+            for p in LARGE_GANG_POLICIES + (() if quick else SLOW_GANG_POLICIES)
         ],
-        "large_gang": [_measure_gang(large, p) for p in GANG_POLICIES],
+        "large_gang": [_measure_gang(large, p) for p in LARGE_GANG_POLICIES],
         "gavel_traces": gavel_traces(),
         "event_rate": event_rate((200,), repeat=1) if quick else event_rate((2000, 8000)),
         "scaling": scaling((40, 80) if quick else (1000, 2000, 4000)),

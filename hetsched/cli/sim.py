@@ -113,16 +113,10 @@ COMMANDS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    from hetsched.sim.policies import GROUPED, POLICIES
+    from hetsched.sim.registry import usage
 
-    task_names = [f"{p}[:U groups]" if p in GROUPED else p for p in sorted(POLICIES)]
-    policy_names = sorted(POLICIES) + [
-        "gavel[:max-min-fairness-perf|max-min-fairness|makespan]",
-        "hadar[:bnb|dp]",
-        "similarity[:keep]",
-        "tiresias[:T1,T2,...]",
-        "yarn-cs[:strict]",
-    ]
+    task_names, job_names = usage("task"), usage("job")
+    policy_names = task_names + job_names
 
     def add_engine_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -159,7 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--policy",
         required=True,
         metavar="NAME",
-        help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(policy_names[len(POLICIES) :])}",
+        help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(job_names)}",
     )
     sm.add_argument("--seed", type=int, default=0)
     sm.add_argument(

@@ -59,14 +59,7 @@ def list_schedule(
     """Schedule tasks in ``order``; every round of a job must come after its previous round."""
     idx = np.array([view.task_index(t.n, t.r, t.k) for t in order], dtype=np.int64)
     start, gpu = schedule_in_order(view, idx, rule)
-    n_arr, r_arr, k_arr = view.task_arrays
-    out = tuple(
-        TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], s)
-        for n, r, k, g, s in zip(
-            n_arr.tolist(), r_arr.tolist(), k_arr.tolist(), gpu.tolist(), start.tolist()
-        )
-    )
-    return TaskSchedule(out, instance_name, instance_hash)
+    return schedule_arrays(view, start, gpu, instance_name, instance_hash)
 
 
 def schedule_in_order(
@@ -166,20 +159,46 @@ def _earliest_finish(
             table[slot[i]] = best
 
 
-def arrival_order(view: HareView) -> list[HareTask]:
-    """Tasks by their earliest possible start a_n + r * min cycle, ties by job, round, task."""
-    return sorted(
-        view.tasks(), key=lambda t: (view.arrival[t.n] + t.r * view.min_cycle[t.n], t.n, t.r, t.k)
-    )
+def arrival_order(view: HareView) -> np.ndarray:
+    """Tasks (indices into D) by their earliest possible start a_n + r * min cycle, ties by
+    job, round, task (D order; the sort is stable)."""
+    n, r, _ = view.task_arrays
+    return np.argsort(view.arrival[n] + r * view.min_cycle[n], kind="stable")
 
 
-def wspt_order(view: HareView) -> list[HareTask]:
-    """Whole jobs by weighted shortest processing time (Smith's ratio of least work to weight)."""
+def wspt_order(view: HareView) -> np.ndarray:
+    """Whole jobs by weighted shortest processing time (Smith's ratio of least work to weight),
+    arrivals first; a job's tasks in D order (round by round)."""
     work = view.rounds * view.tasks_per_round * view.train.min(axis=1)
-    jobs = sorted(range(view.n_jobs), key=lambda n: (view.arrival[n], work[n] / view.weight[n], n))
-    return [
-        HareTask(n, r, k)
-        for n in jobs
-        for r in range(int(view.rounds[n]))
-        for k in range(int(view.tasks_per_round[n]))
-    ]
+    jobs = np.lexsort((np.arange(view.n_jobs), work / view.weight, view.arrival))
+    sizes = (view.rounds * view.tasks_per_round)[jobs]
+    first = np.repeat(view.task_offset[jobs], sizes)
+    return first + np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+
+
+def schedule_arrays(
+    view: HareView,
+    start: np.ndarray,
+    gpu: np.ndarray,
+    instance_name: str = "",
+    instance_hash: str = "",
+) -> TaskSchedule:
+    """The schedule of starts and GPU indices in D order (:func:`schedule_in_order`)."""
+    n_arr, r_arr, k_arr = view.task_arrays
+    out = tuple(
+        TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], s)
+        for n, r, k, g, s in zip(
+            n_arr.tolist(), r_arr.tolist(), k_arr.tolist(), gpu.tolist(), start.tolist()
+        )
+    )
+    return TaskSchedule(out, instance_name, instance_hash)
+
+
+def arrays_objective(view: HareView, start: np.ndarray, gpu: np.ndarray) -> float:
+    """sum_n w_n C_n of starts and GPUs in D order, C_n the end of job n's last sync (a quick
+    comparison of list schedules; what is reported comes from the validator)."""
+    n = view.task_arrays[0]
+    end = start + view.train[n, gpu] + view.sync[n, gpu]
+    completion = np.full(view.n_jobs, -np.inf)
+    np.maximum.at(completion, n, end)
+    return float(np.dot(view.weight, completion))

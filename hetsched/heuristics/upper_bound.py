@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from hetsched.heuristics.list_scheduling import (
     MACHINE_RULES,
+    arrays_objective,
     arrival_order,
-    list_schedule,
+    schedule_arrays,
+    schedule_in_order,
     wspt_order,
 )
 from hetsched.instance.hare_view import hare_view
@@ -18,19 +20,18 @@ def quick_upper_bound(instance) -> tuple[float, TaskSchedule]:
     """A feasible schedule and its objective from a few cheap list schedules.
 
     Exact models use it to bound the horizon (:meth:`HareView.start_windows`) and as a hint.
-    The objective is recomputed by the independent validator.
+    The schedules are compared on arrays; the best one's objective is recomputed by the
+    independent validator, and that is what is returned.
     """
     view = hare_view(instance)
-    best: tuple[float, TaskSchedule] | None = None
-    for order in (arrival_order(view), wspt_order(view)):
-        for rule in MACHINE_RULES:
-            sched = list_schedule(view, order, rule)  # type: ignore[arg-type]
-            report = validate(instance, sched)
-            if (
-                not report.valid or report.objective is None
-            ):  # pragma: no cover - a bug in list_schedule
-                raise AssertionError(f"list schedule failed validation: {report.violations[:3]}")
-            if best is None or report.objective < best[0]:
-                best = (report.objective, sched)
-    assert best is not None
-    return best
+    runs = [
+        schedule_in_order(view, order, rule)
+        for order in (arrival_order(view), wspt_order(view))
+        for rule in MACHINE_RULES
+    ]
+    start, gpu = min(runs, key=lambda run: arrays_objective(view, *run))
+    sched = schedule_arrays(view, start, gpu)
+    report = validate(instance, sched)
+    if not report.valid or report.objective is None:  # pragma: no cover - a bug in the loop
+        raise AssertionError(f"list schedule failed validation: {report.violations[:3]}")
+    return report.objective, sched

@@ -19,7 +19,7 @@ from hetsched.runstore import RunStore
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import CONVENTIONS, simulate_gang
 from hetsched.sim.metrics import gang_job_rows, gang_metrics, job_rows, metrics, write_job_csv
-from hetsched.sim.policies import is_job_level, make_policy
+from hetsched.sim.registry import is_job_level, make_policy
 
 
 def file_stem(policy: str) -> str:

@@ -16,7 +16,7 @@ class Backend:
     listing the solvers loads neither Pyomo nor OR-Tools nor numba."""
 
     name: str  # solver name on the command line
-    model_kind: str  # "pyomo", "cpsat" or "colgen": which formulations it can solve
+    model_kind: str  # "pyomo", "cpsat", "colgen", "lp", ...: which formulations it can solve
     adapter: str | Callable[..., RawResult]  # "module:function", or the function itself
     # True: the backend keeps its own clock from the first step (CP-SAT, the column-generation
     # loops, HiGHS, which bounds its own hand-over); False: handing the model over (Pyomo writing
@@ -37,6 +37,8 @@ SOLVERS: dict[str, Backend] = {
     "cpsat": Backend("cpsat", "cpsat", f"{__name__}.cpsat:solve_cpsat", own_clock=True),
     # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
     "colgen": Backend("colgen", "colgen", f"{__name__}.colgen:solve_colgen", own_clock=True),
+    # linear programs as arrays (hetsched.solvers.lp_arrays), no modelling layer
+    "highs-lp": Backend("highs-lp", "lp", f"{__name__}.lp_arrays:solve_array_lp", own_clock=True),
     # branch-and-price over machine schedules (P|Q|R||sum w_j C_j cases of Hare_Sched)
     "bp": Backend(
         "bp", "machine-schedules", f"{__name__}.machine_bp:solve_machine_bp", own_clock=True

@@ -35,7 +35,7 @@ def check_method(kind: str, name: str, params: dict) -> None:
             raise HetschedError(f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})")
     else:
         from hetsched.sim.gang_engine import CONVENTIONS
-        from hetsched.sim.policies import make_policy
+        from hetsched.sim.registry import make_policy
 
         make_policy(name)
         for key, zero_ok in (("round_seconds", False), ("restore_seconds", True)):

@@ -1,0 +1,91 @@
+"""Linear programs as arrays, passed to HiGHS without a modelling layer (highspy, CSC matrix).
+
+A formulation of kind ``lp`` builds an :class:`ArrayLP` (min c'x, row_lower <= A x <= row_upper,
+col_lower <= x <= col_upper); the backend ``highs-lp`` solves it (the interior point method
+unless the formulation asks otherwise) and hands the column values back as the solution. The
+allocation fast path (:mod:`hetsched.allocate.fast`) solves its LPs with the same function.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from hetsched.solvers.result import RawResult, Status
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class ArrayLP:
+    """min ``cost`` x s.t. ``row_lower`` <= ``matrix`` x <= ``row_upper``, ``col_lower`` <= x
+    <= ``col_upper``; ``data`` is what the formulation needs to decode x; ``options`` are HiGHS
+    options the formulation was measured with; ``notes`` go into the result."""
+
+    cost: np.ndarray
+    matrix: sp.spmatrix
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    data: Any = None
+    options: dict[str, Any] = field(default_factory=lambda: {"solver": "ipm"})
+    notes: list[str] = field(default_factory=list)
+    offset: float = 0.0
+
+
+def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highspy.Highs, float]:
+    """HiGHS run on ``lp`` (its options, then ``options``); (the solver, seconds)."""
+    a = sp.csc_matrix(lp.matrix)
+    model = highspy.HighsLp()
+    model.num_col_, model.num_row_ = a.shape[1], a.shape[0]
+    model.col_cost_ = np.asarray(lp.cost, dtype=float)
+    model.col_lower_ = np.asarray(lp.col_lower, dtype=float)
+    model.col_upper_ = np.asarray(lp.col_upper, dtype=float)
+    model.row_lower_ = np.asarray(lp.row_lower, dtype=float)
+    model.row_upper_ = np.asarray(lp.row_upper, dtype=float)
+    model.offset_ = float(lp.offset)
+    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    model.a_matrix_.start_ = a.indptr
+    model.a_matrix_.index_ = a.indices
+    model.a_matrix_.value_ = a.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for key, value in {**lp.options, **(options or {})}.items():
+        h.setOptionValue(key, value)
+    t0 = time.perf_counter()
+    h.passModel(model)
+    h.run()
+    return h, time.perf_counter() - t0
+
+
+def solve_array_lp(
+    lp: ArrayLP,
+    time_limit: float | None = None,
+    gap: float = 0.0,
+    threads: int | None = None,
+    seed: int = 0,
+) -> RawResult:
+    """The backend of kind ``lp``: status, objective (a proven bound of an LP at its optimum)
+    and the column values (``RawResult.solution``)."""
+    options: dict[str, Any] = {"random_seed": seed}
+    if time_limit is not None:
+        options["time_limit"] = float(time_limit)
+    if threads is not None:
+        options["threads"] = int(threads)
+    h, seconds = run_highs(lp, options)
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        x = np.asarray(h.getSolution().col_value)
+        value = float(h.getInfo().objective_function_value)
+        return RawResult(Status.OPTIMAL, value, value, seconds, solution=x, log="highs-lp: optimal")
+    kind = {
+        highspy.HighsModelStatus.kTimeLimit: Status.TIME_LIMIT,
+        highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
+    }.get(status, Status.ERROR)
+    return RawResult(kind, None, None, seconds, log=f"highs-lp: {h.modelStatusToString(status)}")
