@@ -12,12 +12,12 @@ phi_m is advanced by training time only (line 16): synchronization overlaps the 
 
 from __future__ import annotations
 
-from typing import Iterable, Literal
+from typing import Literal
 
 import numpy as np
 from numba import njit
 
-from hetsched.instance.hare_view import HareTask, HareView
+from hetsched.instance.hare_view import HareView
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
 MachineRule = Literal["earliest_available", "earliest_finish"]
@@ -51,14 +51,14 @@ def check_precedence(view: HareView, order: np.ndarray) -> None:
 
 def list_schedule(
     view: HareView,
-    order: Iterable[HareTask],
+    order: np.ndarray,
     rule: MachineRule = "earliest_available",
     instance_name: str = "",
     instance_hash: str = "",
 ) -> TaskSchedule:
-    """Schedule tasks in ``order``; every round of a job must come after its previous round."""
-    idx = np.array([view.task_index(t.n, t.r, t.k) for t in order], dtype=np.int64)
-    start, gpu = schedule_in_order(view, idx, rule)
+    """Schedule the tasks in ``order`` (indices into D, as :func:`arrival_order` gives); every
+    round of a job must come after its previous round."""
+    start, gpu = schedule_in_order(view, np.asarray(order, dtype=np.int64), rule)
     return schedule_arrays(view, start, gpu, instance_name, instance_hash)
 
 
