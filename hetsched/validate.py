@@ -62,24 +62,35 @@ def validate(
     placed: dict[tuple[str, int, int], TaskAssignment] = {}
     for a in schedule.assignments:
         key = (a.job, a.round, a.task)
-        name = f"{a.job}/r{a.round}/t{a.task}"
         if (
             not instance.has_job(a.job)
             or not (0 <= a.round < instance.job(a.job).rounds)
             or not (0 <= a.task < instance.job(a.job).tasks_per_round)
         ):
-            bad.append(Violation("unknown_task", f"{name} is not a task of the instance"))
+            bad.append(
+                Violation(
+                    "unknown_task", f"{_name(a.job, a.round, a.task)} is not a task of the instance"
+                )
+            )
             continue
         if not instance.has_gpu(a.gpu):
-            bad.append(Violation("unknown_gpu", f"{name} is assigned to unknown GPU '{a.gpu}'"))
+            bad.append(
+                Violation(
+                    "unknown_gpu",
+                    f"{_name(a.job, a.round, a.task)} is assigned to unknown GPU '{a.gpu}'",
+                )
+            )
             continue
         if not math.isfinite(a.start):
-            bad.append(Violation("bad_start", f"{name} has start {a.start}"))
+            bad.append(
+                Violation("bad_start", f"{_name(a.job, a.round, a.task)} has start {a.start}")
+            )
             continue
         if key in placed:
             bad.append(
                 Violation(
-                    "duplicate_task", f"{name} is assigned twice ({placed[key].gpu}, {a.gpu})"
+                    "duplicate_task",
+                    f"{_name(a.job, a.round, a.task)} is assigned twice ({placed[key].gpu}, {a.gpu})",
                 )
             )
             continue
@@ -96,41 +107,51 @@ def validate(
         )
         return ValidationReport(valid=False, objective=None, completion={}, violations=bad)
 
+    cached: dict[tuple[str, str], tuple[float, float]] = {}
+
+    def times(job_id: str, gpu: str) -> tuple[float, float]:
+        """(T^c, T^s) of the job on the GPU, from the instance, looked up once per pair."""
+        t = cached.get((job_id, gpu))
+        if t is None:
+            t = cached[job_id, gpu] = (
+                instance.train_time(job_id, gpu),
+                instance.sync_time(job_id, gpu),
+            )
+        return t
+
     completion: dict[str, float] = {}
     complete = True
     for job in instance.jobs:
         prev_end: float | None = None  # when the previous round has fully trained and synced
-        prev_last = ""
+        prev_last = -1  # the task of the previous round that ends last
         job_end = -math.inf  # (6): C_n >= x_i + T^c + T^s for every task i of job n
         for r in range(job.rounds):
-            round_end, round_last = -math.inf, ""
+            round_end, round_last = -math.inf, -1
             for k in range(job.tasks_per_round):
                 a = placed.get((job.id, r, k))
-                name = f"{job.id}/r{r}/t{k}"
                 if a is None:
-                    bad.append(Violation("missing_task", f"{name} is not scheduled"))
+                    bad.append(Violation("missing_task", f"{_name(job.id, r, k)} is not scheduled"))
                     complete = False
                     continue
                 if a.start < job.arrival - tol:
                     bad.append(
                         Violation(
                             "arrival",
-                            f"{name} starts at {a.start:g} before arrival {job.arrival:g}",
+                            f"{_name(job.id, r, k)} starts at {a.start:g} before arrival {job.arrival:g}",
                         )
                     )
                 if prev_end is not None and a.start < prev_end - tol:
                     bad.append(
                         Violation(
                             "barrier",
-                            f"{name} starts at {a.start:g} before round {r - 1} ends at "
-                            f"{prev_end:g} ({prev_last} trains and syncs until then)",
+                            f"{_name(job.id, r, k)} starts at {a.start:g} before round {r - 1} ends at "
+                            f"{prev_end:g} ({_name(job.id, r - 1, prev_last)} trains and syncs until then)",
                         )
                     )
-                end = (
-                    a.start + instance.train_time(job.id, a.gpu) + instance.sync_time(job.id, a.gpu)
-                )
+                train, sync = times(job.id, a.gpu)
+                end = a.start + train + sync
                 if end > round_end:
-                    round_end, round_last = end, name
+                    round_end, round_last = end, k
             prev_end, prev_last = round_end, round_last
             job_end = max(job_end, round_end)
         if math.isfinite(job_end):
@@ -151,7 +172,7 @@ def validate(
                         f"{holder.job}/r{holder.round}/t{holder.task} trains until {busy_until:g}",
                     )
                 )
-            end = a.start + instance.train_time(a.job, gpu)
+            end = a.start + times(a.job, gpu)[0]
             if end > busy_until:
                 busy_until, holder = end, a
 
@@ -167,3 +188,7 @@ def validate(
     return ValidationReport(
         valid=not bad, objective=objective, completion=completion, violations=bad
     )
+
+
+def _name(job: str, round: int, task: int) -> str:
+    return f"{job}/r{round}/t{task}"
