@@ -76,3 +76,22 @@ def test_an_instance_made_or_edited_in_code_checks_ids_types_and_times():
         Server("s", ())
     with pytest.raises(InputError, match=r"\$\.memory_gb: must be > 0"):
         GpuType("v100", memory_gb=0.0)
+
+
+def test_the_hare_view_time_matrices_are_the_instance_times_pair_by_pair():
+    from hetsched.instance.hare_view import hare_view
+
+    fig9 = load_instance("hare_fig9")
+    job = fig9.jobs[0]
+    gid = fig9.gpus[-1].id
+    edited = replace(
+        fig9,
+        jobs=(replace(job, train_time_per_gpu={gid: 7.5}, sync_time_per_gpu={gid: 0.25}),)
+        + fig9.jobs[1:],
+    )
+    v = hare_view(edited)
+    for n, j in enumerate(edited.jobs):
+        for m, g in enumerate(edited.gpus):
+            assert v.train[n, m] == edited.train_time(j.id, g.id)
+            assert v.sync[n, m] == edited.sync_time(j.id, g.id)
+    assert v.train[0, -1] == 7.5 and v.sync[0, -1] == 0.25

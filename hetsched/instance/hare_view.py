@@ -154,8 +154,21 @@ def hare_view(instance: Instance) -> HareView:
         weight=np.array([j.weight for j in jobs], dtype=float),
         rounds=np.array([j.rounds for j in jobs], dtype=np.int64),
         tasks_per_round=np.array([j.tasks_per_round for j in jobs], dtype=np.int64),
-        train=np.array(
-            [[instance.train_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float
-        ),
-        sync=np.array([[instance.sync_time(j.id, g.id) for g in gpus] for j in jobs], dtype=float),
+        train=_times(instance, "train_time"),
+        sync=_times(instance, "sync_time"),
     )
+
+
+def _times(instance: Instance, field: str) -> np.ndarray:
+    """T^c or T^s as a (jobs x GPUs) matrix: each job's time of the GPU's type, then its
+    per-GPU overrides (what :meth:`Instance.train_time` / ``sync_time`` give, pair by pair)."""
+    gpus = instance.gpus
+    types = sorted({g.type for g in gpus})
+    column = np.array([types.index(g.type) for g in gpus], dtype=np.int64)
+    by_type = np.array([[getattr(j, field)[t] for t in types] for j in instance.jobs], dtype=float)
+    out = by_type[:, column]
+    index = {g.id: m for m, g in enumerate(gpus)}
+    for n, j in enumerate(instance.jobs):
+        for gid, value in getattr(j, f"{field}_per_gpu").items():
+            out[n, index[gid]] = value
+    return out
