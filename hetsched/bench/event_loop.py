@@ -64,8 +64,8 @@ def minimal_fifo(view: HareView) -> tuple[list[float], int]:
             n = waiting[i][1]
             times = total[n]
             while ready[n] and idle:
-                k = min(range(len(idle)), key=lambda k: (times[idle[k]], idle[k]))
-                m = idle.pop(k)
+                m = min(idle, key=times.__getitem__)  # idle is sorted: ties go to the lower index
+                idle.remove(m)
                 end = now + train[n][m]
                 heapq.heappush(heap, (end, TRAIN_END, seq, m))
                 seq += 1

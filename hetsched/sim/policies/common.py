@@ -25,9 +25,11 @@ def fill_fastest(
     for n in order:
         left = state.ready[n]
         times = every[n]
+        least = times.__getitem__
         while left and free:
-            k = min(range(len(free)), key=lambda k: times[free[k]])  # the first least time
-            out.append((n, free.pop(k)))
+            m = min(free, key=least)  # the first GPU (in index order) of least time
+            free.remove(m)
+            out.append((n, m))
             left -= 1
         if not free:
             break
