@@ -310,23 +310,21 @@ def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:
     return ValidationReport(not bad, objective, dict(zip(v.job_ids, c_min.tolist())), bad)
 
 
+# the same LP two ways: a declarative Pyomo model, and arrays for HiGHS (no modelling layer)
+_SHARED = dict(name="hare-interval-lp", objective_is_bound=True, validator=check)
 SPECS = [
     FormulationSpec(
-        name="hare-interval-lp",
         kind="pyomo",
         build=build,
         extract=extract,
-        objective_is_bound=True,
-        validator=check,
         summary="interval-indexed LP over job progress with mean-busy-time completion: a lower bound at cluster scale",
+        **_SHARED,
     ),
     FormulationSpec(
-        name="hare-interval-lp",
         kind="lp",
         build=build_arrays,
         extract=extract_arrays,
-        objective_is_bound=True,
-        validator=check,
         summary="the same interval LP built as arrays and solved by HiGHS's interior point method",
+        **_SHARED,
     ),
 ]
