@@ -372,3 +372,22 @@ def test_shipped_placement_optima_are_reproduced(name):
     if "enumeration" in entry["methods"]:
         _, value = exhaustive_placement(placement_view(inst), limit=300_000)
         assert value == pytest.approx(entry["optimum"], rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["small-2s-c", "small-3s-a", "small-3s-b"])
+def test_place_puts_every_method_at_or_below_the_certified_optimum(name):
+    """place() (the library call behind ``hetsched place``): the MILP proves the manifest's optimum
+    of eq. (1), and no heuristic's validated reward exceeds it."""
+    from hetsched.place import place
+    from hetsched.placement.methods import HEURISTICS
+
+    manifest = json.loads((ROOT / "instances" / "placement" / "manifest.json").read_text())
+    entry = manifest["instances"][f"{name}.json"]
+    report = place(load_instance(ROOT / "instances" / "placement" / f"{name}.json"))
+    assert report.exact["status"] == "optimal"
+    optimum = report.exact["objective"]
+    assert [r["method"] for r in report.methods] == list(HEURISTICS)
+    for r in report.methods:
+        assert r["reward"] <= optimum * (1 + 1e-9)
+        assert r["optimum_over_reward"] is None or r["optimum_over_reward"] >= 1 - 1e-9
+    assert optimum == pytest.approx(entry["optimum"], rel=1e-6)  # waiting allowed, as eq. (1)

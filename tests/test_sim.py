@@ -218,3 +218,14 @@ def test_generated_workloads_save_and_load_back_unchanged(make, tmp_path):
     inst = make()
     dump_instance(inst, tmp_path / "w.json")
     assert load_instance(tmp_path / "w.json") == inst
+
+
+def test_compare_keeps_a_run_per_seed(tmp_path):
+    """The run store's key has the seed: another seed is another run, the same seed is resumed."""
+    from hetsched.sim.run import compare
+
+    inst = load_instance(FIG12)
+    for seed in (0, 1, 0):
+        compare(inst, ["hlas"], seed=seed, out=tmp_path)
+    runs = [json.loads(x) for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert [(r["policy"], r["seed"]) for r in runs] == [("hlas", 0), ("hlas", 1)]
