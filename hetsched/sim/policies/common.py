@@ -98,6 +98,15 @@ class LazyHeap:
 
     def push(self, state: SimState, k, n: int) -> None:
         heapq.heappush(self.heap, (k, n, int(state.version[n]), self.stamp.get(n, 0)))
+        if len(self.heap) > 4 * len(state.waiting_jobs()) + 4096:
+            self._compact(state)
+
+    def _compact(self, state: SimState) -> None:
+        """Drop the stale entries at once (a policy that re-keys often leaves many): the current
+        entries, and so every later pop, are the same; the cost is paid for by the pushes that
+        made the heap this large."""
+        self.heap = [e for e in self.heap if self._current(state, *e[1:])]
+        heapq.heapify(self.heap)
 
     def rekey(self, state: SimState, k, n: int) -> None:
         """Job n's key is now ``k``: its older entries go stale."""
