@@ -97,9 +97,10 @@ class LazyHeap:
         return None
 
     def push(self, state: SimState, k, n: int) -> None:
-        heapq.heappush(self.heap, (k, n, int(state.version[n]), self.stamp.get(n, 0)))
-        if len(self.heap) > 4 * len(state.waiting_jobs()) + 4096:
-            self._compact(state)
+        heap = self.heap
+        heapq.heappush(heap, (k, n, int(state.version[n]), self.stamp.get(n, 0)))
+        if len(heap) & 1023 == 0 and len(heap) > 4 * len(state.waiting_jobs()) + 4096:
+            self._compact(state)  # looked at every 1,024 entries
 
     def _compact(self, state: SimState) -> None:
         """Drop the stale entries at once (a policy that re-keys often leaves many): the current
