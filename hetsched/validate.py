@@ -59,9 +59,19 @@ def validate(
             )
         )
 
-    placed: dict[tuple[str, int, int], TaskAssignment] = {}
+    # task (job, round, task) -> its slot: the job's offset + round x tasks per round + task.
+    # One list entry per task (8 bytes) where the schedule could fill the instance; a dict where
+    # the instance is far larger than the schedule (it is then reported as missing tasks)
+    offset: dict[str, int] = {}
+    total = 0
+    for j in instance.jobs:
+        offset[j.id] = total
+        total += j.n_tasks
+    slots: list[TaskAssignment | None] | dict[int, TaskAssignment]
+    slots = [None] * total if total <= len(schedule.assignments) + 10_000 else {}
+    slot = slots.__getitem__ if isinstance(slots, list) else slots.get
+    n_placed = 0
     for a in schedule.assignments:
-        key = (a.job, a.round, a.task)
         if (
             not instance.has_job(a.job)
             or not (0 <= a.round < instance.job(a.job).rounds)
@@ -86,23 +96,27 @@ def validate(
                 Violation("bad_start", f"{_name(a.job, a.round, a.task)} has start {a.start}")
             )
             continue
-        if key in placed:
+        key = offset[a.job] + a.round * instance.job(a.job).tasks_per_round + a.task
+        earlier = slot(key)
+        if earlier is not None:
             bad.append(
                 Violation(
                     "duplicate_task",
-                    f"{_name(a.job, a.round, a.task)} is assigned twice ({placed[key].gpu}, {a.gpu})",
+                    f"{_name(a.job, a.round, a.task)} is assigned twice ({earlier.gpu}, {a.gpu})",
                 )
             )
             continue
-        placed[key] = a
+        slots[key] = a
+        n_placed += 1
+    placed = [a for a in slots if a is not None] if isinstance(slots, list) else slots.values()
 
     if (
-        instance.n_tasks > len(placed) + 10_000
+        instance.n_tasks > n_placed + 10_000
     ):  # say it once, not once per missing task (a job may have 10^8 rounds)
         bad.append(
             Violation(
                 "missing_task",
-                f"the schedule places {len(placed)} of the instance's {instance.n_tasks} tasks",
+                f"the schedule places {n_placed} of the instance's {instance.n_tasks} tasks",
             )
         )
         return ValidationReport(valid=False, objective=None, completion={}, violations=bad)
@@ -125,10 +139,11 @@ def validate(
         prev_end: float | None = None  # when the previous round has fully trained and synced
         prev_last = -1  # the task of the previous round that ends last
         job_end = -math.inf  # (6): C_n >= x_i + T^c + T^s for every task i of job n
+        first = offset[job.id]
         for r in range(job.rounds):
             round_end, round_last = -math.inf, -1
             for k in range(job.tasks_per_round):
-                a = placed.get((job.id, r, k))
+                a = slot(first + r * job.tasks_per_round + k)
                 if a is None:
                     bad.append(Violation("missing_task", f"{_name(job.id, r, k)} is not scheduled"))
                     complete = False
@@ -158,7 +173,7 @@ def validate(
             completion[job.id] = job_end
 
     by_gpu: dict[str, list[TaskAssignment]] = defaultdict(list)
-    for a in placed.values():
+    for a in placed:
         by_gpu[a.gpu].append(a)
     for gpu, tasks in by_gpu.items():
         tasks.sort(key=lambda a: (a.start, a.job, a.round, a.task))
@@ -182,7 +197,7 @@ def validate(
     ):  # exact on the grid of the instance's times and the schedule's starts (no float noise)
         objective = on_grid(
             sum(j.weight * completion[j.id] for j in instance.jobs),
-            [*instance_times(instance), *(a.start for a in placed.values())],
+            [*instance_times(instance), *(a.start for a in placed)],
             [j.weight for j in instance.jobs],
         )
     return ValidationReport(
