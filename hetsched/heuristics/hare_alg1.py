@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.heuristics.list_scheduling import MachineRule, schedule_in_order
+from hetsched.heuristics.list_scheduling import MachineRule, schedule_arrays, schedule_in_order
 from hetsched.instance.hare_view import HareView
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule import TaskSchedule
 
 
 @dataclass(frozen=True)
@@ -44,15 +44,7 @@ class Alg1Run:
     rule: str = "earliest_available"
 
     def to_schedule(self, instance_name: str = "", instance_hash: str = "") -> TaskSchedule:
-        n, r, k = self.view.task_arrays
-        jobs, gpus = self.view.job_ids, self.view.gpu_ids
-        out = tuple(
-            TaskAssignment(jobs[a], int(b), int(c), gpus[g], float(s))
-            for a, b, c, g, s in zip(
-                n.tolist(), r.tolist(), k.tolist(), self.gpu.tolist(), self.start.tolist()
-            )
-        )
-        return TaskSchedule(out, instance_name, instance_hash)
+        return schedule_arrays(self.view, self.start, self.gpu, instance_name, instance_hash)
 
     def completion(self) -> np.ndarray:
         """C_n = max over the job's tasks of x~_i + T^c + T^s (eq. (6) with equality)."""

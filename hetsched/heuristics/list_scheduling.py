@@ -183,15 +183,24 @@ def schedule_arrays(
     instance_name: str = "",
     instance_hash: str = "",
 ) -> TaskSchedule:
-    """The schedule of starts and GPU indices in D order (:func:`schedule_in_order`)."""
+    """The schedule of starts and GPU indices in D order (:func:`schedule_in_order`), built a
+    block of tasks at a time (no five lists as long as the schedule at once)."""
     n_arr, r_arr, k_arr = view.task_arrays
-    out = tuple(
-        TaskAssignment(view.job_ids[n], r, k, view.gpu_ids[g], s)
-        for n, r, k, g, s in zip(
-            n_arr.tolist(), r_arr.tolist(), k_arr.tolist(), gpu.tolist(), start.tolist()
-        )
-    )
-    return TaskSchedule(out, instance_name, instance_hash)
+    jobs, gpus = view.job_ids, view.gpu_ids
+    out: list[TaskAssignment] = []
+    for i in range(0, len(start), 1 << 16):
+        block = slice(i, i + (1 << 16))
+        out += [
+            TaskAssignment(jobs[n], r, k, gpus[g], s)
+            for n, r, k, g, s in zip(
+                n_arr[block].tolist(),
+                r_arr[block].tolist(),
+                k_arr[block].tolist(),
+                gpu[block].tolist(),
+                start[block].tolist(),
+            )
+        ]
+    return TaskSchedule(tuple(out), instance_name, instance_hash)
 
 
 def arrays_objective(view: HareView, start: np.ndarray, gpu: np.ndarray) -> float:
