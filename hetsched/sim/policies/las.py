@@ -59,10 +59,11 @@ class _Queues(ABC):
 
     def _setup(self, state: SimState) -> None:
         if self._units is None:
-            self._units = np.array([self.unit(state, n) for n in range(state.view.n_jobs)])
+            units = [float(self.unit(state, n)) for n in range(state.view.n_jobs)]
             if self.thresholds is None:
-                base = float(np.median(self._units))
+                base = float(np.median(units))
                 self.thresholds = [2 * base, 8 * base, 32 * base]
+            self._units = units  # Python floats: the same IEEE arithmetic as numpy's, faster
 
     def queue_of(self, size: float) -> int:
         return bisect_right(self.thresholds, size * (1 + 1e-12))
@@ -143,7 +144,7 @@ class HlasP(Hlas):
         if hints is None:
             hlas = instance.extensions.hlas
             hints = dict(hlas.min_rounds) if hlas is not None else {}
-        self._hint = np.array([int(hints.get(j, 0)) for j in view.job_ids])
+        self._hint = [int(hints.get(j, 0)) for j in view.job_ids]
         names = [job.model.name if job.model is not None else None for job in instance.jobs]
         self._family = [name if self.history else None for name in names]
         # the history, per model name: rounds of its completed jobs (sum and count), and its
