@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.heuristics.list_scheduling import MachineRule, schedule_arrays, schedule_in_order
+from hetsched.heuristics.list_scheduling import (
+    MachineRule,
+    arrays_objective,
+    completion_times,
+    schedule_arrays,
+    schedule_in_order,
+)
 from hetsched.instance.hare_view import HareView
 from hetsched.schedule import TaskSchedule
 
@@ -48,14 +54,10 @@ class Alg1Run:
 
     def completion(self) -> np.ndarray:
         """C_n = max over the job's tasks of x~_i + T^c + T^s (eq. (6) with equality)."""
-        n, _, _ = self.view.task_arrays
-        end = self.start + self.view.cycle[n, self.gpu]
-        out = np.full(self.view.n_jobs, -np.inf)
-        np.maximum.at(out, n, end)
-        return out
+        return completion_times(self.view, self.start, self.gpu)
 
     def objective(self) -> float:
-        return float(np.dot(self.view.weight, self.completion()))
+        return arrays_objective(self.view, self.start, self.gpu)
 
 
 def task_priorities(view: HareView, x_hat: np.ndarray) -> np.ndarray:

@@ -203,11 +203,17 @@ def schedule_arrays(
     return TaskSchedule(tuple(out), instance_name, instance_hash)
 
 
-def arrays_objective(view: HareView, start: np.ndarray, gpu: np.ndarray) -> float:
-    """sum_n w_n C_n of starts and GPUs in D order, C_n the end of job n's last sync (a quick
-    comparison of list schedules; what is reported comes from the validator)."""
+def completion_times(view: HareView, start: np.ndarray, gpu: np.ndarray) -> np.ndarray:
+    """C_n = max over job n's tasks of x~_i + T^c + T^s (eq. (6) with equality), for starts and
+    GPU indices in D order."""
     n = view.task_arrays[0]
-    end = start + view.train[n, gpu] + view.sync[n, gpu]
-    completion = np.full(view.n_jobs, -np.inf)
-    np.maximum.at(completion, n, end)
-    return float(np.dot(view.weight, completion))
+    end = start + view.cycle[n, gpu]
+    out = np.full(view.n_jobs, -np.inf)
+    np.maximum.at(out, n, end)
+    return out
+
+
+def arrays_objective(view: HareView, start: np.ndarray, gpu: np.ndarray) -> float:
+    """sum_n w_n C_n of starts and GPU indices in D order (what is reported of a schedule
+    comes from the validator; this compares and claims)."""
+    return float(np.dot(view.weight, completion_times(view, start, gpu)))

@@ -77,7 +77,7 @@ def _check_whole(source: str, path: str, value: Any, low: int, high: float) -> N
 def _check_per_key(
     source: str, path: str, values: Mapping[str, Any], low: float, high: float, strict: bool
 ) -> None:
-    """A map from non-empty names to numbers, each as in :func:`check_number`."""
+    """A map from non-empty names to numbers, each as in :func:`_check_number`."""
     for key, value in values.items():
         _check_id(source, path, key)
         _check_number(source, json_child(path, key), value, low, high, strict)
@@ -267,7 +267,7 @@ class Instance:
             raise InputError(src, *error)
         ext = extensions_of(meta)
         if ext.packing is not None:
-            used: dict[str, str] = {}
+            used: set[str] = set()
             for jid, gid in ext.packing.scheduled.items():
                 path = json_child("$.metadata.packing.scheduled", jid)
                 if jid not in self._job_by_id:  # type: ignore[attr-defined]
@@ -276,7 +276,7 @@ class Instance:
                     raise InputError(src, path, f"unknown GPU '{gid}'")
                 if gid in used:
                     raise InputError(src, path, f"GPU '{gid}' already holds a scheduled job")
-                used[gid] = jid
+                used.add(gid)
         if ext.placement is not None:
             servers = {s.id for s in self.cluster.servers}
             for sid in ext.placement.servers:
