@@ -57,6 +57,8 @@ class Harmony:
         best = d.throughput.max(axis=1)
         self.speed = d.throughput[:, gtype] / best[:, None]  # [job, group]
         self.standalone = best  # units/s; times the round length in the view
+        # the heuristic (and the learned predictor it may hold) is made once, not every round
+        self._heuristic = None if self.method == "exact" else heuristic(self.method, self.seed)
         if self.method == "greedy-learned":  # its predictor knows the models it was trained on
             from hetsched.placement.predictor import default_predictor
 
@@ -127,9 +129,9 @@ class Harmony:
             server_speed=self.speed[rows],
         )
         placement = (
-            separable_placement(view)[0]
-            if self.method == "exact"  # the servers' own speeds make eq. (1) separable
-            else heuristic(self.method, self.seed)(view)
+            separable_placement(view)[0]  # the servers' own speeds make eq. (1) separable
+            if self._heuristic is None
+            else self._heuristic(view)
         )
         xw, _ = placement.to_arrays(view)
         return {rows[i]: xw[i] for i in range(len(plan), n) if xw[i].sum() > 0}
