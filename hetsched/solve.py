@@ -8,6 +8,7 @@ turns the status into ``error`` -- it is never passed off as a result.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from hetsched.deadline import BuildTimeout, deadline, grace
 from hetsched.errors import HetschedError
@@ -15,7 +16,7 @@ from hetsched.formulation import auto_formulation, find_formulation, validator_o
 from hetsched.instance.model import Instance
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
-from hetsched.solvers.result import RawResult, SolveResult
+from hetsched.solvers.result import RawResult, SolveResult, SolverOptions
 from hetsched.spec import FormulationSpec
 
 
@@ -84,13 +85,20 @@ def solve(
         # a backend with its own clock stops itself and keeps its incumbent
         unclocked = end is not None and not backend.own_clock
         with deadline(max(1e-3, end - time.perf_counter()) if unclocked else None):
-            raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+            raw = backend.solve(built, SolverOptions(left, gap, threads, seed))
             while spec.separate is not None and raw.status == Status.OPTIMAL:
                 added = spec.separate(built, raw.value)
                 if not added:
                     break
                 cuts += added
-                raw = _resolve(backend, built, raw, t0, time_limit, gap, threads, seed, spec.sense)
+                raw = _resolve(
+                    backend,
+                    built,
+                    raw,
+                    t0,
+                    SolverOptions(time_limit, gap, threads, seed),
+                    spec.sense,
+                )
     except BuildTimeout:
         return SolveResult(
             instance=instance.name,
@@ -150,18 +158,15 @@ def _resolve(
     built,
     last: RawResult,
     t0: float,
-    time_limit: float | None,
-    gap: float,
-    threads: int | None,
-    seed: int,
+    opts: SolverOptions,
     sense: str,
 ) -> RawResult:
     """Re-solve after cuts were added. The last solve's bound stays a bound of the full model; a
     loop the time limit cuts short reports that bound and no solution (its solution violated a cut)."""
-    left = None if time_limit is None else float(time_limit) - (time.perf_counter() - t0)
+    left = None if opts.time_limit is None else opts.time_limit - (time.perf_counter() - t0)
     raw = None
     if left is None or left > 0.05:
-        raw = backend.solve(built, time_limit=left, gap=gap, threads=threads, seed=seed)
+        raw = backend.solve(built, replace(opts, time_limit=left))
         if raw.status == Status.OPTIMAL:
             return raw
     bounds = [b for b in (last.bound, last.objective, raw and raw.bound) if b is not None]

@@ -19,7 +19,7 @@ from hetsched.heuristics.local_search import local_search_upper_bound
 from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
-from hetsched.solvers import Status
+from hetsched.solvers import SolverOptions, Status
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem, solve_colgen
 from hetsched.solvers.colgen.branching import fix_cost_ranges
 from hetsched.testing.strategies import hare_instances
@@ -81,7 +81,7 @@ def test_engine_bounds_and_solves_a_generalized_assignment(seed):
         if all(sum(size[i, b] for i, b in enumerate(a) if b == k) <= cap[k] for k in range(n_bins))
     )
     problem = _gap_problem(cost, size, cap)
-    raw = solve_colgen(problem, time_limit=30)
+    raw = solve_colgen(problem, SolverOptions(time_limit=30))
     chosen = raw.solution.columns
     assert sorted(c.block for c in chosen) == list(range(n_items))  # one column per block
     used = np.zeros(n_bins)
@@ -139,7 +139,7 @@ def test_engine_stopped_by_the_clock_is_never_optimal():
     cost[:, -1] = 50.0
     size = rng.integers(1, 5, size=(40, 6)).astype(float)
     problem = _gap_problem(cost, size, np.array([6.0] * 5 + [1000.0]))
-    raw = solve_colgen(problem, time_limit=0.0)
+    raw = solve_colgen(problem, SolverOptions(time_limit=0.0))
     assert raw.status == Status.TIME_LIMIT and (raw.bound is None or raw.bound < raw.objective)
 
 

@@ -25,6 +25,7 @@ from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance
 from hetsched.solvers.colgen import solve_colgen
+from hetsched.solvers.result import SolverOptions
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def lp_p2(
     (e.g. :func:`~hetsched.hadar.p2_master.plans_of` an online run); see the module docstring."""
     problem = p2_problem(view, utility_name, plans)
     problem.branch, problem.max_iterations = False, max_iterations
-    raw = solve_colgen(problem, time_limit=time_limit)
+    raw = solve_colgen(problem, SolverOptions(time_limit=time_limit))
     stats = raw.solution.stats
     prices = None if stats.prices is None else problem.prepare(stats.prices)
     return LpP2(

@@ -7,7 +7,7 @@ from importlib import import_module
 from typing import Callable
 
 from hetsched.solvers.optional import OPTIONAL, is_available, optional_solve
-from hetsched.solvers.result import RawResult, SolveResult, Status, relative_gap
+from hetsched.solvers.result import RawResult, SolveResult, SolverOptions, Status, relative_gap
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ __all__ = [
     "Backend",
     "RawResult",
     "SolveResult",
+    "SolverOptions",
     "Status",
     "relative_gap",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from hetsched.solvers.result import RawResult, Status
+from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
 @dataclass
@@ -29,11 +29,9 @@ class CpsatProblem:
 
 def solve_cpsat(
     problem: CpsatProblem,
-    time_limit: float | None = None,
-    gap: float = 0.0,
-    threads: int | None = None,
-    seed: int = 0,
+    opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
+    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.seed
     solver = cp_model.CpSolver()
     p = solver.parameters
     if time_limit is not None:

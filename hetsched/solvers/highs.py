@@ -10,18 +10,16 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 
 from hetsched.deadline import deadline, grace
 from hetsched.errors import SolverError
-from hetsched.solvers.result import RawResult, Status
+from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
 def solve_pyomo_highs(
     model: pe.ConcreteModel,
-    time_limit: float | None = None,
-    gap: float = 0.0,
-    threads: int | None = None,
-    seed: int = 0,
+    opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one. The
     time limit covers handing the model over (else :class:`~hetsched.deadline.BuildTimeout`)."""
+    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.seed
     opt = SolverFactory("highs")
     if not opt.available():
         raise SolverError("HiGHS is not available (pip install highspy)")

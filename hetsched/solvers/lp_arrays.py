@@ -16,7 +16,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.solvers.result import RawResult, Status
+from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 INF = highspy.kHighsInf
 
@@ -66,13 +66,11 @@ def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highs
 
 def solve_array_lp(
     lp: ArrayLP,
-    time_limit: float | None = None,
-    gap: float = 0.0,
-    threads: int | None = None,
-    seed: int = 0,
+    opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """The backend of kind ``lp``: status, objective (a proven bound of an LP at its optimum)
     and the column values (``RawResult.solution``)."""
+    time_limit, threads, seed = opts.time_limit, opts.threads, opts.seed
     options: dict[str, Any] = {"random_seed": seed}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from hetsched.solvers.colgen.machines import MachineProblem, solve_machine_schedules
-from hetsched.solvers.result import RawResult, Status
+from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
 def solve_machine_bp(
     problem: MachineProblem,
-    time_limit: float | None = None,
-    gap: float = 0.0,
-    threads: int | None = None,
-    seed: int = 0,
+    opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """Solve; objective and bound in the instance's units (weight x seconds)."""
+    time_limit, gap, seed = opts.time_limit, opts.gap, opts.seed
     res = solve_machine_schedules(problem, time_limit=time_limit, seed=seed, gap=gap)
     d = problem.divisor
     st = res.stats

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from hetsched.errors import SolverError
-from hetsched.solvers.result import RawResult, Status
+from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 if TYPE_CHECKING:
     import pyomo.environ as pe
@@ -93,12 +93,10 @@ def is_available(name: str) -> bool:
 def solve_optional(
     spec: OptionalSolver,
     model: pe.ConcreteModel,
-    time_limit: float | None = None,
-    gap: float = 0.0,
-    threads: int | None = None,
-    seed: int = 0,
+    opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """Solve a Pyomo model with an optional solver; load the incumbent if there is one."""
+    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.seed
     import pyomo.environ as pe
     from pyomo.opt import SolverStatus, TerminationCondition
 

@@ -20,6 +20,17 @@ class Status(str, Enum):
         return self.value
 
 
+@dataclass(frozen=True)
+class SolverOptions:
+    """What every backend takes besides the model: the time limit in seconds (None: none), the
+    relative gap to stop at, the threads (None: the solver's default) and the random seed."""
+
+    time_limit: float | None = None
+    gap: float = 0.0
+    threads: int | None = None
+    seed: int = 0
+
+
 @dataclass
 class RawResult:
     """What a backend adapter reports before the formulation decodes the solution."""

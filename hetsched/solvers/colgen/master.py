@@ -43,7 +43,7 @@ from hetsched.solvers.colgen.problem import (
     artificials,
     feasible,
 )
-from hetsched.solvers.result import RawResult, Status
+from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
 @dataclass
@@ -174,10 +174,7 @@ class _Master:
 
 def solve_colgen(
     problem: DantzigWolfeProblem,
-    time_limit: float | None = None,
-    gap: float = 0.0,
-    threads: int | None = None,
-    seed: int = 0,
+    opts: SolverOptions = SolverOptions(),
     smoothing: float = 0.8,
 ) -> RawResult:
     """Column generation, then the integer master over the generated columns.
@@ -186,6 +183,7 @@ def solve_colgen(
     incumbent. The result's ``solution`` is a :class:`ColgenSolution`: the chosen columns and
     the run's statistics (``problem`` is not written to).
     """
+    time_limit, gap, seed = opts.time_limit, opts.gap, opts.seed
     t0 = time.perf_counter()
     deadline = t0 + (float(time_limit) if time_limit is not None else math.inf)
     master = _Master(problem, seed)
