@@ -4,7 +4,7 @@ validator is :mod:`hetsched.validate`; each paper's package has its own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,5 @@ class ValidationReport:
     violations: list[Violation] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {
-            "valid": self.valid,
-            "objective": self.objective,
-            "completion": self.completion,
-            "violations": [{"kind": v.kind, "message": v.message} for v in self.violations],
-        }
+        """valid, objective, completion and violations (each as ``{kind, message}``)."""
+        return asdict(self)

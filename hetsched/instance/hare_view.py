@@ -14,6 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
+from hetsched.indexed import GpusIndexed, JobsIndexed
 from hetsched.instance.model import Instance
 
 
@@ -27,7 +28,7 @@ class HareTask:
 
 
 @dataclass(frozen=True)
-class HareView:
+class HareView(JobsIndexed, GpusIndexed):
     job_ids: tuple[str, ...]
     gpu_ids: tuple[str, ...]
     gpu_types: tuple[str, ...]
@@ -37,14 +38,6 @@ class HareView:
     tasks_per_round: np.ndarray  # |D_r|
     train: np.ndarray  # T^c[n, m]
     sync: np.ndarray  # T^s[n, m]
-
-    @property
-    def n_jobs(self) -> int:
-        return len(self.job_ids)
-
-    @property
-    def n_gpus(self) -> int:
-        return len(self.gpu_ids)
 
     @property
     def n_tasks(self) -> int:

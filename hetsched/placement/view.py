@@ -1,5 +1,5 @@
 """The arrays of one placement problem (Harmony, ToN'22): what :func:`placement_view` reads
-from an instance and every placement method searches over. Imports nothing of the project, so
+from an instance and every placement method searches over. Imports only the ground, so
 the fast evaluation and the heuristics stand right above it."""
 
 from __future__ import annotations
@@ -8,11 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.indexed import JobsIndexed
+
 EPS = 1e-9
 
 
 @dataclass(frozen=True)
-class PlacementView:
+class PlacementView(JobsIndexed):
     """Arrays of one placement problem: n indexes jobs (file order), s servers, k resources."""
 
     job_ids: tuple[str, ...]
@@ -37,10 +39,6 @@ class PlacementView:
     # on s it runs at server_speed[n, s] x b_n, a job over several servers at its slowest one's
     allowed: np.ndarray | None = None  # [n, s] bool; None: everywhere
     server_speed: np.ndarray | None = None  # [n, s]; None: 1
-
-    @property
-    def n_jobs(self) -> int:
-        return len(self.job_ids)
 
     @property
     def n_servers(self) -> int:

@@ -41,7 +41,7 @@ skipped and the bound says so.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy.optimize import linprog
@@ -84,14 +84,7 @@ class LowerBounds:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        return {
-            "weighted_completion": self.weighted_completion,
-            "weighted_jct": self.weighted_jct,
-            "avg_jct": self.avg_jct,
-            "makespan": self.makespan,
-            "method": dict(self.method),
-            "seconds": round(self.seconds, 3),
-        }
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
 
 
 def gang_bound_jobs(instance: Instance, packing: bool = False) -> BoundJobs:

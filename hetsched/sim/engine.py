@@ -113,6 +113,9 @@ class SimState:
 
 
 class Policy(Protocol):
+    """What the task engine asks of an online policy. A policy may subclass this to inherit the
+    empty ``prepare``."""
+
     name: str
     clairvoyant: bool
 

@@ -37,11 +37,12 @@ import numpy as np
 
 from hetsched.allocation.gavel_data import NEVER
 from hetsched.errors import InputError
+from hetsched.indexed import GpusIndexed, JobsIndexed
 from hetsched.instance.model import Instance
 
 
 @dataclass(frozen=True)
-class GangJobs:
+class GangJobs(JobsIndexed, GpusIndexed):
     job_ids: tuple[str, ...]
     arrival: np.ndarray  # seconds
     weight: np.ndarray
@@ -56,14 +57,6 @@ class GangJobs:
     models: tuple[str | None, ...] = ()  # model.name: the job's row of Gavel's table (packing)
     memory_gb: tuple[float | None, ...] = ()
     type_memory_gb: tuple[float | None, ...] = ()
-
-    @property
-    def n_jobs(self) -> int:
-        return len(self.job_ids)
-
-    @property
-    def n_gpus(self) -> int:
-        return len(self.gpu_ids)
 
     def type_count(self) -> np.ndarray:
         return np.bincount(self.gpu_type, minlength=len(self.types))

@@ -16,16 +16,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from hetsched.sim.engine import SimState
+from hetsched.sim.engine import Policy, SimState
 
 CANDIDATES = 4
 
 
-class AlloX:
+class AlloX(Policy):
     name, clairvoyant = "allox", True
-
-    def prepare(self, instance, view) -> None:
-        pass
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         v = state.view

@@ -11,15 +11,12 @@
 
 from __future__ import annotations
 
-from hetsched.sim.engine import SimState
+from hetsched.sim.engine import Policy, SimState
 from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order, gang_size
 
 
-class GavelFifo:
+class GavelFifo(Policy):
     name, clairvoyant = "gavel-fifo", False
-
-    def prepare(self, instance, view) -> None:
-        pass
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         free = state.idle_gpus
@@ -35,21 +32,15 @@ class GavelFifo:
         return out
 
 
-class SchedHomo:
+class SchedHomo(Policy):
     name, clairvoyant = "sched-homo", False
-
-    def prepare(self, instance, view) -> None:
-        pass
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         return fill_in_gpu_order(state, state.waiting_jobs())
 
 
-class Fifo:
+class Fifo(Policy):
     name, clairvoyant = "fifo", False
-
-    def prepare(self, instance, view) -> None:
-        pass
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         return fill_fastest(state, state.waiting_jobs())

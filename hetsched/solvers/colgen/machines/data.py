@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.indexed import JobsIndexed
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_times
 
@@ -21,7 +22,7 @@ MAX_TABLE_CELLS = 50_000_000  # jobs x horizon ticks of one pricing table (bytes
 
 
 @dataclass(frozen=True)
-class MachineProblem:
+class MachineProblem(JobsIndexed):
     """Jobs x GPU classes; every time in ticks of 1/``time_scale`` s, weights in 1/``weight_scale``."""
 
     job_ids: tuple[str, ...]
@@ -35,10 +36,6 @@ class MachineProblem:
     horizon: (
         np.ndarray
     )  # (K,) int64: no GPU of class k is busy after this tick in an optimal schedule
-
-    @property
-    def n_jobs(self) -> int:
-        return len(self.job_ids)
 
     @property
     def n_classes(self) -> int:
