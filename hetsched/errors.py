@@ -35,6 +35,13 @@ class InstallationError(HetschedError):
     """hetsched itself is incomplete (a shipped file or module is missing): not the user's input."""
 
 
+def expect_format(data: Any, expected: str, source: str) -> dict:
+    """``data`` if it is a JSON object whose ``format`` is ``expected``, else an input error."""
+    if not isinstance(data, dict) or data.get("format") != expected:
+        raise InputError(source, "$.format", f"expected '{expected}'")
+    return data
+
+
 def json_child(path: str, key: str) -> str:
     """The JSON path of ``key`` under ``path`` (``$.a.b``, or ``$.a['odd key']``)."""
     return (

@@ -40,7 +40,7 @@ import numpy as np
 import pyomo.environ as pe
 import scipy.sparse as sp
 
-from hetsched.heuristics.upper_bound import quick_upper_bound
+from hetsched.heuristics.upper_bound import horizon
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.model import Instance
 from hetsched.reports import ValidationReport, Violation
@@ -134,9 +134,8 @@ class IntervalData:
 
 
 def interval_data(instance: Instance) -> IntervalData:
-    v = hare_view(instance)
-    ub, _ = quick_upper_bound(instance)
-    c_ub = v.completion_upper_bounds(ub)
+    h = horizon(instance)
+    v, c_ub = h.view, h.completion
     tau = interval_grid(v, float(c_ub.max()))
     classes = gpu_classes(v)
     open_ = (tau[1:][None, :] > v.arrival[:, None]) & (tau[:-1][None, :] < c_ub[:, None])

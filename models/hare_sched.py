@@ -28,7 +28,7 @@ from itertools import combinations
 
 import pyomo.environ as pe
 
-from hetsched.heuristics.upper_bound import quick_upper_bound
+from hetsched.heuristics.upper_bound import horizon
 from hetsched.instance.hare_view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
@@ -53,17 +53,15 @@ def too_large(instance: Instance) -> str | None:
 
 
 def build(instance: Instance) -> pe.ConcreteModel:
-    v = hare_view(instance)
-    ub, _ = quick_upper_bound(instance)
-    earliest, latest = v.start_windows(ub)
+    h = horizon(instance)
+    v, ub, earliest, latest = h.view, h.ub, h.earliest, h.latest
     # keep round-off from cutting a schedule at a window edge; wide enough that HiGHS presolve does not
     # meet near-fixed columns (with 1e-6 windows it reported a 1e-6-infeasible "optimum" as an error)
     slack = 1e-5 * max(1.0, ub)
     tasks = [(t.n, t.r, t.k) for t in v.tasks()]
     lo = {i: float(earliest[i[0], i[1]]) for i in tasks}
     hi = {i: float(latest[i[0], i[1]]) + slack for i in tasks}
-    Tc = {(n, m): float(v.train[n, m]) for n in range(v.n_jobs) for m in range(v.n_gpus)}
-    Ts = {(n, m): float(v.sync[n, m]) for n in range(v.n_jobs) for m in range(v.n_gpus)}
+    Tc, Ts = v.pair_times()
 
     m = pe.ConcreteModel(name=f"hare_sched[{instance.name}]")
     m.N = pe.Set(initialize=range(v.n_jobs), doc="jobs")
@@ -77,7 +75,7 @@ def build(instance: Instance) -> pe.ConcreteModel:
     m.x = pe.Var(m.D, bounds=lambda _, *i: (lo[i], hi[i]), doc="start time x_i")
     m.y = pe.Var(m.D, m.M, domain=pe.Binary, doc="y_{i,m}: task i runs on GPU m")
     c_lb = v.completion_lower_bounds()
-    c_ub = v.completion_upper_bounds(ub)
+    c_ub = h.completion
     m.C = pe.Var(
         m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n"
     )

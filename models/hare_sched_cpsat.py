@@ -30,8 +30,7 @@ from collections import defaultdict
 from ortools.sat.python import cp_model
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.upper_bound import quick_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.heuristics.upper_bound import horizon
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
@@ -60,10 +59,8 @@ def build(instance: Instance) -> CpsatProblem:
             "cpsat needs job weights with at most 6 decimal digits; use --solver highs"
         )
     ticked = instance_in_ticks(instance, s)
-    v = hare_view(ticked)
-    ub, hint = quick_upper_bound(ticked)
-    earliest, latest = v.start_windows(ub)
-    c_ub = v.completion_upper_bounds(ub)
+    h = horizon(ticked)
+    v, hint, earliest, latest, c_ub = h.view, h.schedule, h.earliest, h.latest, h.completion
     L = [int(round(x)) for x in v.round_length]
     W = [int(round(w * ws)) for w in v.weight]
     Tc = [[int(t) for t in row] for row in v.train]

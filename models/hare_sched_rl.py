@@ -51,8 +51,7 @@ from __future__ import annotations
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.upper_bound import quick_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.heuristics.upper_bound import horizon
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched import solver_starts as hare_sched_extract
 from hetsched.spec import FormulationSpec
@@ -60,15 +59,13 @@ from hetsched.spec import FormulationSpec
 
 def base_model(instance: Instance) -> pe.ConcreteModel:
     """(4)-(7), the objective, the windows and the two reductions: everything but (9)."""
-    v = hare_view(instance)
-    ub, _ = quick_upper_bound(instance)
-    earliest, latest = v.start_windows(ub, relaxed=True)
+    h = horizon(instance, relaxed=True)
+    v, ub, earliest, latest = h.view, h.ub, h.earliest, h.latest
     # keep round-off from cutting a solution at a window edge; wide enough that HiGHS presolve does
     # not see near-fixed columns (a 1e-6 window made it report a 1e-6-infeasible "optimum" as an error)
     slack = 1e-5 * max(1.0, ub)
     tasks = [(t.n, t.r, t.k) for t in v.tasks()]
-    Tc = {(n, g): float(v.train[n, g]) for n in range(v.n_jobs) for g in range(v.n_gpus)}
-    Ts = {(n, g): float(v.sync[n, g]) for n in range(v.n_jobs) for g in range(v.n_gpus)}
+    Tc, Ts = v.pair_times()
 
     m = pe.ConcreteModel(name=f"hare_sched_rl[{instance.name}]")
     m.N = pe.Set(initialize=range(v.n_jobs), doc="jobs")
@@ -86,7 +83,7 @@ def base_model(instance: Instance) -> pe.ConcreteModel:
     m.x = pe.Var(m.D, bounds=lambda _, *i: (m.lo[i], m.hi[i]), doc="start time x_i")
     m.y = pe.Var(m.D, m.M, domain=pe.Binary, doc="y_{i,m}: task i runs on GPU m")
     c_lb = v.completion_lower_bounds(relaxed=True)
-    c_ub = v.completion_upper_bounds(ub, relaxed=True)
+    c_ub = h.completion
     m.C = pe.Var(
         m.N, bounds=lambda _, n: (float(c_lb[n]), float(c_ub[n]) + slack), doc="completion C_n"
     )

@@ -29,8 +29,7 @@ import math
 import pyomo.environ as pe
 
 from hetsched.errors import HetschedError
-from hetsched.heuristics.upper_bound import quick_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.heuristics.upper_bound import horizon
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
@@ -47,10 +46,8 @@ def build(instance: Instance) -> pe.ConcreteModel:
             "hare-sched-ti needs times with at most 4 decimal digits; use --model hare-sched"
         )
     ticked = instance_in_ticks(instance, s)
-    v = hare_view(ticked)
-    ub, _ = quick_upper_bound(ticked)
-    earliest, latest = v.start_windows(ub)
-    c_ub = v.completion_upper_bounds(ub)
+    h = horizon(ticked)
+    v, earliest, latest, c_ub = h.view, h.earliest, h.latest, h.completion
     Tc = [[int(x) for x in row] for row in v.train]
     Cy = [[int(x) for x in row] for row in v.cycle]
     K = [int(k) for k in v.tasks_per_round]

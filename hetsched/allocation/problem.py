@@ -19,6 +19,7 @@ import numpy as np
 
 from hetsched.errors import InputError
 from hetsched.instance.model import Instance
+from hetsched.instance.throughput import throughput_row
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,7 @@ def allocation_view(instance: Instance) -> AllocationView:
     types = tuple(sorted(counts))
     thr = np.zeros((len(instance.jobs), len(types)))
     for j, job in enumerate(instance.jobs):
-        for r, t in enumerate(types):
-            if t not in job.throughput:
-                raise InputError(
-                    instance.name,
-                    f"$.jobs[{j}].throughput",
-                    f"no throughput for GPU type '{t}' (allocation policies need one per type; 0 = cannot run)",
-                )
-            thr[j, r] = job.throughput[t]
+        thr[j] = throughput_row(instance, j, types)
         if not np.any(thr[j] > 0):
             raise InputError(
                 instance.name,

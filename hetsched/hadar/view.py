@@ -36,6 +36,7 @@ from hetsched.errors import InputError
 from hetsched.hadar.arrays import Gang, HadarView, cheapest_gangs, fastest_rate
 from hetsched.instance.extensions import JCT_READINGS, UTILITY_NAMES, HadarOptions
 from hetsched.instance.model import Instance
+from hetsched.instance.throughput import throughput_row
 
 # the utilities U_j an instance may name (``metadata.hadar.utility``; formulas in
 # hetsched.hadar.utility) and the readings of the JCT of a job finishing in slot f_j, with
@@ -63,12 +64,7 @@ def hadar_view(instance: Instance) -> HadarView:
     thr = np.zeros((len(instance.jobs), len(types)))
     work, workers = [], []
     for j, job in enumerate(instance.jobs):
-        for r, t in enumerate(types):
-            if t not in job.throughput:
-                raise InputError(
-                    instance.name, f"$.jobs[{j}].throughput", f"no throughput for GPU type '{t}'"
-                )
-            thr[j, r] = job.throughput[t]
+        thr[j] = throughput_row(instance, j, types)
         if not job.epochs or not job.iterations_per_epoch:
             raise InputError(
                 instance.name,

@@ -3,6 +3,10 @@ horizon bound and the hint of the exact models."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from hetsched.heuristics.list_scheduling import (
     MACHINE_RULES,
     arrays_objective,
@@ -11,7 +15,7 @@ from hetsched.heuristics.list_scheduling import (
     schedule_in_order,
     wspt_order,
 )
-from hetsched.instance.hare_view import hare_view
+from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.schedule import TaskSchedule
 from hetsched.validate import validate
 
@@ -35,3 +39,28 @@ def quick_upper_bound(instance) -> tuple[float, TaskSchedule]:
     if not report.valid or report.objective is None:  # pragma: no cover - a bug in the loop
         raise AssertionError(f"list schedule failed validation: {report.violations[:3]}")
     return report.objective, sched
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """What the exact Hare models build on: the view, a validated schedule of objective ``ub``,
+    and what every schedule of objective <= ``ub`` (so every optimal one) meets: each round's
+    start window [earliest, latest] (:meth:`HareView.start_windows`) and each job's completion
+    bound (:meth:`HareView.completion_upper_bounds`)."""
+
+    view: HareView
+    ub: float
+    schedule: TaskSchedule
+    earliest: np.ndarray  # [n, r]
+    latest: np.ndarray  # [n, r]
+    completion: np.ndarray  # [n]: C_n <= completion[n]
+
+
+def horizon(instance, relaxed: bool = False) -> Horizon:
+    """The :class:`Horizon` of :func:`quick_upper_bound`'s schedule; ``relaxed``: windows and
+    bounds that hold for every solution of (4)-(7) alone (relaxations that drop (8))."""
+    view = hare_view(instance)
+    ub, schedule = quick_upper_bound(instance)
+    earliest, latest = view.start_windows(ub, relaxed=relaxed)
+    completion = view.completion_upper_bounds(ub, relaxed=relaxed)
+    return Horizon(view, ub, schedule, earliest, latest, completion)

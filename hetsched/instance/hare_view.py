@@ -43,6 +43,14 @@ class HareView(JobsIndexed, GpusIndexed):
     def n_tasks(self) -> int:
         return int(np.sum(self.rounds * self.tasks_per_round))
 
+    def pair_times(self) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], float]]:
+        """T^c and T^s as ``{(n, m): seconds}``, the form a Pyomo parameter or rule reads."""
+        pairs = [(n, m) for n in range(self.n_jobs) for m in range(self.n_gpus)]
+        return (
+            {(n, m): float(self.train[n, m]) for n, m in pairs},
+            {(n, m): float(self.sync[n, m]) for n, m in pairs},
+        )
+
     def tasks(self) -> Iterator[HareTask]:
         """D in job, round, task order."""
         for n in range(self.n_jobs):

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.errors import InputError, expect_format
 from hetsched.instance.extensions import PACKING_METRICS
 from hetsched.instance.model import Instance
 
@@ -146,8 +146,7 @@ class Packing:
 
 
 def packing_from_dict(d: Any, source: str = "<packing>") -> Packing:
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise InputError(source, "$.format", f"expected '{FORMAT}'")
+    d = expect_format(d, FORMAT, source)
     pairs = d.get("pairs")
     if not isinstance(pairs, list):
         raise InputError(source, "$.pairs", "missing: a list of [scheduled job id, queued job id]")

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.errors import InputError, expect_format
 from hetsched.instance.extensions import RESOURCES, PlacementJob
 from hetsched.instance.model import Instance
 from hetsched.placement import data
@@ -90,8 +90,7 @@ class Placement:
 
 
 def placement_from_dict(d: Any, source: str = "<placement>") -> Placement:
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise InputError(source, "$.format", f"expected '{FORMAT}'")
+    d = expect_format(d, FORMAT, source)
     jobs = d.get("placement")
     if not isinstance(jobs, dict):
         raise InputError(source, "$.placement", "missing: a map job id -> server id -> counts")

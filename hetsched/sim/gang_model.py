@@ -39,6 +39,7 @@ from hetsched.allocation.gavel_data import NEVER
 from hetsched.errors import InputError
 from hetsched.indexed import GpusIndexed, JobsIndexed
 from hetsched.instance.model import Instance
+from hetsched.instance.throughput import throughput_row
 
 
 @dataclass(frozen=True)
@@ -141,14 +142,7 @@ def gang_jobs(instance: Instance) -> GangJobs:
     for j, job in enumerate(instance.jobs):
         s = job.requested_workers or job.tasks_per_round
         if job.throughput and job.epochs and job.iterations_per_epoch:
-            for r, t in enumerate(types):
-                if t not in job.throughput:
-                    raise InputError(
-                        instance.name,
-                        f"$.jobs[{j}].throughput",
-                        f"no throughput for GPU type '{t}' (0 = cannot run there)",
-                    )
-                thr[j, r] = job.throughput[t] * (s if per_worker else 1)
+            thr[j] = throughput_row(instance, j, types) * (s if per_worker else 1)
             work.append(job.epochs * job.iterations_per_epoch)
         else:
             for r, t in enumerate(types):
