@@ -105,9 +105,6 @@ def solve(
             model=spec.name,
             solver=solver,
             status=Status.TIME_LIMIT,
-            objective=None,
-            bound=None,
-            gap=None,
             seconds=time.perf_counter() - t0,
             notes=([picked] if picked else [])
             + [
@@ -129,10 +126,7 @@ def solve(
         model=spec.name,
         solver=solver,
         status=raw.status,
-        objective=None,
         bound=raw.bound,
-        gap=None,
-        seconds=0.0,
         solver_objective=raw.objective,
         objective_is_bound=spec.objective_is_bound,
         notes=notes,

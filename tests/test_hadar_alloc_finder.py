@@ -7,7 +7,7 @@ import pytest
 
 from hetsched.generators import hadar_cluster
 from hetsched.hadar import alloc_finder
-from hetsched.hadar.alloc_finder import AllocFinder
+from hetsched.hadar.alloc_finder import AllocFinder, Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
@@ -71,8 +71,8 @@ def test_every_call_of_a_search_matches_the_literal_find_alloc(checked, seed, n,
     queue = list(range(n))
     prices = price_function(v, queue)
     remaining = v.work.astype(float) * np.linspace(0.3, 1.0, n)
-    dp_value, _ = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 2, **opts)
-    res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 2, **opts)
+    dp_value, _ = dp_allocation(Slot(v, queue, prices, remaining, 2), **opts)
+    res = dp_allocation_bnb(Slot(v, queue, prices, remaining, 2), **opts)
     assert checked.calls > n
     assert res.value == pytest.approx(dp_value, rel=1e-12)
 

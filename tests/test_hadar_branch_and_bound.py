@@ -6,6 +6,7 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.generators import hadar_cluster
+from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.online import hadar_online
@@ -24,8 +25,8 @@ def _round(seed: int, n: int):
 @pytest.mark.parametrize("seed,n", [(0, 8), (1, 10), (2, 12), (3, 12), (4, 14)])
 def test_bnb_equals_the_memoized_dp(seed, n):
     v, queue, prices, remaining = _round(seed, n)
-    dp_value, dp_chosen = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 1)
-    res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1)
+    dp_value, dp_chosen = dp_allocation(Slot(v, queue, prices, remaining, 1))
+    res = dp_allocation_bnb(Slot(v, queue, prices, remaining, 1))
     assert res.proven and res.value == pytest.approx(dp_value, rel=1e-12) and res.bound == res.value
     assert sum(c.payoff for c in res.chosen.values()) == pytest.approx(res.value)
     used = np.zeros_like(v.capacity)
@@ -38,8 +39,8 @@ def test_bnb_equals_the_memoized_dp(seed, n):
 
 def test_a_stopped_search_returns_a_bound_above_the_optimum():
     v, queue, prices, remaining = _round(0, 16)
-    exact = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1)
-    stopped = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1, node_limit=5)
+    exact = dp_allocation_bnb(Slot(v, queue, prices, remaining, 1))
+    stopped = dp_allocation_bnb(Slot(v, queue, prices, remaining, 1), node_limit=5)
     assert exact.proven and not stopped.proven
     assert stopped.value <= exact.value + 1e-9 <= stopped.bound + 2e-9
 

@@ -6,6 +6,7 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.errors import InputError
+from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.price import durations, price_function
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
@@ -133,7 +134,7 @@ def test_dp_allocation_equals_brute_force(seed):
     v = hadar_view(inst)
     queue = list(range(v.n_jobs))
     prices = price_function(v, queue)
-    value, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1)
+    value, chosen = dp_allocation(Slot(v, queue, prices, v.work.astype(float), 1))
     assert value == pytest.approx(
         brute_force_payoff(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1)
     )
@@ -195,12 +196,7 @@ def test_dp_state_space_exceeds_the_claimed_count():
     v = hadar_view(inst)
     stats = {}
     dp_allocation(
-        v,
-        list(range(n)),
-        v.capacity.copy(),
-        price_function(v),
-        v.work.astype(float),
-        1,
+        Slot(v, list(range(n)), price_function(v), v.work.astype(float), 1),
         stats=stats,
     )
     assert stats["states"] > n * len(v.machines) * len(v.types)  # the claimed count is exceeded
@@ -294,7 +290,7 @@ def test_find_alloc_is_not_the_best_allocation():
     v = hadar_view(inst)
     queue = [0, 1]
     prices = price_function(v, queue)
-    value, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, v.work.astype(float), 1)
+    value, chosen = dp_allocation(Slot(v, queue, prices, v.work.astype(float), 1))
     p100 = v.types.index("p100")
     assert list(chosen) == [1] and {r for _, r, _ in chosen[1].alloc} == {p100}  # J0 skipped
     taken = find_alloc(v, 0, v.capacity.copy(), v.capacity * 0, prices, float(v.work[0]), 1)

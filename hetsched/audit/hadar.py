@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile
+from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
@@ -163,7 +164,7 @@ def evaluate(inst: Instance, prof: Profile) -> Evaluation:
     queue = list(range(v.n_jobs))
     prices = price_function(v, queue)
     remaining = v.work.astype(float)
-    dp, _ = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 1)
+    dp, _ = dp_allocation(Slot(v, queue, prices, remaining, 1))
     best = brute_force_payoff(v, queue, v.capacity.copy(), prices, remaining, 1)
     ratio = 1.0 if best <= 0 and dp <= 0 else (best / dp if dp > 0 else float("inf"))
     any_gang = best_over_all_gangs(v, queue, v.capacity.copy(), prices, remaining, 1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hetsched.bench.runlog import solve_row
+from hetsched.bench.runlog import run_line, solve_row
 from hetsched.generators import ladder
 from hetsched.jsonout import json_text
 from hetsched.runstore import RunStore
@@ -74,12 +74,8 @@ def run_exact_bench(
                     failed = True
                 rows.append(row)
                 if not as_json:
-                    gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.2f}%"
-                    print(
-                        f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus} {row['status']:<10} "
-                        f"obj={row.get('objective')} gap={gap} t={row.get('seconds', '-')}s",
-                        flush=True,
-                    )
+                    label = f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus}"
+                    print(run_line(label, row), flush=True)
     largest = {}
     for r in rows:
         if r["status"] == Status.OPTIMAL.value:

@@ -23,6 +23,7 @@ import numpy as np
 
 from hetsched.bench import write_result
 from hetsched.generators import hadar_cluster
+from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.online import hadar_online
@@ -44,9 +45,9 @@ def cross_check(sizes=(8, 12, 16), seed: int = 0) -> list[dict]:
         v, queue, prices, remaining = _round_inputs(inst, n)
         stats: dict = {}
         t = time.perf_counter()
-        dp_value, _ = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, 1, stats=stats)
+        dp_value, _ = dp_allocation(Slot(v, queue, prices, remaining, 1), stats=stats)
         dp_seconds = time.perf_counter() - t
-        res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1, time_limit=60.0)
+        res = dp_allocation_bnb(Slot(v, queue, prices, remaining, 1), time_limit=60.0)
         rows.append(
             {
                 "queued_jobs": n,
@@ -84,7 +85,7 @@ def one_round(n_jobs: int = 2000, seed: int = 0, budget: float = 0.8) -> dict:
     inst = hadar_cluster(seed, n_jobs=n_jobs)
     v, queue, prices, remaining = _round_inputs(inst, n_jobs)
     t = time.perf_counter()
-    res = dp_allocation_bnb(v, queue, v.capacity.copy(), prices, remaining, 1, time_limit=budget)
+    res = dp_allocation_bnb(Slot(v, queue, prices, remaining, 1), time_limit=budget)
     t_lp = time.perf_counter()
     lp = lp_bound(v, queue, v.capacity.copy(), prices, remaining, 1)
     lp_seconds = time.perf_counter() - t_lp

@@ -32,3 +32,12 @@ def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwar
         "cpu_seconds": round(time.process_time() - cpu, 3),
         "python": platform.python_version(),
     }
+
+
+def run_line(label: str, row: dict) -> str:
+    """One progress line of an exact benchmark: the run's label, status, objective, gap, times."""
+    gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.3f}%"
+    return (
+        f"{label} {row['status']:<10} obj={row.get('objective')} gap={gap:<9} "
+        f"t={row.get('seconds', '-')}s cpu={row.get('cpu_seconds', '-')}s"
+    )

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.bench.runlog import solve_row
+from hetsched.bench.runlog import run_line, solve_row
 from hetsched.generators import FAMILIES
 from hetsched.jsonout import json_text
 from hetsched.runstore import RunStore
@@ -62,12 +62,8 @@ def run_wct_bench(
                     done.add(row)
                     rows.append(row)
                     if not as_json:
-                        gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.3f}%"
-                        print(
-                            f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6} {row['status']:<10} gap={gap:<9} "
-                            f"t={row.get('seconds', '-')}s cpu={row['cpu_seconds']}s",
-                            flush=True,
-                        )
+                        label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
+                        print(run_line(label, row), flush=True)
     proven = {}
     for r in rows:
         k = f"{r['family']}/{r['solver']}@{r['gpus']}gpus"

@@ -47,6 +47,23 @@ class Prices(Protocol):
 
 
 @dataclass(frozen=True)
+class Slot:
+    """DP_allocation's problem at slot t (Algorithm 1, line 6): the queue in order (job
+    indices), the slot's price function, each job's remaining work, and the free GPUs per
+    (machine, type), by default the whole cluster."""
+
+    view: HadarView
+    queue: list[int]
+    prices: Prices
+    remaining: np.ndarray
+    t: int
+    free: np.ndarray | None = None
+
+    def free_gpus(self) -> np.ndarray:
+        return self.view.capacity.copy() if self.free is None else self.free.copy()
+
+
+@dataclass(frozen=True)
 class Candidate:
     alloc: Alloc
     rate: float  # iterations per slot

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from hetsched.hadar.alloc_finder import AllocFinder, Candidate, Prices
+from hetsched.hadar.alloc_finder import AllocFinder, Candidate, Prices, Slot
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
 
@@ -63,18 +63,15 @@ def _speed_bounds(
 
 
 def dp_allocation_bnb(
-    view: HadarView,
-    queue: list[int],
-    free0: np.ndarray,
-    prices: Prices,
-    remaining: np.ndarray,
-    t: int,
+    slot: Slot,
     node_limit: int = 1_000_000,
     time_limit: float = 10.0,
     utility_name: str | None = None,
     **opts,
 ) -> BnbResult:
     """The include/skip choice of DP_allocation with the largest total payoff, by branch and bound."""
+    view, queue, prices, remaining, t = slot.view, slot.queue, slot.prices, slot.remaining, slot.t
+    free0 = slot.free_gpus()
     start = time.perf_counter()
     n = len(queue)
     cap = view.capacity

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate, Prices
+from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate, Prices, Slot
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
 
@@ -95,18 +95,15 @@ def find_alloc(
 
 
 def dp_allocation(
-    view: HadarView,
-    queue: list[int],
-    free0: np.ndarray,
-    prices: Prices,
-    remaining: np.ndarray,
-    t: int,
+    slot: Slot,
     stats: dict | None = None,
     **opts,
 ) -> tuple[float, dict[int, Candidate]]:
     """DP_allocation (lines 1-21): the subset of ``queue`` and their gangs with the largest total
     payoff, memoized on (index, free GPUs). Returns (total payoff, job -> candidate); ``stats``
     receives the number of memoized states."""
+    view, queue, prices, remaining, t = slot.view, slot.queue, slot.prices, slot.remaining, slot.t
+    free0 = slot.free_gpus()
     cap = view.capacity
     finder = AllocFinder(view, prices, remaining, t, **opts)
     n_types = cap.shape[1]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.price import price_function
@@ -73,12 +74,12 @@ def hadar_online(
             v, queue, utility_name, eta
         )  # U_max, U_min from the current workload
         info: dict = {}
-        args = ([int(j) for j in queue], v.capacity.copy(), prices, remaining, t)
+        slot = Slot(v, [int(j) for j in queue], prices, remaining, t)
         common = dict(utility_name=utility_name, comm_cost=comm_cost, select=select)
         if round_solver == "dp":
-            value, chosen = dp_allocation(v, *args, **common)
+            value, chosen = dp_allocation(slot, **common)
         else:
-            res = dp_allocation_bnb(v, *args, time_limit=round_time_limit, **common)
+            res = dp_allocation_bnb(slot, time_limit=round_time_limit, **common)
             value, chosen = res.value, res.chosen
             info = {
                 "proven": res.proven,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hetsched.solvers.colgen.machines import MachineProblem, solve_machine_schedules
-from hetsched.solvers.result import RawResult, SolverOptions, Status
+from hetsched.solvers.result import RawResult, SolverOptions, search_status
 
 
 def solve_machine_bp(
@@ -15,12 +15,7 @@ def solve_machine_bp(
     res = solve_machine_schedules(problem, time_limit=time_limit, seed=seed, gap=gap)
     d = problem.divisor
     st = res.stats
-    if res.proven and gap == 0:
-        status = Status.OPTIMAL
-    elif res.timed_out:
-        status = Status.TIME_LIMIT
-    else:
-        status = Status.FEASIBLE
+    status = search_status(res.proven and gap == 0, res.timed_out)
     root = "-" if st.root_bound is None else f"{st.root_bound / d:.6g}"
     log = (
         f"bp: {st.nodes} nodes ({st.open_nodes} open), {st.iterations} LP iterations, "

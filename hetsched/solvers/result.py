@@ -55,10 +55,10 @@ class SolveResult:
     model: str
     solver: str
     status: Status
-    objective: float | None
-    bound: float | None
-    gap: float | None
-    seconds: float
+    objective: float | None = None  # set by finalize (the validator's value)
+    bound: float | None = None
+    gap: float | None = None  # set by finalize
+    seconds: float = 0.0
     solution: Any = None
     solver_objective: float | None = None
     objective_is_bound: bool = False  # True for relaxations: the objective is a lower bound
@@ -92,6 +92,14 @@ class SolveResult:
             "log": self.log,
             "sense": self.sense,
         }
+
+
+def search_status(proven: bool, limited: bool) -> Status:
+    """The status of a search that keeps an incumbent: optimal when its bound is proven to meet
+    it, time_limit when the clock stopped it first, else feasible (a gap limit, or rounding)."""
+    if proven:
+        return Status.OPTIMAL
+    return Status.TIME_LIMIT if limited else Status.FEASIBLE
 
 
 def relative_gap(objective: float | None, bound: float | None, sense: str = "min") -> float | None:

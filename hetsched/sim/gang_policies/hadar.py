@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from hetsched.errors import InputError
+from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.price import price_function
@@ -93,15 +94,10 @@ class Hadar:
         prices = price_function(v, queue, None, self.eta)
         t = state.round + 1
         if self.solver == "dp":
-            _, chosen = dp_allocation(v, queue, v.capacity.copy(), prices, remaining, t)
+            _, chosen = dp_allocation(Slot(v, queue, prices, remaining, t))
         else:
             res = dp_allocation_bnb(
-                v,
-                queue,
-                v.capacity.copy(),
-                prices,
-                remaining,
-                t,
+                Slot(v, queue, prices, remaining, t),
                 node_limit=self.node_limit,
                 time_limit=self.round_time_limit,
             )

@@ -43,7 +43,7 @@ from hetsched.solvers.colgen.problem import (
     artificials,
     feasible,
 )
-from hetsched.solvers.result import RawResult, SolverOptions, Status
+from hetsched.solvers.result import RawResult, SolverOptions, search_status
 
 
 @dataclass
@@ -274,12 +274,7 @@ def solve_colgen(
     bound = min(bound, incumbent)
     proven = bound >= incumbent - 1e-9 * max(1.0, abs(incumbent))
     limited = limited or time.perf_counter() >= deadline
-    if proven and problem.exact and gap == 0:
-        status = Status.OPTIMAL
-    elif limited:
-        status = Status.TIME_LIMIT
-    else:
-        status = Status.FEASIBLE
+    status = search_status(proven and problem.exact and gap == 0, limited)
     d = problem.objective_divisor
     log = (
         f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
