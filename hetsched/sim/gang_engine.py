@@ -353,24 +353,31 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
     used: set[int] = set()
     owner: dict[int, int] = {}
     shared: set[int] = set()  # GPUs two jobs hold already
+    type_of, n_gpus = data.type_of, data.n_gpus
     for j, gpus in plan.items():
         if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
             raise HetschedError(
                 f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
             )
         gs = [int(g) for g in gpus]
-        if len(set(gs)) != len(gs) or len(gs) != data.gang[j]:
+        mine = set(gs)
+        if len(mine) != len(gs) or len(gs) != data.gang[j]:
             raise HetschedError(
-                f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}"
+                f"policy {policy.name} gave {data.job_ids[j]} {len(mine)} GPUs, its gang is {data.gang[j]}"
             )
-        if used & set(gs):
-            k = owner[min(used & set(gs))]
-            r = int(data.gpu_type[gs[0]])
+        if any(not (0 <= g < n_gpus) for g in gs) or min(data.rows[j][type_of[g]] for g in gs) <= 0:
+            raise HetschedError(
+                f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on"
+            )
+        both = used & mine
+        if both:
+            k = owner[min(both)]
+            r = type_of[gs[0]]
             if not (
                 state.convention == "hetsched"
-                and set(plan[k]) == set(gs)
-                and len({int(data.gpu_type[g]) for g in gs}) == 1
-                and not shared & set(gs)
+                and set(plan[k]) == mine
+                and len({type_of[g] for g in gs}) == 1
+                and not shared & mine
                 and data.pair_rate(j, k, r) > 0
                 and data.pair_rate(k, j, r) > 0
             ):
@@ -378,11 +385,7 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
                     f"policy {policy.name} gave a GPU to two jobs at t={state.now} "
                     "(only a pair that may be packed can share a gang, under the hetsched convention)"
                 )
-            shared |= set(gs)
+            shared |= mine
         for g in gs:
             owner[g] = j
-        if any(not (0 <= g < data.n_gpus) or data.throughput[j, data.gpu_type[g]] <= 0 for g in gs):
-            raise HetschedError(
-                f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on"
-            )
-        used |= set(gs)
+        used |= mine

@@ -70,9 +70,20 @@ class GangJobs(JobsIndexed, GpusIndexed):
             for r in range(len(self.types))
         )
 
+    @cached_property
+    def type_of(self) -> list[int]:
+        """``gpu_type`` as Python ints (what the engine reads GPU by GPU)."""
+        return self.gpu_type.tolist()
+
+    @cached_property
+    def rows(self) -> list[list[float]]:
+        """``throughput`` as Python floats, row j = job j (read once per job and round)."""
+        return self.throughput.tolist()
+
     def rate(self, j: int, gpus) -> float:
         """Units/s of job j on these GPUs: the bottleneck min_r X_j^r over their types."""
-        return float(min(self.throughput[j, self.gpu_type[g]] for g in gpus))
+        row, type_of = self.rows[j], self.type_of
+        return min(row[type_of[g]] for g in gpus)
 
     @cached_property
     def _table(self):

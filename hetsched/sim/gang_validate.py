@@ -67,6 +67,7 @@ def validate_gang(
     gpus = {gid: g for g, gid in enumerate(data.gpu_ids)}
     horizon = max([1.0] + [s.end for s in segments if math.isfinite(s.end)])
     tol = 1e-7 * horizon
+    rows, type_of = data.rows, data.type_of  # throughput[j][type], type of each GPU
     bad: list[Violation] = []
     by_job: dict[int, list[Segment]] = defaultdict(list)
     by_gpu: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
@@ -98,7 +99,7 @@ def validate_gang(
                     f"{s.job} holds {len(set(idx))} distinct GPUs at {s.start}, its gang is {data.gang[j]}",
                 )
             )
-        if any(data.throughput[j, data.gpu_type[g]] <= 0 for g in idx):
+        if any(rows[j][type_of[g]] <= 0 for g in idx):
             bad.append(
                 Violation("gang", f"{s.job} holds a GPU of a type it cannot run on at {s.start}")
             )
@@ -109,7 +110,8 @@ def validate_gang(
     for g, spans in by_gpu.items():
         spans.sort()
         for k, (a0, a1, ia) in enumerate(spans):
-            for b0, b1, ib in spans[k + 1 :]:
+            for b in range(k + 1, len(spans)):  # the spans that start before a ends (no copy)
+                b0, b1, ib = spans[b]
                 if b0 >= a1 - tol:
                     break
                 sa, sb = segments[ia], segments[ib]
@@ -150,15 +152,13 @@ def validate_gang(
             )
             delay = restore_seconds if resumed else 0.0
             restores += resumed
-            rate = (
-                min(data.throughput[j, data.gpu_type[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
-            )
+            rate = min(rows[j][type_of[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
             if done >= work * (1 - 1e-9):
                 bad.append(
                     Violation("progress", f"{jid} holds GPUs from {s.start} after its work is done")
                 )
                 break
-            r = data.gpu_type[gpus[s.gpus[0]]] if s.gpus else 0
+            r = type_of[gpus[s.gpus[0]]] if s.gpus else 0
             pieces = _pieces(
                 s.start + delay,
                 s.end,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Iterable
 
 import numpy as np
 
@@ -39,14 +40,15 @@ def oblivious_gpus(
 
 def place_in_order(
     state: GangState,
-    order: list[int],
+    order: Iterable[int],
     server_rank: np.ndarray,
     keep: list[int] | None = None,
     backfill: bool = True,
 ) -> dict[int, tuple[int, ...]]:
     """Jobs in ``order`` take a gang each while GPUs last (a job that does not fit is skipped, the
     next may still fit: backfilling; ``backfill=False`` stops at the first job that does not fit,
-    strict FIFO). Jobs in ``keep`` are placed first on the GPUs they hold."""
+    strict FIFO). Jobs in ``keep`` are placed first on the GPUs they hold. ``order`` is read only
+    until the GPUs are filled (an iterator may produce it lazily)."""
     free = set(range(state.jobs.n_gpus))
     plan: dict[int, tuple[int, ...]] = {}
     for j in keep or []:

@@ -6,13 +6,20 @@ that priority order while GPUs last (a job that does not fit is skipped); a runn
 not placed is preempted and pays the restore delay when it resumes. Jobs keep their GPUs when they
 can (:func:`~hetsched.sim.gang_policies.common.oblivious_gpus`).
 
+Cost per round: the priority order is a heap of (queue, arrival rank) that changes only where
+jobs arrive, run (and may be demoted) or complete, and a round reads it only until the GPUs are
+filled, so a round costs the jobs it looks at, not the whole backlog (the same order as sorting
+every active job by queue, stably in arrival order).
+
 Defaults and omissions: thresholds (3600,) GPU-seconds, i.e. two queues split at one GPU-hour
 (``tiresias:T1,T2,...`` sets others); Tiresias' starvation guard (promoting a job that waited
 longer than a multiple of its run time) is not modelled."""
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_right
+from typing import Iterator
 
 import numpy as np
 
@@ -43,11 +50,43 @@ class Tiresias:
 
     def prepare(self, instance, jobs) -> None:
         self.server_rank = np.random.default_rng([self.seed, 11]).permutation(len(jobs.servers))
+        order = np.argsort(jobs.arrival, kind="stable")  # the engine admits jobs in this order
+        self._rank = np.empty(jobs.n_jobs, dtype=np.int64)
+        self._rank[order] = np.arange(jobs.n_jobs)
+        self._queue = [0] * jobs.n_jobs  # every job starts in the first queue (thresholds > 0)
+        self._heap: list[tuple[int, int, int]] = []  # (queue, arrival rank, job); lazily stale
+        self._admitted = 0  # jobs of the engine's arrival order already in the heap
+        self._ran: tuple[int, ...] = ()  # the last plan's jobs: their attained service moved
 
     def queue(self, state: GangState, j: int) -> int:
         return bisect_right(self.thresholds, float(state.attained[j]))
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
-        active = state.active()  # arrival order
-        order = sorted(active, key=lambda j: self.queue(state, j))  # stable: FIFO inside a queue
-        return place_in_order(state, order, self.server_rank)
+        order, heap = state.order, self._heap
+        while self._admitted < len(order) and state.arrived[order[self._admitted]]:
+            j = int(order[self._admitted])
+            heapq.heappush(heap, (0, int(self._rank[j]), j))
+            self._admitted += 1
+        for j in self._ran:  # demotions: only jobs that ran gained service
+            q = self.queue(state, j)
+            if not state.done[j] and q != self._queue[j]:
+                self._queue[j] = q
+                heapq.heappush(heap, (q, int(self._rank[j]), j))
+        looked: list[tuple[int, int, int]] = []
+        plan = place_in_order(state, self._by_priority(state, looked), self.server_rank)
+        for entry in looked:  # still active: back in the heap for the next round
+            heapq.heappush(heap, entry)
+        self._ran = tuple(plan)
+        return plan
+
+    def _by_priority(self, state: GangState, looked: list) -> Iterator[int]:
+        """Active jobs by (queue, arrival rank), popped as the placement asks for them; stale
+        entries (a job finished, or demoted since) are dropped on the way."""
+        heap = self._heap
+        while heap:
+            entry = heapq.heappop(heap)
+            q, _, j = entry
+            if state.done[j] or q != self._queue[j]:
+                continue
+            looked.append(entry)
+            yield j
