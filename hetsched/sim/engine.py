@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left, insort
+from bisect import insort
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+from sortedcontainers import SortedList
 
 from hetsched.errors import HetschedError
 from hetsched.instance.hare_view import HareView, hare_view
@@ -37,6 +38,31 @@ from hetsched.schedule import TaskAssignment, TaskSchedule, refuse_large
 from hetsched.validate import validate
 
 ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
+
+
+class Waiting:
+    """The jobs with a ready task, in arrival order, as a read-only sequence of job indices. It
+    keeps their arrival ranks in a sorted list (``sortedcontainers``), so a job enters and leaves
+    in logarithmic time however long the backlog grows, and reading the first few is cheap."""
+
+    __slots__ = ("ranks", "_job_at")
+
+    def __init__(self, rank: list[int]):
+        self.ranks = SortedList()
+        self._job_at = [0] * len(rank)  # rank -> job
+        for n, r in enumerate(rank):
+            self._job_at[r] = n
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+    def __iter__(self):
+        return map(self._job_at.__getitem__, self.ranks)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._job_at[r] for r in self.ranks[i]]
+        return self._job_at[self.ranks[i]]
 
 
 class SimState:
@@ -63,9 +89,8 @@ class SimState:
         self.rank = [0] * n  # position in arrival order (ties by index)
         for i, j in enumerate(np.argsort(view.arrival, kind="stable").tolist()):
             self.rank[j] = i
-        # jobs with a ready task, by rank (kept sorted as they come and go)
-        self._waiting: list[int] = []
-        self._waiting_keys: list[int] = []
+        # jobs with a ready task, in arrival order (their ranks kept sorted as they come and go)
+        self._waiting = Waiting(self.rank)
         self.version = [0] * n  # bumped whenever a job's observable state changes
         self.changed: set[int] = set()  # jobs whose state changed since the policy's last decision
         self._task_times: list[list[float]] | None = None
@@ -86,20 +111,16 @@ class SimState:
             self._task_times = (self.view.train + self.view.sync).tolist()
         return self._task_times
 
-    def waiting_jobs(self) -> list[int]:
-        """Arrived, unfinished jobs with a ready task, in arrival order. The engine's own list,
-        not a copy (a policy reads it and stops where it likes): do not modify it."""
+    def waiting_jobs(self) -> Waiting:
+        """Arrived, unfinished jobs with a ready task, in arrival order: the engine's own
+        sequence, not a copy (a policy reads it and stops where it likes)."""
         return self._waiting
 
     def _enter(self, n: int) -> None:
-        i = bisect_left(self._waiting_keys, self.rank[n])
-        self._waiting_keys.insert(i, self.rank[n])
-        self._waiting.insert(i, n)
+        self._waiting.ranks.add(self.rank[n])
 
     def _leave(self, n: int) -> None:
-        i = bisect_left(self._waiting_keys, self.rank[n])
-        del self._waiting_keys[i]
-        del self._waiting[i]
+        self._waiting.ranks.remove(self.rank[n])
 
     def partially_scheduled(self, n: int) -> bool:
         """Some tasks of the job's current round run (or ran), the rest are still waiting."""

@@ -26,7 +26,7 @@ class AlloX(Policy):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         v = state.view
-        jobs = state.waiting_jobs()
+        jobs = list(state.waiting_jobs())  # AlloX weighs every waiting job
         gpus = state.idle_gpus
         if len(jobs) > CANDIDATES * len(gpus):
             work = [
