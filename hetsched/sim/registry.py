@@ -39,7 +39,7 @@ POLICIES: dict[str, PolicyEntry] = {
         kwargs={"rule": "earliest_finish", "name": "hare-earliest-finish"},
     ),
     "hlas": PolicyEntry(f"{_TASK}.las:Hlas", "task", "U"),  # U GPU groups (TCC eqs. (4)-(6))
-    "hlas-p": PolicyEntry(f"{_TASK}.las:HlasP", "task", "U"),
+    "hlas-p": PolicyEntry(f"{_TASK}.hlas_p:HlasP", "task", "U"),
     "las2d": PolicyEntry(f"{_TASK}.las:Las2d", "task"),
     "gavel-fifo": PolicyEntry(f"{_TASK}.fifo:GavelFifo", "task"),
     "fifo": PolicyEntry(f"{_TASK}.fifo:Fifo", "task"),

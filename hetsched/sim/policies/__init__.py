@@ -6,7 +6,8 @@ from __future__ import annotations
 from hetsched.sim.policies.allox import AlloX
 from hetsched.sim.policies.fifo import Fifo, GavelFifo, SchedHomo
 from hetsched.sim.policies.hare_offline import HareOffline
-from hetsched.sim.policies.las import Hlas, HlasP, Las2d
+from hetsched.sim.policies.hlas_p import HlasP
+from hetsched.sim.policies.las import Hlas, Las2d
 from hetsched.sim.policies.srtf import Srtf
 
 __all__ = [

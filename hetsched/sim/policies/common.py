@@ -109,7 +109,11 @@ class LazyHeap:
         self.heap = [e for e in self.heap if self._current(state, *e[1:])]
         heapq.heapify(self.heap)
 
+    def invalidate(self, n: int) -> None:
+        """Job n's entries go stale (it waits elsewhere now)."""
+        self.stamp[n] = self.stamp.get(n, 0) + 1
+
     def rekey(self, state: SimState, k, n: int) -> None:
         """Job n's key is now ``k``: its older entries go stale."""
-        self.stamp[n] = self.stamp.get(n, 0) + 1
+        self.invalidate(n)
         self.push(state, k, n)

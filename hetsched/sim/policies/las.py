@@ -5,14 +5,7 @@
   K_n tasks at the mean speed 1/(T^c + T^s) over GPUs, spread over |M| GPUs). A new job enters
   Q_1; a job sits in the queue whose thresholds hold its size. For each idle GPU, the highest
   non-empty queue serves a *partially scheduled* job first, else its first job in FIFO order.
-* ``hlas-p`` (Sec. 5.B): expected size (R^r + R^p) T-bar_n with R^p = the predicted extra
-  rounds; in each queue, sub-queue q^1 (R^p > 0, larger R^p first) before q^2 (FIFO). The
-  prediction is a *hint*: at least ``min_rounds[job]`` rounds (the instance's
-  ``metadata.hlas_p.min_rounds``, as in Fig. 12c), alpha = max(0, hint - R^r), standing in for
-  the paper's loss-curve fit (no shipped trace has loss curves). The history step of Sec. V.A is
-  built: once jobs with the same model name have completed, R^p = the average of alpha and their
-  mean rounds still to run (``history=False`` turns it off). The NAS-group step is not (no trace
-  marks NAS groups).
+* ``hlas-p`` (Sec. 5.B), HLAS with predicted sizes: :mod:`hetsched.sim.policies.hlas_p`.
 * ``las2d`` (Tiresias' 2D-LAS as the TCC paper describes it): attained service = task-GPU time
   (sum of T^c of the tasks run), the same queues, FIFO inside a queue, and a round starts only
   when as many GPUs as it has tasks are idle (no relaxed synchronization; at most all GPUs), on
@@ -122,90 +115,6 @@ class Hlas(_Queues):
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
         """Queue, then partially scheduled first, then FIFO (Algorithm 3)."""
         return (self.queue_of(self.size(state, n)), not partial, position)
-
-
-class HlasP(Hlas):
-    name = "hlas-p"
-
-    def __init__(
-        self,
-        thresholds: list[float] | None = None,
-        min_rounds: dict[str, int] | None = None,
-        groups: int | None = None,
-        history: bool = True,
-    ):
-        super().__init__(thresholds, groups)
-        self.min_rounds = min_rounds
-        self.history = history
-
-    def prepare(self, instance, view) -> None:
-        super().prepare(instance, view)
-        hints = self.min_rounds
-        if hints is None:
-            hlas = instance.extensions.hlas
-            hints = dict(hlas.min_rounds) if hlas is not None else {}
-        self._hint = [int(hints.get(j, 0)) for j in view.job_ids]
-        names = [job.model.name if job.model is not None else None for job in instance.jobs]
-        self._family = [name if self.history else None for name in names]
-        # the history, per model name: rounds of its completed jobs (sum and count), and its
-        # arrived, unfinished jobs (whose predictions move when a job of the name completes)
-        self._rounds_sum: dict[str, int] = {}
-        self._completed: dict[str, int] = {}
-        self._members: dict[str, set[int]] = {}
-        self._recorded = np.zeros(view.n_jobs, dtype=bool)
-
-    def _learn(self, state: SimState) -> set[str]:
-        """Record the rounds of jobs that completed since the last decision (the history); the
-        model names whose history changed."""
-        learned: set[str] = set()
-        for n in state.changed:
-            family = self._family[n]
-            if family is None:
-                continue
-            if not state.done[n]:
-                self._members.setdefault(family, set()).add(n)
-            elif not self._recorded[n]:
-                self._recorded[n] = True
-                self._members.get(family, set()).discard(n)
-                self._rounds_sum[family] = self._rounds_sum.get(family, 0) + state.total_rounds(n)
-                self._completed[family] = self._completed.get(family, 0) + 1
-                learned.add(family)
-        return learned
-
-    def learned(self) -> dict[str, tuple[int, float]]:
-        """Model name -> (completed jobs recorded, their mean number of rounds)."""
-        return {f: (c, self._rounds_sum[f] / c) for f, c in self._completed.items()}
-
-    def predicted(self, state: SimState, n: int) -> float:
-        """R^p_n(t): alpha = the hint's rounds still to run; with similar completed jobs (same model
-        name) in history, the average of alpha and their mean rounds still to run (Sec. V.A)."""
-        done = int(state.rounds_done[n])
-        alpha = max(0, int(self._hint[n]) - done)
-        family = self._family[n]
-        count = self._completed.get(family, 0) if family is not None else 0
-        if not count:
-            return float(alpha)
-        return max(0.0, (alpha + self._rounds_sum[family] / count - done) / 2)
-
-    def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._setup(state)
-        for family in self._learn(state):  # these predictions changed: re-key the waiting jobs
-            for n in self._members.get(family, ()):
-                if state.ready[n] > 0:
-                    key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
-                    self._heap.rekey(state, key, n)
-        return super().assign(state)
-
-    def size(self, state: SimState, n: int, rp: float | None = None) -> float:
-        """Expected size (R^r + R^p) T-bar_n; ``rp``: R^p if already computed."""
-        if rp is None:
-            rp = self.predicted(state, n)
-        return (float(state.rounds_done[n]) + rp) * self._units[n]
-
-    def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
-        rp = self.predicted(state, n)
-        sub = (0, -rp) if rp > 0 else (1, 0)  # q^1 by R^p descending, then q^2
-        return (self.queue_of(self.size(state, n, rp)), not partial, sub, position)
 
 
 class Las2d(_Queues):

@@ -1,0 +1,135 @@
+"""HLAS-P (the TCC paper, Sec. 5.B): HLAS with the expected size (R^r + R^p) T-bar_n, where R^p
+is the predicted extra rounds; in each queue, sub-queue q^1 (R^p > 0, larger R^p first) before
+q^2 (FIFO). The prediction is a *hint*: at least ``min_rounds[job]`` rounds (the instance's
+``metadata.hlas_p.min_rounds``, as in Fig. 12c), alpha = max(0, hint - R^r), standing in for the
+paper's loss-curve fit (no shipped trace has loss curves). The history step of Sec. V.A is built:
+once jobs with the same model name have completed, R^p = the average of alpha and their mean
+rounds still to run (``history=False`` turns it off). The NAS-group step is not (no trace marks
+NAS groups).
+
+**Re-keying only what moved.** A completion moves the history's mean m of its model name, and with
+it the keys of waiting jobs of that name. A job with R^r >= its hint has R^p = max(0, (m - R^r) /
+2): if R^r is at least both the old and the new mean, R^p is 0 before and after, and its key does
+not move; and a completion that leaves the mean where it was (jobs of one model often run the same
+number of rounds) moves no key at all. So each name keeps its unfinished jobs in buckets by R^r (a
+job short of its hint in bucket -1, always re-keyed), and a completion that moves the mean re-keys
+only those below the larger of the two means. Every entry of the heap, and so every decision, is
+the same as re-keying every waiting job of the name (tests compare the schedules); on an overloaded
+trace a completion costs the jobs whose prediction may move, not the backlog of the name.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hetsched.sim.engine import SimState
+from hetsched.sim.policies.las import Hlas
+
+
+class HlasP(Hlas):
+    name = "hlas-p"
+
+    def __init__(
+        self,
+        thresholds: list[float] | None = None,
+        min_rounds: dict[str, int] | None = None,
+        groups: int | None = None,
+        history: bool = True,
+    ):
+        super().__init__(thresholds, groups)
+        self.min_rounds = min_rounds
+        self.history = history
+
+    def prepare(self, instance, view) -> None:
+        super().prepare(instance, view)
+        hints = self.min_rounds
+        if hints is None:
+            hlas = instance.extensions.hlas
+            hints = dict(hlas.min_rounds) if hlas is not None else {}
+        self._hint = [int(hints.get(j, 0)) for j in view.job_ids]
+        names = [job.model.name if job.model is not None else None for job in instance.jobs]
+        self._family = [name if self.history else None for name in names]
+        # the history, per model name: rounds of its completed jobs (sum and count); and its
+        # unfinished jobs by R^r (-1 while short of the hint) (module doc)
+        self._rounds_sum: dict[str, int] = {}
+        self._completed: dict[str, int] = {}
+        self._members: dict[str, dict[int, set[int]]] = {}
+        self._member_key: dict[int, int] = {}
+        self._recorded = [False] * view.n_jobs
+
+    def _mean(self, family: str) -> float:
+        """The mean rounds of the name's completed jobs; 0 before the first (R^p = alpha then,
+        which is 0 at or past the hint)."""
+        count = self._completed.get(family, 0)
+        return self._rounds_sum[family] / count if count else 0.0
+
+    def _learn(self, state: SimState) -> dict[str, float]:
+        """Record the rounds of jobs that completed since the last decision (the history) and keep
+        each name's unfinished jobs sorted; the model names whose history changed, each with its
+        mean before the change."""
+        learned: dict[str, float] = {}
+        for n in state.changed:
+            family = self._family[n]
+            if family is None:
+                continue
+            by_rounds = self._members.setdefault(family, {})
+            old = self._member_key.get(n)
+            key = None
+            if not state.done[n]:
+                done = int(state.rounds_done[n])
+                key = done if done >= self._hint[n] else -1
+            if key != old:  # most changes (a task placed) leave R^r where it was
+                if old is not None:
+                    by_rounds[old].discard(n)
+                    del self._member_key[n]
+                if key is not None:
+                    by_rounds.setdefault(key, set()).add(n)
+                    self._member_key[n] = key
+            if state.done[n] and not self._recorded[n]:
+                self._recorded[n] = True
+                learned.setdefault(family, self._mean(family))
+                self._rounds_sum[family] = self._rounds_sum.get(family, 0) + state.total_rounds(n)
+                self._completed[family] = self._completed.get(family, 0) + 1
+        return learned
+
+    def learned(self) -> dict[str, tuple[int, float]]:
+        """Model name -> (completed jobs recorded, their mean number of rounds)."""
+        return {f: (c, self._rounds_sum[f] / c) for f, c in self._completed.items()}
+
+    def predicted(self, state: SimState, n: int) -> float:
+        """R^p_n(t): alpha = the hint's rounds still to run; with similar completed jobs (same model
+        name) in history, the average of alpha and their mean rounds still to run (Sec. V.A)."""
+        done = int(state.rounds_done[n])
+        alpha = max(0, int(self._hint[n]) - done)
+        family = self._family[n]
+        count = self._completed.get(family, 0) if family is not None else 0
+        if not count:
+            return float(alpha)
+        return max(0.0, (alpha + self._rounds_sum[family] / count - done) / 2)
+
+    def assign(self, state: SimState) -> list[tuple[int, int]]:
+        self._setup(state)
+        for family, before in self._learn(state).items():  # these predictions may have moved
+            after = self._mean(family)
+            if after == before:  # the same mean (0 only before the first completion): same keys
+                continue
+            # jobs at or past both means (and their hint) predict 0 before and after: skipped
+            below = math.ceil(max(before, after))
+            by_rounds = self._members[family]
+            for rounds in range(-1, below):
+                for n in by_rounds.get(rounds, ()):
+                    if state.ready[n] > 0:
+                        key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
+                        self._heap.rekey(state, key, n)
+        return super().assign(state)
+
+    def size(self, state: SimState, n: int, rp: float | None = None) -> float:
+        """Expected size (R^r + R^p) T-bar_n; ``rp``: R^p if already computed."""
+        if rp is None:
+            rp = self.predicted(state, n)
+        return (float(state.rounds_done[n]) + rp) * self._units[n]
+
+    def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
+        rp = self.predicted(state, n)
+        sub = (0, -rp) if rp > 0 else (1, 0)  # q^1 by R^p descending, then q^2
+        return (self.queue_of(self.size(state, n, rp)), not partial, sub, position)

@@ -1,0 +1,80 @@
+"""The simulators' incremental structures decide exactly as the plain ones they replace:
+HLAS-P re-keys only the jobs whose prediction may move (against re-keying every waiting job of
+the model), Tiresias reads a heap of (queue, arrival rank) (against sorting every active job each
+round), and the task engine's backlog is a sorted list (against the minimal event loop)."""
+
+import numpy as np
+import pytest
+
+from hetsched.bench.event_loop import minimal_fifo
+from hetsched.instance.hare_view import hare_view
+from hetsched.sim.engine import simulate
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.gang_policies.common import place_in_order
+from hetsched.sim.gang_policies.tiresias import Tiresias
+from hetsched.sim.policies import HlasP
+from hetsched.sim.policies.las import Hlas
+from hetsched.sim.registry import make_policy
+from hetsched.sim.workloads import gavel_poisson
+
+
+class RekeyEveryone(HlasP):
+    """HLAS-P as first written: every completion re-keys every waiting job of its model."""
+
+    def assign(self, state):
+        self._setup(state)
+        for family in self._learn(state):
+            for jobs in self._members[family].values():
+                for n in jobs:
+                    if state.ready[n] > 0:
+                        key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
+                        self._heap.rekey(state, key, n)
+        return Hlas.assign(self, state)
+
+
+class SortEveryRound(Tiresias):
+    """Tiresias as first written: every active job sorted by queue each round."""
+
+    def allocate(self, state):
+        order = sorted(state.active(), key=lambda j: self.queue(state, j))
+        return place_in_order(state, order, self.server_rank)
+
+
+def _hints(inst, seed: int) -> dict[str, int]:
+    rng = np.random.default_rng(seed)
+    return {j.id: int(rng.integers(0, 3 * j.rounds + 1)) for j in inst.jobs if rng.random() < 0.6}
+
+
+def _assignments(result):
+    return [(a.job, a.round, a.task, a.gpu, a.start) for a in result.schedule.assignments]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("history", [True, False])
+@pytest.mark.parametrize("hinted", [True, False])
+def test_hlas_p_decides_as_re_keying_every_waiting_job(seed, history, hinted):
+    inst = gavel_poisson(seed=seed, n_jobs=300, rate_per_hour=40.0, per_type=4)
+    hints = _hints(inst, seed) if hinted else {}
+    fast = simulate(inst, HlasP(min_rounds=hints, history=history), record_events=False)
+    plain = simulate(inst, RekeyEveryone(min_rounds=hints, history=history), record_events=False)
+    assert _assignments(fast) == _assignments(plain)
+    assert fast.completion == plain.completion
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("thresholds", ["3600", "600,3600,14400"])
+def test_tiresias_decides_as_sorting_every_active_job(seed, thresholds):
+    inst = gavel_poisson(seed=seed, n_jobs=250, rate_per_hour=40.0, per_type=4)
+    fast = simulate_gang(inst, make_policy(f"tiresias:{thresholds}"), 360.0, 10.0)
+    plain = simulate_gang(inst, SortEveryRound(thresholds), 360.0, 10.0)
+    assert fast.segments == plain.segments
+    assert fast.completion == plain.completion
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_task_engine_backlog_keeps_fifo_completions(seed):
+    inst = gavel_poisson(seed=seed, n_jobs=400, rate_per_hour=60.0, per_type=3)  # a long backlog
+    view = hare_view(inst)
+    base, _ = minimal_fifo(view)
+    run = simulate(inst, make_policy("fifo"), record_events=False)
+    assert [run.completion[j] for j in view.job_ids] == pytest.approx(base, rel=1e-12)
