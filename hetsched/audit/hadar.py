@@ -18,9 +18,9 @@ from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
-from hetsched.hadar.view import hadar_view
+from hetsched.hadar.view import hadar_job, hadar_view
 from hetsched.instance.io import instance_to_dict, parse_instance
-from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Server
 
 TYPES = ("k80", "p100", "v100")
 PROFILES = {
@@ -42,17 +42,12 @@ def sample(rng: np.random.Generator, prof: Profile) -> Instance:
         servers = [Server("m0", (Gpu("m0-v100-0", "v100", "m0"),))]
     n_gpus = sum(len(s.gpus) for s in servers)
     jobs = tuple(
-        Job(
+        hadar_job(
             f"J{j}",
             0.0,
-            1.0,
-            1,
-            1,
-            {t: 1.0 for t in TYPES},
-            {t: 0.0 for t in TYPES},
-            requested_workers=int(rng.integers(1, min(3, n_gpus) + 1)),
+            TYPES,
+            workers=int(rng.integers(1, min(3, n_gpus) + 1)),
             epochs=float(rng.integers(2, 60)),
-            iterations_per_epoch=1,
             throughput=dict(zip(TYPES, rng.integers(1, 40, size=3).astype(float).tolist())),
         )
         for j in range(int(rng.integers(2, prof.max_tasks + 1)))

@@ -34,7 +34,7 @@ from hetsched.errors import InputError
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
 from hetsched.hadar.validate import validate_decisions
-from hetsched.hadar.view import HadarView, fastest_rate, hadar_view
+from hetsched.hadar.view import HadarView, fastest_rate, hadar_job, hadar_view
 from hetsched.instance.extensions import HadarOptions
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
@@ -62,17 +62,12 @@ def alone_finish(v: HadarView, j: int) -> int:
 
 
 def _job(j: int, rng: np.random.Generator, types: list[str], n_gpus: int) -> Job:
-    return Job(
+    return hadar_job(
         f"J{j}",
         float(rng.integers(0, 3)),
-        1.0,
-        1,
-        1,
-        {t: 1.0 for t in types},
-        {t: 0.0 for t in types},
-        requested_workers=int(rng.integers(1, min(2, n_gpus) + 1)),
+        types,
+        workers=int(rng.integers(1, min(2, n_gpus) + 1)),
         epochs=float(rng.integers(1, 13)),
-        iterations_per_epoch=1,
         throughput={t: float(rng.integers(1, 7)) for t in types},
     )
 

@@ -132,3 +132,10 @@ def add_solver_limits(
         parser.add_argument("--threads", type=positive(int), default=None, metavar="N")
     if seed:
         parser.add_argument("--seed", type=int, default=0)
+
+
+def json_flag(parser: argparse.ArgumentParser, keys: str = "") -> None:
+    """``--json``: print one JSON object instead of the table (``keys``: what it holds)."""
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object" + (f": {keys}" if keys else "")
+    )

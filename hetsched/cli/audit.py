@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.cli.args import positive
+from hetsched.cli.args import json_flag, positive
 from hetsched.cli.common import EXIT_OK, fmt
 from hetsched.jsonout import json_text
 
@@ -162,9 +162,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(default 1: the worst so far; larger batches run in parallel)",
     )
     a.add_argument("--quiet", action="store_true", help="no per-trial progress on stderr")
-    a.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object: claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...",
-    )
+    json_flag(a, "claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...")
     a.set_defaults(func=cmd_audit)

@@ -13,6 +13,7 @@ from hetsched.cli.args import (
     MAX_JOBS,
     add_solver_limits,
     count,
+    json_flag,
     model_option,
     non_negative_float,
     positive,
@@ -277,9 +278,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_solver_limits(h, "for the ordering's relaxation", seed=True)
     h.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json")
-    h.add_argument(
-        "--json", action="store_true", help="print one JSON object (the same keys as solve)"
-    )
+    json_flag(h, "the same keys as solve")
     h.set_defaults(func=cmd_heuristic)
 
     v = sub.add_parser("validate", help=COMMANDS["validate"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import add_solver_limits
+from hetsched.cli.args import add_solver_limits, json_flag
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt
 from hetsched.jsonout import json_text
 
@@ -129,11 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "see docs/conventions.md",
     )
     add_solver_limits(al, "solver time limit (s)")
-    al.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON object: policy, status, objective, allocation, seconds, ...",
-    )
+    json_flag(al, "policy, status, objective, allocation, seconds, ...")
     al.set_defaults(func=cmd_allocate)
 
     ig = sub.add_parser("import-gavel", help=COMMANDS["import-gavel"])

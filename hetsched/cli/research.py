@@ -8,7 +8,7 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
-from hetsched.cli.args import positive
+from hetsched.cli.args import json_flag, positive
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK
 from hetsched.jsonout import json_text
 
@@ -212,11 +212,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run at most N missing runs now",
     )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sw.add_argument(
-        "--json",
-        action="store_true",
-        help="print the counts and per-method summary as one JSON object",
-    )
+    json_flag(sw, "the counts and the summary per method")
     sw.set_defaults(func=cmd_sweep)
 
     dc = sub.add_parser("docs", help=COMMANDS["docs"])

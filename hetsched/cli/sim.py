@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hetsched.cli.args import MAX_JOBS, count, policy_list, positive
+from hetsched.cli.args import MAX_JOBS, count, json_flag, policy_list, positive
 from hetsched.cli.common import EXIT_OK, fmt
 from hetsched.jsonout import json_text
 
@@ -162,9 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sm.add_argument(
         "--out", default=None, help="directory for POLICY-jobs.csv and the run store runs.jsonl"
     )
-    sm.add_argument(
-        "--json", action="store_true", help="keys: policy, seed, workload, metrics, valid, seconds"
-    )
+    json_flag(sm, "policy, seed, workload, metrics, valid, seconds")
     add_engine_options(sm)
     sm.set_defaults(func=cmd_simulate)
 

@@ -35,7 +35,7 @@ import numpy as np
 from hetsched.errors import InputError
 from hetsched.hadar.arrays import Gang, HadarView, cheapest_gangs, fastest_rate
 from hetsched.instance.extensions import JCT_READINGS, UTILITY_NAMES, HadarOptions
-from hetsched.instance.model import Instance
+from hetsched.instance.model import Instance, Job
 from hetsched.instance.throughput import throughput_row
 
 # the utilities U_j an instance may name (``metadata.hadar.utility``; formulas in
@@ -119,3 +119,28 @@ def hadar_view(instance: Instance) -> HadarView:
                     "(JCT 0, an unbounded utility); use 'f-a+1'",
                 )
     return view
+
+
+def hadar_job(
+    job_id: str,
+    arrival: float,
+    types: list[str],
+    workers: int,
+    epochs: float,
+    throughput: dict[str, float],
+) -> Job:
+    """A job of Hadar's model alone (E_j epochs of one iteration, W_j workers, X_j^r per type),
+    with the placeholder round (one task, 1 s on every type of ``types``) that a Hare job needs."""
+    return Job(
+        job_id,
+        arrival,
+        1.0,
+        1,
+        1,
+        {t: 1.0 for t in types},
+        {t: 0.0 for t in types},
+        requested_workers=workers,
+        epochs=epochs,
+        iterations_per_epoch=1,
+        throughput=throughput,
+    )
