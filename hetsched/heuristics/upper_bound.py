@@ -4,6 +4,7 @@ horizon bound and the hint of the exact models."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -20,14 +21,15 @@ from hetsched.schedule import TaskSchedule
 from hetsched.validate import validate
 
 
-def quick_upper_bound(instance) -> tuple[float, TaskSchedule]:
-    """A feasible schedule and its objective from a few cheap list schedules.
+def quick_upper_bound(instance, view: HareView | None = None) -> tuple[float, TaskSchedule]:
+    """A feasible schedule and its objective from a few cheap list schedules (``view``: the
+    instance's view, if the caller has it).
 
     Exact models use it to bound the horizon (:meth:`HareView.start_windows`) and as a hint.
     The schedules are compared on arrays; the best one's objective is recomputed by the
     independent validator, and that is what is returned.
     """
-    view = hare_view(instance)
+    view = hare_view(instance) if view is None else view
     runs = [
         schedule_in_order(view, order, rule)
         for order in (arrival_order(view), wspt_order(view))
@@ -44,23 +46,36 @@ def quick_upper_bound(instance) -> tuple[float, TaskSchedule]:
 @dataclass(frozen=True)
 class Horizon:
     """What the exact Hare models build on: the view, a validated schedule of objective ``ub``,
-    and what every schedule of objective <= ``ub`` (so every optimal one) meets: each round's
-    start window [earliest, latest] (:meth:`HareView.start_windows`) and each job's completion
-    bound (:meth:`HareView.completion_upper_bounds`)."""
+    and what every schedule of objective <= ``ub`` (so every optimal one) meets: each job's
+    completion bound (:meth:`HareView.completion_upper_bounds`) and each round's start window
+    [earliest, latest] (:meth:`HareView.start_windows`, worked out when first read: the interval
+    LP needs only the completion bounds). ``relaxed``: bounds and windows that hold for every
+    solution of (4)-(7) alone (relaxations that drop (8))."""
 
     view: HareView
     ub: float
     schedule: TaskSchedule
-    earliest: np.ndarray  # [n, r]
-    latest: np.ndarray  # [n, r]
-    completion: np.ndarray  # [n]: C_n <= completion[n]
+    relaxed: bool = False
+
+    @cached_property
+    def completion(self) -> np.ndarray:  # [n]: C_n <= completion[n]
+        return self.view.completion_upper_bounds(self.ub, relaxed=self.relaxed)
+
+    @cached_property
+    def _windows(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.view.start_windows(self.ub, relaxed=self.relaxed)
+
+    @property
+    def earliest(self) -> np.ndarray:  # [n, r]
+        return self._windows[0]
+
+    @property
+    def latest(self) -> np.ndarray:  # [n, r]
+        return self._windows[1]
 
 
 def horizon(instance, relaxed: bool = False) -> Horizon:
-    """The :class:`Horizon` of :func:`quick_upper_bound`'s schedule; ``relaxed``: windows and
-    bounds that hold for every solution of (4)-(7) alone (relaxations that drop (8))."""
+    """The :class:`Horizon` of :func:`quick_upper_bound`'s schedule (one view for both)."""
     view = hare_view(instance)
-    ub, schedule = quick_upper_bound(instance)
-    earliest, latest = view.start_windows(ub, relaxed=relaxed)
-    completion = view.completion_upper_bounds(ub, relaxed=relaxed)
-    return Horizon(view, ub, schedule, earliest, latest, completion)
+    ub, schedule = quick_upper_bound(instance, view)
+    return Horizon(view, ub, schedule, relaxed)
