@@ -65,8 +65,8 @@ class HlasP(Hlas):
 
     def _learn(self, state: SimState) -> dict[str, float]:
         """Record the rounds of jobs that completed since the last decision (the history) and keep
-        each name's unfinished jobs sorted; the model names whose history changed, each with its
-        mean before the change."""
+        each name's unfinished jobs in their R^r buckets; the model names whose history changed,
+        each with its mean before the change."""
         learned: dict[str, float] = {}
         for n in state.changed:
             family = self._family[n]
