@@ -19,6 +19,7 @@ from hetsched.sim.bounds import (
 )
 from hetsched.sim.registry import names
 from hetsched.sim.run import run_policy
+from hetsched.sim.similarity import similarity_workload
 from hetsched.sim.workloads import gavel_poisson
 
 GANG = (
@@ -53,6 +54,18 @@ def test_no_gang_run_beats_the_bounds(seed, n):
     for p in GANG:
         _check(inst, p)
     _check(inst, "gavel", convention="gavel")
+
+
+RESIZING = ("similarity:gpu_ngpu", "similarity:pack-gpu_ngpu_bs", "similarity:keep-gpu_ngpu_bs")
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 10), span=st.sampled_from([0, 7]))
+def test_no_resized_run_beats_the_bounds(seed, n, span):
+    """Jobs that may run on another GPU count or batch size (``metadata.gang.resize``): the
+    relaxation takes each job's best run per GPU-second and its fastest run (alone or packed)."""
+    inst = similarity_workload(seed, n_jobs=n, arrival_span_minutes=span, median_minutes=5)
+    for p in ("similarity", "yarn-cs", *RESIZING):
+        _check(inst, p)
 
 
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 5), gpus=st.integers(1, 4))

@@ -115,3 +115,32 @@ def test_packing_runs_are_bounded_by_the_packing_relaxation_which_is_weaker():
     for k in ("avg_jct", "makespan", "weighted_completion"):
         assert getattr(packed, k) <= getattr(plain, k) * (1 + 1e-9)
         assert s["metrics"][k] >= getattr(packed, k) * (1 - 1e-9)
+
+
+def test_the_validator_checks_resized_runs_against_the_workload_and_the_table():
+    """A segment on another GPU count or row is legal only where ``metadata.gang.resize``
+    allows it and the table measured it; its progress is at the resized rate."""
+    import dataclasses
+
+    from hetsched.sim.gang_validate import Segment, validate_gang
+    from hetsched.sim.similarity import similarity_workload
+
+    inst = similarity_workload(4, n_jobs=1, gpus={"v100": 4})
+    job = inst.jobs[0]
+    row, want = job.model.name, job.requested_workers
+    data_rate = job.throughput["v100"]
+    work = job.epochs
+    from hetsched.sim.gang_model import gang_jobs
+
+    d = gang_jobs(inst)
+    other = next(n for r, n, x in d.resized_runs(0) if x == row and n != want)
+    rate = d.run_rate(0, tuple(range(other)), None)
+    assert rate > 0 and rate != data_rate
+    ids = tuple(g.id for g in inst.gpus)[:other]
+    run = [Segment(job.id, 0.0, work / rate, ids)]
+    report = validate_gang(inst, run, 10.0)
+    assert report.valid and report.completion[job.id] == pytest.approx(work / rate)
+    fixed = dataclasses.replace(inst, metadata={**inst.metadata, "gang": {"resize": "none"}})
+    assert any(v.kind == "gang" for v in validate_gang(fixed, run, 10.0).violations)
+    unmeasured = [Segment(job.id, 0.0, work / rate, ids, "no such row (batch size 3)")]
+    assert any(v.kind == "gang" for v in validate_gang(inst, unmeasured, 10.0).violations)

@@ -36,6 +36,16 @@ NEVER = 1e9  # Hare train time (s) standing for "cannot run on this type"
 GAVEL_COST = {"v100": 3.06, "p100": 1.46, "k80": 0.9}
 
 
+ROW = re.compile(r"(.*?)(?: \(batch size (\d+)\))?$")
+
+
+def parse_row(name: str) -> tuple[str, int]:
+    """A row of the table by its model family and batch size: 'ResNet-50 (batch size 64)' ->
+    ('ResNet-50', 64); rows without a batch size get 1."""
+    m = ROW.fullmatch(name)
+    return m.group(1), int(m.group(2) or 1)
+
+
 @dataclass(frozen=True)
 class ThroughputTable:
     """isolated[type][(model, scale)] and pairs[type][(model, scale)][(model2, scale2)] = (a, b)."""

@@ -62,6 +62,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         restore_seconds=args.restore_seconds,
         convention=args.convention,
     )
+    print_comparison(result)
+    print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
+    return EXIT_OK
+
+
+def print_comparison(result) -> None:
+    """The table of a :class:`~hetsched.sim.run.Comparison`: each policy's metrics, the proven
+    lower bounds and each policy over its bound."""
     rows = result.rows
     keys = (
         "avg_jct",
@@ -99,8 +107,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             [(r["policy"], *(f"{r['ratio_to_bound'][k]:.3f}x" for k in BOUNDED)) for r in rows],
         )
     )
-    print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
-    return EXIT_OK
 
 
 #: the commands this module registers, with their one-line help (``hetsched --help`` lists

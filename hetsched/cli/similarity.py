@@ -1,64 +1,64 @@
-"""``hetsched similarity-sim``: the AppSci'24 round-based model-similarity policy with job packing
-simulated on Gavel's measured throughputs (:mod:`hetsched.sim.similarity`). Registered by
+"""``hetsched similarity-sim``: a shortcut for ``hetsched compare`` of the AppSci'24
+model-similarity policy's variants on its evaluation's workload (``similarity-jobs``,
+:mod:`hetsched.sim.similarity`) in the one gang simulator. Registered by
 :func:`hetsched.cli.build_parser`; errors are :class:`HetschedError` (exit 2)."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import sys
+import tempfile
 
 from hetsched.cli.args import MAX_JOBS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
 from hetsched.jsonout import json_text
 
 
+def policy_name(variant: str, no_cd: bool, packing: bool, exact: str | None) -> str:
+    """The gang policy of one variant (:mod:`hetsched.sim.gang_policies.similarity`)."""
+    tokens = ["keep"] * no_cd + ["pack"] * packing + [variant] + ([exact] if exact else [])
+    return "similarity:" + "-".join(tokens)
+
+
 def cmd_similarity_sim(args: argparse.Namespace) -> int:
     from hetsched.allocation.gavel_data import parse_cluster
-    from hetsched.sim.similarity import similarity_workload, simulate_similarity
-    from hetsched.stored_runs import run_or_resume
+    from hetsched.cli.sim import print_comparison
+    from hetsched.sim.run import compare
+    from hetsched.sim.similarity import similarity_workload
 
-    wl = similarity_workload(args.seed, args.jobs, args.arrival_span, parse_cluster(args.cluster))
-    out = Path(args.out) if args.out else None
-    results = []
-    for variant in args.variants:
-        tag = f"{variant}-{'cd' if not args.no_cd else 'nocd'}-{'jp' if args.packing else 'nojp'}-{args.exact or 'greedy'}-{args.round_minutes:g}min"
-        res = run_or_resume(
-            out,
-            f"{wl.name}-{tag}",
-            lambda: simulate_similarity(
-                wl,
-                variant,
-                change_decisions=not args.no_cd,
-                packing=args.packing,
-                exact=args.exact,
-                round_minutes=args.round_minutes,
-            ),
-            ["id", "row", "arrival", "start", "completion"],
+    inst = similarity_workload(args.seed, args.jobs, args.arrival_span, parse_cluster(args.cluster))
+    policies = [policy_name(v, args.no_cd, args.packing, args.exact) for v in args.variants]
+    say = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory() as scratch:
+        result = compare(
+            inst,
+            policies,
+            seed=args.seed,
+            out=args.out or scratch,
+            workload=inst.name,
+            progress=say,
+            round_seconds=args.round_minutes * 60.0,
+            restore_seconds=10.0,
+            convention="hetsched",
         )
-        results.append(res)
-        if not args.json:
-            m = res["metrics"]
-            print(
-                f"{res['policy']:<40} makespan {m['makespan']:9.0f}  avg JCT {m['avg_jct']:9.0f}  "
-                f"waiting {m['waiting_time']:8.0f}  utilization {m['utilization']:.3f}  (s)",
-                flush=True,
-            )
     if args.json:
-        print(
-            json_text(
-                {
-                    "workload": wl.name,
-                    "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results],
-                }
-            )
-        )
+        results = [
+            {"policy": r["policy"], "metrics": r["metrics"], "ratio_to_bound": r["ratio_to_bound"]}
+            for r in result.rows
+        ]
+        print(json_text({"workload": inst.name, "bounds": result.bounds, "results": results}))
+    else:
+        print_comparison(result)
+        if args.out:
+            print(f"-> {args.out}/compare.json, per-job CSVs and the JCT CDF")
     return EXIT_OK
 
 
 #: the commands this module registers, with their one-line help (``hetsched --help`` lists
 #: them without importing anything a command needs)
 COMMANDS = {
-    "similarity-sim": "simulate the AppSci'24 model-similarity policy (rounds, job packing)",
+    "similarity-sim": "compare the AppSci'24 model-similarity policy's variants on its "
+    "workload (a shortcut for compare)",
 }
 
 
@@ -104,7 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out",
         default=None,
         metavar="DIR",
-        help="per-job CSVs and the run store runs.jsonl; a rerun resumes",
+        help="compare.json, per-job CSVs, the JCT CDF and the run store runs.jsonl; a rerun "
+        "resumes (default: nothing is written)",
     )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_similarity_sim)

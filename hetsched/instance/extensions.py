@@ -11,6 +11,8 @@ which the paper's view reads (``instance.extensions.hadar`` ...).
 - ``similarity`` (:class:`SimilarityOptions`): which features Algorithm 1 compares.
 - ``hlas`` / ``hlas_p`` (:class:`HlasOptions`): HLAS's queue thresholds and HLAS-P's
   minimum-rounds hints (``hare-hlas-tcc24.txt``).
+- ``gang`` (:class:`GangOptions`): what the gang simulator lets a policy change in a job's run
+  (its GPU count, its batch size: the AppSci'24 policy's decisions).
 - ``placement`` (:class:`PlacementData`): Harmony's placement problem (``harmony-ton22.txt``):
   server capacities, parameter servers and demands per job, jobs already placed, overrides of
   the interference and communication coefficients.
@@ -34,6 +36,8 @@ PROGRESS_READINGS = ("per-worker", "bottleneck")
 PACKING_METRICS = ("normalized", "raw")
 #: the feature sets of the similarity paper's Algorithm 1 (``similarity/round.py``)
 SIMILARITY_VARIANTS = ("gpu", "gpu_ngpu", "gpu_ngpu_bs")
+#: what a gang-engine policy may change in a job's run (``sim/gang_model.py``)
+RESIZE_MODES = ("none", "count", "count-batch")
 #: the resources of Harmony's placement model
 RESOURCES = ("gpu", "cpu", "bandwidth")
 
@@ -79,6 +83,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "similarity": _closed(
         {"variant": {"enum": list(SIMILARITY_VARIANTS)}, "unseen": {"type": "boolean"}},
         "Algorithm 1's features; whether a job's own row is hidden from the reference",
+    ),
+    "gang": _closed(
+        {"resize": {"enum": list(RESIZE_MODES)}},
+        "the gang simulator: may a policy run a job on another GPU count (and batch size)",
     ),
     "hlas": _closed(
         {"thresholds": {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0}}},
@@ -157,6 +165,15 @@ class SimilarityOptions:
 
 
 @dataclass(frozen=True)
+class GangOptions:
+    """``metadata.gang``: ``resize`` ``none`` (a job runs as its requested gang), ``count`` (on
+    any GPU count Gavel's table measured for its model) or ``count-batch`` (also as any batch
+    size of its model family)."""
+
+    resize: str = "none"
+
+
+@dataclass(frozen=True)
 class HlasOptions:
     """``metadata.hlas`` and ``metadata.hlas_p``: queue thresholds; minimum-rounds hints."""
 
@@ -200,6 +217,7 @@ class Extensions:
     hadar: HadarOptions | None = None
     packing: PackingRound | None = None
     similarity: SimilarityOptions | None = None
+    gang: GangOptions | None = None
     hlas: HlasOptions | None = None
     placement: PlacementData | None = None
 
@@ -244,6 +262,7 @@ def extensions_of(metadata: Mapping[str, Any]) -> Extensions:
         if packing is None
         else PackingRound(dict(packing["scheduled"]), packing.get("metric", "normalized")),
         similarity=None if sim is None else SimilarityOptions(**sim),
+        gang=None if metadata.get("gang") is None else GangOptions(**metadata["gang"]),
         hlas=None
         if hlas is None and hlas_p is None
         else HlasOptions(

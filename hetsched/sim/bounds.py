@@ -94,6 +94,9 @@ def gang_bound_jobs(instance: Instance, packing: bool = False) -> BoundJobs:
     d = gang_jobs(instance)
     alone = np.array([d.alone_seconds(j) for j in range(d.n_jobs)])
     count = d.type_count().astype(float)
+    rate, parallel = d.throughput / d.gang[:, None], d.gang.astype(float)
+    if d.resize != "none":
+        return _resized_bound_jobs(d, rate, parallel, alone, count, packing)
     speedup = np.ones(d.n_jobs)
     if packing:
         capacity, speedup = _packing_gains(d)
@@ -101,12 +104,75 @@ def gang_bound_jobs(instance: Instance, packing: bool = False) -> BoundJobs:
     return BoundJobs(
         arrival=d.arrival,
         weight=d.weight,
-        parallel=d.gang * speedup,
-        rate=d.throughput / d.gang[:, None],
+        parallel=parallel * speedup,
+        rate=rate,
         work=d.work.astype(float),
         alone=alone,
         tail=alone / 2,
         count=count,
+    )
+
+
+def _resized_bound_jobs(d, rate, parallel, alone, count, packing: bool) -> BoundJobs:
+    """The relaxation's data where jobs may run resized (module doc): e_{j,r} the best units
+    per GPU-second of any run of j on type r; a run at v units/s turns out v / e_{j,r} of those
+    GPU-seconds per second, so s_j is the most of any run, p_j the job at its fastest run (alone
+    or packed), and a packed pair on n GPUs of type r scales N_r by its GPU-seconds over n."""
+    runs = [
+        [(r, int(d.gang[j]), None) for r in range(len(d.types)) if d.rows[j][r] > 0]
+        + d.resized_runs(j)
+        for j in range(d.n_jobs)
+    ]
+    speed = {
+        (j, r, n, row): d.run_rate(j, d.gpus_of_type[r][:n], row)
+        for j, mine in enumerate(runs)
+        for r, n, row in mine
+        if n <= count[r]
+    }
+    rate = rate.copy()
+    for (j, r, n, _), v in speed.items():
+        rate[j, r] = max(rate[j, r], v / n)
+    fastest = np.zeros(d.n_jobs)
+    for (j, r, _, _), v in speed.items():
+        parallel[j] = max(parallel[j], v / rate[j, r])
+        fastest[j] = max(fastest[j], v)
+    capacity = np.ones(len(d.types))
+    if packing:
+        kinds: dict[tuple, int] = {}
+        for j in range(d.n_jobs):
+            kinds.setdefault((d.models[j], int(d.gang[j]), d.memory_gb[j]), j)
+        members = {
+            k: [j for j in range(d.n_jobs) if (d.models[j], int(d.gang[j]), d.memory_gb[j]) == k]
+            for k in kinds
+        }
+        for ka, j in kinds.items():
+            for kb, k in kinds.items():
+                if ka == kb:
+                    if len(members[ka]) < 2:
+                        continue
+                    k = members[ka][1]
+                for r, n, row_j in runs[j]:
+                    for r2, n2, row_k in runs[k]:
+                        if (r2, n2) != (r, n) or n > count[r]:
+                            continue
+                        f = d.pair_rate(j, k, r, n, (row_j, row_k))
+                        g = d.pair_rate(k, j, r, n, (row_k, row_j))
+                        if f > 0 and g > 0:
+                            capacity[r] = max(capacity[r], (f / rate[j, r] + g / rate[k, r]) / n)
+                            for x in members[ka]:
+                                parallel[x] = max(parallel[x], f / rate[j, r])
+                                fastest[x] = max(fastest[x], f)
+    with np.errstate(divide="ignore"):
+        alone = np.minimum(alone, d.work / fastest)  # a job no run fits keeps its alone time
+    return BoundJobs(
+        arrival=d.arrival,
+        weight=d.weight,
+        parallel=parallel,
+        rate=rate,
+        work=d.work.astype(float),
+        alone=alone,
+        tail=alone / 2,
+        count=count * capacity,
     )
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from hetsched.allocation.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
-from hetsched.sim.gang_model import GangJobs, gang_jobs
+from hetsched.sim.gang_model import GangJobs, Run, gang_jobs
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
 IDLE_LIMIT = (
@@ -76,6 +76,7 @@ class GangState:
         self.held: dict[
             int, tuple[int, ...]
         ] = {}  # GPUs of the previous round, for jobs that run on
+        self.held_rows: dict[int, str] = {}  # the rows of those that ran resized (a Run's row)
         self.order = np.argsort(jobs.arrival, kind="stable")
         self.arrivals_pending = True  # some job has not arrived yet (Gavel's trace queue)
         self.convention = "hetsched"  # the engine's timing (module doc)
@@ -110,8 +111,9 @@ class GangPolicy(Protocol):
     def prepare(self, instance: Instance, jobs: GangJobs) -> None:
         """Once, before time 0."""
 
-    def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
-        """Job -> the GPUs it holds during the next round (jobs left out wait)."""
+    def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
+        """Job -> the GPUs it holds during the next round (jobs left out wait), or a
+        :class:`~hetsched.sim.gang_model.Run` where the workload lets it run resized."""
 
 
 @dataclass
@@ -195,11 +197,11 @@ def simulate_gang(
                 t, k = float(data.arrival[pending[nxt]]), k + 1
             else:
                 k = max(k + 1, int(math.ceil(data.arrival[pending[nxt]] / L - 1e-12)))
-            state.held = {}
+            state.held, state.held_rows = {}, {}
             open_seg = {}
             continue
-        plan = policy.allocate(state)
-        _check_plan(plan, state, data, policy)
+        plan, rows = _runs(policy.allocate(state), data)
+        _check_plan(plan, rows, state, data, policy)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
             raise HetschedError(
@@ -214,16 +216,21 @@ def simulate_gang(
         held: dict[int, tuple[int, ...]] = {}
         new_open: dict[int, int] = {}
         stops: dict[int, float] = {}  # Gavel's convention: when each job of the round stops
-        same_gpus = {j: j in open_seg and set(state.held[j]) == set(g) for j, g in plan.items()}
+        same_gpus = {
+            j: j in open_seg
+            and set(state.held[j]) == set(g)
+            and rows.get(j) == state.held_rows.get(j)
+            for j, g in plan.items()
+        }
         delays = {j: restore_seconds if ran_before[j] and not same_gpus[j] else 0.0 for j in plan}
         finish: dict[int, tuple[float, float, bool]] = {}  # packed: (end, progress, completes)
         for j, mate in _partners(plan).items():
             if j < mate:
-                finish.update(_packed_round(state, data, plan, delays, t, L, j, mate))
+                finish.update(_packed_round(state, data, plan, rows, delays, t, L, j, mate))
         for j, gpus in sorted(plan.items()):
             gpus = tuple(int(g) for g in gpus)
             same, delay = same_gpus[j], delays[j]
-            rate = data.rate(j, gpus)
+            rate = data.run_rate(j, gpus, rows.get(j))
             progress = rate * (L - delay)
             if gavel:  # whole steps, as Gavel's simulator counts them
                 progress = max(1.0, math.floor(progress * (1 + 1e-12)))
@@ -266,14 +273,15 @@ def simulate_gang(
                 new_open[j] = idx
             stops[j] = end
             if seg is None:
-                segments.append(Segment(data.job_ids[j], t, end, ids))
+                segments.append(Segment(data.job_ids[j], t, end, ids, rows.get(j)))
             else:
-                segments[idx] = Segment(seg.job, seg.start, end, seg.gpus)
+                segments[idx] = Segment(seg.job, seg.start, end, seg.gpus, seg.row)
             ran_before[j] = True
             state.attained[j] += len(gpus) * (end - t)
             state.executed[j] += end - t
             state.rounds_run[j] += 1
         state.held = held
+        state.held_rows = {j: rows[j] for j in held if j in rows}
         open_seg = new_open
         k += 1
         if gavel:
@@ -302,6 +310,21 @@ def simulate_gang(
     return result
 
 
+def _runs(plan: dict, data: GangJobs) -> tuple[dict[int, tuple[int, ...]], dict[int, str]]:
+    """A policy's plan as (job -> GPUs, job -> the row of a resized run that names another
+    row than the job's own)."""
+    gpus: dict[int, tuple[int, ...]] = {}
+    rows: dict[int, str] = {}
+    for j, v in plan.items():
+        if isinstance(v, Run):
+            gpus[j] = tuple(v.gpus)
+            if v.row is not None and v.row != data.models[j]:
+                rows[j] = v.row
+        else:
+            gpus[j] = v
+    return gpus, rows
+
+
 def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:
     """Job -> the job it shares its gang with this round (packing)."""
     owner: dict[int, int] = {}
@@ -314,13 +337,16 @@ def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:
     return out
 
 
-def _packed_round(state, data, plan, d, t, L, a, b) -> dict:
+def _packed_round(state, data, plan, rows, d, t, L, a, b) -> dict:
     """(end, progress, completes) of two jobs sharing a gang in the round [t, t + L]: each
     restores for its delay ``d[j]``, runs at its pair rate while the other holds the gang and
     at its own rate after the other completes."""
-    r = int(data.gpu_type[plan[a][0]])
+    r, n = int(data.gpu_type[plan[a][0]]), len(plan[a])
     out = {}
-    pair = {a: data.pair_rate(a, b, r), b: data.pair_rate(b, a, r)}
+    pair = {
+        a: data.pair_rate(a, b, r, n, (rows.get(a), rows.get(b))),
+        b: data.pair_rate(b, a, r, n, (rows.get(b), rows.get(a))),
+    }
     rem = {j: float(state._remaining[j]) for j in (a, b)}
     T = t + L
     fin = {
@@ -338,7 +364,7 @@ def _packed_round(state, data, plan, d, t, L, a, b) -> dict:
         out[other] = (start + rem[other] / pair[other], rem[other], True)
         return out
     alone_from = max(fin[first], start)
-    solo = data.rate(other, plan[other])
+    solo = data.run_rate(other, plan[other], rows.get(other))
     more = solo * (T - alone_from)
     if rem[other] <= (together + more) * (1 + 1e-12):
         out[other] = (alone_from + (rem[other] - together) / solo, rem[other], True)
@@ -347,9 +373,12 @@ def _packed_round(state, data, plan, d, t, L, a, b) -> dict:
     return out
 
 
-def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJobs, policy) -> None:
-    """Every decision is legal: an active job, a full gang of distinct GPUs it can run on, no GPU
-    twice unless two jobs share the same gang as a pair that may be packed."""
+def _check_plan(
+    plan: dict[int, tuple[int, ...]], rows: dict[int, str], state: GangState, data: GangJobs, policy
+) -> None:
+    """Every decision is legal: an active job, a full gang of distinct GPUs it can run on (or a
+    resized run the workload allows), no GPU twice unless two jobs share the same gang as a
+    pair that may be packed."""
     used: set[int] = set()
     owner: dict[int, int] = {}
     shared: set[int] = set()  # GPUs two jobs hold already
@@ -361,13 +390,23 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
             )
         gs = [int(g) for g in gpus]
         mine = set(gs)
-        if len(mine) != len(gs) or len(gs) != data.gang[j]:
+        resized = j in rows or len(gs) != data.gang[j]
+        if len(mine) != len(gs) or (resized and data.resize == "none"):
             raise HetschedError(
                 f"policy {policy.name} gave {data.job_ids[j]} {len(mine)} GPUs, its gang is {data.gang[j]}"
             )
-        if any(not (0 <= g < n_gpus) for g in gs) or min(data.rows[j][type_of[g]] for g in gs) <= 0:
+        if (
+            not gs
+            or any(not (0 <= g < n_gpus) for g in gs)
+            or data.run_rate(j, gs, rows.get(j)) <= 0
+        ):
             raise HetschedError(
-                f"policy {policy.name} put {data.job_ids[j]} on a GPU it cannot run on"
+                f"policy {policy.name} put {data.job_ids[j]} on GPUs it cannot run on"
+                + (
+                    f" as {len(gs)} GPUs of row {rows.get(j) or data.models[j]!r}"
+                    if resized
+                    else ""
+                )
             )
         both = used & mine
         if both:
@@ -378,8 +417,8 @@ def _check_plan(plan: dict[int, tuple[int, ...]], state: GangState, data: GangJo
                 and set(plan[k]) == mine
                 and len({type_of[g] for g in gs}) == 1
                 and not shared & mine
-                and data.pair_rate(j, k, r) > 0
-                and data.pair_rate(k, j, r) > 0
+                and data.pair_rate(j, k, r, len(gs), (rows.get(j), rows.get(k))) > 0
+                and data.pair_rate(k, j, r, len(gs), (rows.get(k), rows.get(j))) > 0
             ):
                 raise HetschedError(
                     f"policy {policy.name} gave a GPU to two jobs at t={state.now} "

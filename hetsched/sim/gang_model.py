@@ -26,6 +26,15 @@ for a pair that cannot run together; if both jobs and the type give ``memory_gb`
 also fit in memory). While both hold the gang, job j progresses at X_j^r a / T_j^r, where
 T_j^r is the table's isolated throughput of (row_j, s) on r: the measured slowdown applied to
 the workload's own rate (:meth:`GangJobs.pair_rate`). The row is the job's ``model.name``.
+
+**Resized runs** (the AppSci'24 policy's decisions, Sec. 4.2). If the instance says
+``metadata.gang.resize = "count"``, a policy may also run job j on n GPUs of one type r for any n
+that Gavel's table measured for the job's row there; with ``"count-batch"`` also as another row
+of its model family (another batch size), written as a :class:`Run`. Its rate is the measured
+ratio applied to the workload's rate, in the job's own units (iterations of its own batch size):
+X_j^r x T(row', r, n) b(row') / (T(row, r, s_j) b(row)), T the table's isolated throughput and b
+the batch size of a row. A packed pair on n GPUs as rows (row'_j, row'_k) keeps, likewise,
+X_j^r x a b(row'_j) / (T(row, r, s_j) b(row)) with (a, b) the table's pair rates.
 """
 
 from __future__ import annotations
@@ -35,11 +44,21 @@ from functools import cached_property
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import NEVER
+from hetsched.allocation.gavel_data import NEVER, parse_row
 from hetsched.errors import InputError
 from hetsched.indexed import GpusIndexed, JobsIndexed
 from hetsched.instance.model import Instance
 from hetsched.instance.throughput import throughput_row
+
+
+@dataclass(frozen=True)
+class Run:
+    """The GPUs a job holds in a round and the table row it runs as (its batch size; None: its
+    own): the plan's entry for a resized run (module doc). A plain tuple of GPUs is a run as
+    the job's own row."""
+
+    gpus: tuple[int, ...]
+    row: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,7 @@ class GangJobs(JobsIndexed, GpusIndexed):
     models: tuple[str | None, ...] = ()  # model.name: the job's row of Gavel's table (packing)
     memory_gb: tuple[float | None, ...] = ()
     type_memory_gb: tuple[float | None, ...] = ()
+    resize: str = "none"  # metadata.gang.resize (module doc)
 
     def type_count(self) -> np.ndarray:
         return np.bincount(self.gpu_type, minlength=len(self.types))
@@ -95,39 +115,96 @@ class GangJobs(JobsIndexed, GpusIndexed):
     def _fractions(self) -> dict:
         return {}
 
-    def pair_fraction(self, j: int, k: int, r: int) -> float:
-        """a / T_j^r: the fraction of its own rate job j keeps while job k shares its gang of
-        type r (module doc); 0 if the two cannot share: other gang sizes, a pair Gavel did not
-        measure or measured as (0, 0), or too little memory."""
-        s = int(self.gang[j])
-        if j == k or s != self.gang[k] or not self.models:
+    def run_rate(self, j: int, gpus, row: str | None = None) -> float:
+        """Units/s of job j on these GPUs as table row ``row`` (None: its own): the bottleneck
+        :meth:`rate` for its requested gang as itself, else a resized run on one type (module
+        doc); 0 where the job cannot run so."""
+        n, own = len(gpus), row is None or (bool(self.models) and row == self.models[j])
+        if n == self.gang[j] and own:
+            return self.rate(j, gpus)
+        kinds = {self.type_of[g] for g in gpus}
+        if len(kinds) != 1:
             return 0.0
-        key = (self.models[j], self.models[k], s, r, self.memory_gb[j], self.memory_gb[k])
+        r = kinds.pop()
+        return self.rows[j][r] * self.resize_fraction(j, r, n, row)
+
+    def resize_fraction(self, j: int, r: int, n: int, row: str | None = None) -> float:
+        """T(row', r, n) b(row') / (T(row, r, s_j) b(row)) (module doc): 1 for the job's own
+        run, 0 for a run the workload does not allow or the table did not measure."""
+        mine = self.models[j] if self.models else None
+        row = row or mine
+        if n == self.gang[j] and row == mine:
+            return 1.0
+        allowed = self.resize == "count-batch" or (self.resize == "count" and row == mine)
+        if not allowed or mine is None or n < 1:
+            return 0.0
+        return self._scaled(mine, int(self.gang[j]), r, n, row, None)
+
+    def _scaled(self, mine, s, r, n, row, theirs) -> float:
+        """The fraction of X_j^r of job j (own row ``mine``, gang s) run on n type-r GPUs as
+        ``row``, beside a job run as ``theirs`` (None: alone); 0 where not measured."""
+        key = (mine, s, r, n, row, theirs)
         if key not in self._fractions:
-            self._fractions[key] = self._fraction(*key)
+            t, table = self.types[r], self._table
+            base = table.isolated.get(t, {}).get((mine, s), 0.0)
+            if theirs is None:
+                got = table.isolated.get(t, {}).get((row, n), 0.0)
+            else:
+                pair = table.pairs.get(t, {}).get((row, n), {}).get((theirs, n))
+                got = 0.0 if pair is None or min(pair) <= 0 else pair[0]
+            (family, batch), (own_family, own_batch) = parse_row(row), parse_row(mine)
+            ok = base > 0 and got > 0 and family == own_family
+            self._fractions[key] = float(got / base * (batch / own_batch)) if ok else 0.0
         return self._fractions[key]
 
-    def _fraction(self, mine, theirs, s, r, mem_j, mem_k) -> float:
-        if mine is None or theirs is None:
+    def pair_fraction(
+        self, j: int, k: int, r: int, n: int | None = None, rows: tuple = (None, None)
+    ) -> float:
+        """The fraction of X_j^r job j keeps while job k shares its gang of n type-r GPUs (n:
+        their requested gang; ``rows``: the rows the two run as, None: their own; module doc); 0
+        if the two cannot share: unequal or disallowed runs, a pair Gavel did not measure or
+        measured as (0, 0), or too little memory."""
+        n = int(self.gang[j]) if n is None else n
+        if j == k or not self.models or None in (self.models[j], self.models[k]):
             return 0.0
-        cap = self.type_memory_gb[r]
+        row_j, row_k = rows[0] or self.models[j], rows[1] or self.models[k]
+        for x, row in ((j, row_j), (k, row_k)):
+            if self.resize_fraction(x, r, n, row) <= 0:
+                return 0.0
+        cap, mem_j, mem_k = self.type_memory_gb[r], self.memory_gb[j], self.memory_gb[k]
         if None not in (mem_j, mem_k, cap) and mem_j + mem_k > cap + 1e-9:
             return 0.0
-        t = self.types[r]
-        pair = self._table.pairs.get(t, {}).get((mine, s), {}).get((theirs, s))
-        alone = self._table.isolated.get(t, {}).get((mine, s), 0.0)
-        if pair is None or min(pair) <= 0 or alone <= 0:
-            return 0.0
-        return float(pair[0] / alone)
+        return self._scaled(self.models[j], int(self.gang[j]), r, n, row_j, row_k)
 
-    def pair_rate(self, j: int, k: int, r: int) -> float:
+    def pair_rate(
+        self, j: int, k: int, r: int, n: int | None = None, rows: tuple = (None, None)
+    ) -> float:
         """Units/s of job j while job k shares its gang of type r: X_j^r x
         :meth:`pair_fraction` (0: they cannot share)."""
-        return float(self.throughput[j, r] * self.pair_fraction(j, k, r))
+        return float(self.rows[j][r] * self.pair_fraction(j, k, r, n, rows))
+
+    def resized_runs(self, j: int) -> list[tuple[int, int, str]]:
+        """Every (type r, GPU count n, row) job j may run as besides its requested gang as
+        itself, where the workload allows resizing (module doc)."""
+        mine = self.models[j] if self.models else None
+        if self.resize == "none" or mine is None:
+            return []
+        family, out = parse_row(mine)[0], []
+        for r, t in enumerate(self.types):
+            if self.rows[j][r] <= 0:
+                continue
+            for row, n in self._table.isolated.get(t, {}):
+                other = row != mine
+                if other and (self.resize != "count-batch" or parse_row(row)[0] != family):
+                    continue
+                if (other or n != self.gang[j]) and self.resize_fraction(j, r, n, row) > 0:
+                    out.append((r, n, row))
+        return out
 
     def alone_seconds(self, j: int) -> float:
         """Job j alone on the cluster on its fastest gang: the q fastest types with >= s_j GPUs
-        between them, at the q-th type's pace (a lower bound on any policy's JCT for the job)."""
+        between them, at the q-th type's pace, or its fastest resized run that fits (a lower
+        bound on any policy's JCT for the job)."""
         count = self.type_count()
         order = [
             r for r in np.argsort(-self.throughput[j], kind="stable") if self.throughput[j, r] > 0
@@ -136,8 +213,14 @@ class GangJobs(JobsIndexed, GpusIndexed):
         for r in order:
             have += count[r]
             if have >= self.gang[j]:
-                return float(self.work[j] / self.throughput[j, r])
-        return float("inf")
+                best = self.throughput[j, r]
+                break
+        else:
+            best = 0.0
+        for r, n, row in self.resized_runs(j):  # a resized run may be faster
+            if n <= count[r]:
+                best = max(best, self.rows[j][r] * self.resize_fraction(j, r, n, row))
+        return float(self.work[j] / best) if best > 0 else float("inf")
 
 
 def gang_jobs(instance: Instance) -> GangJobs:
@@ -150,6 +233,7 @@ def gang_jobs(instance: Instance) -> GangJobs:
     per_worker = hadar is not None and hadar.progress == "per-worker"
     thr = np.zeros((len(instance.jobs), len(types)))
     work, gang = [], []
+    too_big: list[tuple[int, int, int]] = []  # (job, gang, GPUs that can run it)
     for j, job in enumerate(instance.jobs):
         s = job.requested_workers or job.tasks_per_round
         if job.throughput and job.epochs and job.iterations_per_epoch:
@@ -174,13 +258,9 @@ def gang_jobs(instance: Instance) -> GangJobs:
             )
         usable = sum(1 for g in gpus if thr[j, types.index(g.type)] > 0)
         if s > usable:
-            raise InputError(
-                instance.name,
-                f"$.jobs[{j}].requested_workers",
-                f"a gang of {s} GPUs, but only {usable} GPUs can run the job",
-            )
+            too_big.append((j, s, usable))
         gang.append(s)
-    return GangJobs(
+    data = GangJobs(
         job_ids=tuple(j.id for j in instance.jobs),
         arrival=np.array([j.arrival for j in instance.jobs], dtype=float),
         weight=np.array([j.weight for j in instance.jobs], dtype=float),
@@ -198,4 +278,14 @@ def gang_jobs(instance: Instance) -> GangJobs:
             instance.cluster.gpu_types[t].memory_gb if t in instance.cluster.gpu_types else None
             for t in types
         ),
+        resize=instance.extensions.gang.resize if instance.extensions.gang else "none",
     )
+    count = data.type_count()
+    for j, s, usable in too_big:  # unless the workload lets it run on fewer GPUs
+        if not any(n <= count[r] for r, n, _ in data.resized_runs(j)):
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].requested_workers",
+                f"a gang of {s} GPUs, but only {usable} GPUs can run the job",
+            )
+    return data

@@ -5,14 +5,16 @@ From the instance's gang data (:func:`hetsched.sim.gang_model.gang_jobs`) alone 
 
 * ``unknown``: the job and GPUs exist; ``bad_interval``: start < end, finite;
 * ``arrival``: no segment starts before the job arrives;
-* ``gang``: the segment holds exactly s_j distinct GPUs, on types the job can run on (X > 0);
+* ``gang``: the segment holds exactly s_j distinct GPUs, on types the job can run on (X > 0),
+  or, where the workload lets jobs run resized, a run it allows (:meth:`GangJobs.run_rate` > 0:
+  one type, a GPU count and row the table measured);
 * ``overlap``: no GPU is held by two segments at once (double booking), unless the two jobs are
   *packed*: they hold the same GPUs, and the pair may share them (:meth:`GangJobs.pair_rate` > 0
   both ways, one GPU type); never three at once;
 * ``progress`` (work conservation): a segment that *resumes* the job -- it ran before and its
   previous segment ended earlier or on other GPUs -- first spends the checkpoint-restore delay;
-  then the job progresses at min_r X_j^r of its GPUs, or at its pair rate while a packed partner
-  holds the same GPUs. The job completes exactly when its work
+  then the job progresses at min_r X_j^r of its GPUs (its resized rate for a resized run), or
+  at its pair rate while a packed partner holds the same GPUs. A change of row is a resume too. The job completes exactly when its work
   W_j is done: its last segment must end there, and no earlier segment may already finish it;
 * ``incomplete``: every job completes.
 
@@ -37,6 +39,7 @@ class Segment:
     start: float
     end: float
     gpus: tuple[str, ...]
+    row: str | None = None  # the table row of a resized run (None: the job's own)
 
 
 @dataclass
@@ -71,7 +74,9 @@ def validate_gang(
     bad: list[Violation] = []
     by_job: dict[int, list[Segment]] = defaultdict(list)
     by_gpu: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
-    shares: dict[int, list[tuple[float, float, int]]] = defaultdict(list)  # segment -> partners
+    shares: dict[int, list[tuple]] = defaultdict(
+        list
+    )  # segment -> (from, to, partner, its segment)
     busy = 0.0
     for i, s in enumerate(segments):
         if s.job not in jobs or any(g not in gpus for g in s.gpus):
@@ -92,16 +97,25 @@ def validate_gang(
                 )
             )
         idx = [gpus[g] for g in s.gpus]
-        if len(set(idx)) != len(idx) or len(idx) != data.gang[j]:
+        resized = s.row is not None or len(idx) != data.gang[j]
+        if len(set(idx)) != len(idx) or (resized and data.resize == "none"):
             bad.append(
                 Violation(
                     "gang",
                     f"{s.job} holds {len(set(idx))} distinct GPUs at {s.start}, its gang is {data.gang[j]}",
                 )
             )
-        if any(rows[j][type_of[g]] <= 0 for g in idx):
+        elif not idx or any(rows[j][type_of[g]] <= 0 for g in idx):
             bad.append(
                 Violation("gang", f"{s.job} holds a GPU of a type it cannot run on at {s.start}")
+            )
+        elif resized and data.run_rate(j, idx, s.row) <= 0:
+            bad.append(
+                Violation(
+                    "gang",
+                    f"{s.job} runs as {len(idx)} GPUs of row {s.row or data.models[j]!r} at "
+                    f"{s.start}, which the workload does not allow or the table did not measure",
+                )
             )
         by_job[j].append((i, s))
         for g in set(idx):
@@ -125,8 +139,8 @@ def validate_gang(
                     )
                 elif g == min(gpus[x] for x in sa.gpus):  # once per pair of segments
                     lo, hi = b0, min(a1, b1)
-                    shares[ia].append((lo, hi, jobs[sb.job]))
-                    shares[ib].append((lo, hi, jobs[sa.job]))
+                    shares[ia].append((lo, hi, jobs[sb.job], sb))
+                    shares[ib].append((lo, hi, jobs[sa.job], sa))
                     busy -= len(sa.gpus) * (hi - lo)  # a shared GPU is busy once
         held = 0
         for t, step in sorted(
@@ -147,23 +161,30 @@ def validate_gang(
         first[jid] = segs[0][1].start
         done, work = 0.0, float(data.work[j])
         for k, (i, s) in enumerate(segs):
-            resumed = k > 0 and (
-                abs(segs[k - 1][1].end - s.start) > tol or set(segs[k - 1][1].gpus) != set(s.gpus)
+            before = segs[k - 1][1] if k else None
+            resumed = before is not None and (
+                abs(before.end - s.start) > tol
+                or set(before.gpus) != set(s.gpus)
+                or before.row != s.row
             )
             delay = restore_seconds if resumed else 0.0
             restores += resumed
-            rate = min(rows[j][type_of[gpus[g]]] for g in s.gpus) if s.gpus else 0.0
+            idx = [gpus[g] for g in s.gpus]
+            rate = data.run_rate(j, idx, s.row) if idx else 0.0
             if done >= work * (1 - 1e-9):
                 bad.append(
                     Violation("progress", f"{jid} holds GPUs from {s.start} after its work is done")
                 )
                 break
-            r = type_of[gpus[s.gpus[0]]] if s.gpus else 0
+            r = type_of[idx[0]] if idx else 0
             pieces = _pieces(
                 s.start + delay,
                 s.end,
                 rate,
-                [(lo, hi, data.pair_rate(j, p, r)) for lo, hi, p in shares.get(i, [])],
+                [
+                    (lo, hi, data.pair_rate(j, p, r, len(idx), (s.row, mate.row)))
+                    for lo, hi, p, mate in shares.get(i, [])
+                ],
             )
             finish = None
             for a, b, v in pieces:
@@ -196,8 +217,11 @@ def _may_share(data, jobs: dict, gpus: dict, a: Segment, b: Segment) -> bool:
     kinds = {int(data.gpu_type[gpus[g]]) for g in a.gpus}
     if len(kinds) != 1:
         return False
-    r = kinds.pop()
-    return data.pair_rate(ja, jb, r) > 0 and data.pair_rate(jb, ja, r) > 0
+    r, n = kinds.pop(), len(a.gpus)
+    return (
+        data.pair_rate(ja, jb, r, n, (a.row, b.row)) > 0
+        and data.pair_rate(jb, ja, r, n, (b.row, a.row)) > 0
+    )
 
 
 def _pieces(

@@ -9,6 +9,8 @@ T^c, T^s). A workload spec is one of:
 * ``philly:VC`` / ``philly-static:VC``: the busiest window of another virtual cluster. The default
   VC 6214e9 is the trace's largest, and its busiest window has only 1-GPU jobs; 0e4a51 has 24%
   multi-GPU jobs, 103959 19%, 6c71a0 9%;
+* ``similarity-jobs[:MINUTES]``: the AppSci'24 evaluation's jobs (:mod:`hetsched.sim.similarity`),
+  arriving uniformly over MINUTES (default 0: all at once), which may run resized;
 * ``gavel-trace:PATH``: one of Gavel's trace files; a bare name such as
   ``gavel-trace:physical_cluster_max_min_fairness`` is one shipped in ``data/gavel/traces/``.
 
@@ -262,6 +264,10 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return philly_window(
             seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized
         )
+    if base == "similarity-jobs":
+        from hetsched.sim.similarity import similarity_workload
+
+        return similarity_workload(seed, **sized, arrival_span_minutes=_minutes(spec, vc))
     if spec.startswith("gavel-trace:"):
         from hetsched.allocation.gavel_data import load_trace
 
@@ -273,5 +279,17 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
     raise InputError(
         spec,
         "$",
-        "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], philly-static[:VC] or gavel-trace:PATH",
+        "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], "
+        "philly-static[:VC], similarity-jobs[:MINUTES] or gavel-trace:PATH",
     )
+
+
+def _minutes(spec: str, text: str) -> float:
+    """The arrival span of ``similarity-jobs:MINUTES`` (none: every job at time 0)."""
+    try:
+        value = float(text) if text else 0.0
+    except ValueError:
+        value = -1.0
+    if not (0.0 <= value < float("inf")):
+        raise InputError(spec, "MINUTES", f"must be a number of minutes >= 0 (got {text!r})")
+    return value

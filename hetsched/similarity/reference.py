@@ -16,12 +16,12 @@ What the paper leaves open, decided here (and stated, since the table has no mod
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
+from hetsched.allocation.gavel_data import parse_row
 from hetsched.errors import InputError
 
 # (layers, parameters in millions): approximate public figures, assumed (see the module docstring)
@@ -34,7 +34,6 @@ MODEL_FEATURES: dict[str, tuple[float, float]] = {
     "A3C": (4, 1.0),
     "CycleGAN": (24, 11.4),
 }
-ROW = re.compile(r"(.*?)(?: \(batch size (\d+)\))?$")
 
 
 @dataclass(frozen=True)
@@ -62,12 +61,6 @@ def cosine_similarity(a, b) -> float:
     if na == 0 or nb == 0:
         raise InputError("similarity", "features", "a job's characteristics are all zero")
     return float(a @ b / (na * nb))
-
-
-def parse_row(name: str) -> tuple[str, int]:
-    """'ResNet-50 (batch size 64)' -> ('ResNet-50', 64); rows without a batch size get 1."""
-    m = ROW.fullmatch(name)
-    return m.group(1), int(m.group(2) or 1)
 
 
 def row_features(name: str) -> tuple[float, float, float]:

@@ -1,57 +1,86 @@
-"""The AppSci'24 model-similarity policy (Secs. 4.1-4.2, Algorithms 1-2) as a gang-engine policy,
+"""The AppSci'24 model-similarity policy (Secs. 4.1-4.3, Algorithms 1-3) as a gang-engine policy,
 so that it runs beside Gavel, Tiresias, Hadar and YARN-CS on the same workloads (issue 19).
 
 Before time 0 each job is matched to its most similar *other* model of Gavel's table (Algorithm
 1: cosine similarity of layers, parameters and batch size; the job's own row is left out, as for
-a new model) and its GPU types are ranked by that reference's measured throughput at the job's
-GPU count (Algorithm 2, line 6). Every round the active jobs, in arrival order, each take their
-first ranked type with enough free GPUs (lines 7-13).
+a new model). Every round the active jobs, in arrival order, each take their first option, ranked
+by that reference's measured throughput, that fits the free GPUs (Algorithm 2, lines 6-13).
 
-``similarity`` remakes every decision each round (the paper's "cd"); ``similarity:keep`` lets a
-running job keep its GPUs until it completes and gives the queue what is left.
-``similarity:pack`` and ``similarity:keep-pack`` then pack (Algorithm 3, Sec. 4.3,
-:func:`hetsched.packing.greedy_packing`): each job placed alone on one GPU, in scheduling order,
-may take one waiting job onto its GPU, the one that keeps its own throughput highest (Gavel's
-measured pairs; the engine runs the pair at those rates, :mod:`hetsched.sim.gang_model`). A
-packed job is not kept: it is decided again next round.
+The policy is written ``similarity[:TOKENS]``, tokens joined by ``-``:
 
-What the gang engine does not model, and so this policy does not do: the GPU count and batch
-size as decisions (the engine runs a job as a gang of its requested GPUs; the paper's variant
-``gpu``). The full policy with them runs in ``hetsched similarity-sim`` on its own workloads.
+* ``keep``: a running job keeps its GPUs until it completes and the queue gets what is left
+  (without it every decision is remade each round: the paper's "cd");
+* ``pack``: then pack (Algorithm 3, :func:`hetsched.packing.greedy_packing`): each job placed
+  alone on one GPU, in scheduling order, may take one waiting job onto its GPU, the one that
+  keeps its own throughput highest (Gavel's measured pairs; the engine runs the pair at those
+  rates, :mod:`hetsched.sim.gang_model`). A packed job is not kept: it is decided again;
+* the variant, what a job's options are (Sec. 4.2): ``gpu`` (default: the GPU type, at the
+  job's requested GPU count), ``gpu_ngpu`` (type and count) or ``gpu_ngpu_bs`` (type, count and
+  batch size: the reference family's batch sizes). The last two need a workload that lets jobs
+  run resized (``metadata.gang.resize``, :mod:`hetsched.sim.gang_model`);
+* ``truth`` or ``estimated``: the exact round (``models/similarity_allocation.py``) and the
+  exact packing instead of Algorithms 2 and 3, ranking options by the jobs' true throughputs (an
+  oracle) or by the reference's, as the greedy does.
 
+Jobs that run on as they ran (same type, count and row) keep their GPUs, so they pay no restore.
 A job must name its row of Gavel's table (``model.name``); the workloads built from the Philly
-trace, Gavel's traces and ``gavel-poisson`` do.
+trace, Gavel's traces, ``gavel-poisson`` and ``similarity-jobs`` do.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hetsched.errors import InputError
-from hetsched.packing import greedy_packing
+from hetsched.errors import HetschedError, InputError
+from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
+from hetsched.packing import greedy_packing, optimal_packing
 from hetsched.packing.problem import PackingView
 from hetsched.sim.gang_engine import GangState
+from hetsched.sim.gang_model import Run
 from hetsched.similarity.reference import gavel_reference_db, row_features
+from hetsched.similarity.round import VARIANTS, Option, check_round, greedy_round, round_view
+
+#: what each variant needs of the workload's ``metadata.gang.resize``
+NEEDS = {"gpu": ("none", "count", "count-batch"), "gpu_ngpu": ("count", "count-batch")}
+NEEDS["gpu_ngpu_bs"] = ("count-batch",)
+EXACT = ("truth", "estimated")
 
 
 class Similarity:
     clairvoyant = False
 
-    MODES = ("change", "keep", "pack", "keep-pack")
+    TOKENS = ("keep", "pack", *VARIANTS, *EXACT)
 
-    def __init__(self, mode: str = "change", seed: int = 0):
-        if mode not in self.MODES:
+    def __init__(self, mode: str = "", seed: int = 0):
+        tokens = [] if mode in ("", "change") else mode.split("-")
+        bad = [t for t in tokens if t not in self.TOKENS] + [
+            t for t in set(tokens) if tokens.count(t) > 1
+        ]
+        chosen = [t for t in tokens if t in VARIANTS]
+        exact = [t for t in tokens if t in EXACT]
+        if bad or len(chosen) > 1 or len(exact) > 1:
             raise InputError(
-                "policy", "similarity:MODE", f"one of {', '.join(self.MODES)}, not {mode!r}"
+                "policy",
+                "similarity:TOKENS",
+                f"tokens joined by '-' from {', '.join(self.TOKENS)}: at most one variant and "
+                f"one of {', '.join(EXACT)}, each once (got {mode!r})",
             )
-        self.keep = mode.startswith("keep")
-        self.pack = mode.endswith("pack")
-        self.name = "similarity" if mode == "change" else f"similarity:{mode}"
+        self.keep, self.pack = "keep" in tokens, "pack" in tokens
+        self.variant = chosen[0] if chosen else "gpu"
+        self.exact = exact[0] if exact else None
+        self.name = "similarity" + (f":{'-'.join(tokens)}" if tokens else "")
         self.packed: set[int] = set()  # jobs packed onto another's GPU last round
 
     def prepare(self, instance, jobs) -> None:
+        if jobs.resize not in NEEDS[self.variant]:
+            raise InputError(
+                instance.name,
+                "$.metadata.gang.resize",
+                f"{self.name} chooses {self.variant.replace('_', ', ')}: the workload must let "
+                f"jobs run resized ({' or '.join(NEEDS[self.variant])}), not {jobs.resize!r}",
+            )
         db = gavel_reference_db()
-        self.data = jobs
+        self.data, self.instance = jobs, instance
         self.index = {jid: j for j, jid in enumerate(jobs.job_ids)}
         self.ranked: list[list[int]] = []
         count = jobs.type_count()
@@ -70,44 +99,121 @@ class Similarity:
                 for r, t in enumerate(jobs.types)
                 if jobs.throughput[k, r] > 0 and count[r] >= need
             ]
-            estimate = {r: ref.throughput.get((jobs.types[r], need), 0.0) for r in usable}
-            self.ranked.append(sorted(usable, key=lambda r: (-estimate[r], jobs.types[r])))
+            estimate = {r: ref.throughput.get((jobs.types[r], need)) for r in usable}
+            known = [r for r in usable if estimate[r] is not None]
+            # the reference's measured types, best first (Algorithm 2, line 6); a job whose
+            # reference was measured on none of its types takes any, so that it cannot starve
+            ranked = sorted(known, key=lambda r: (-estimate[r], jobs.types[r]))
+            self.ranked.append(ranked or sorted(usable, key=lambda r: jobs.types[r]))
 
-    def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
+    def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
         d = self.data
         free = {r: list(gpus) for r, gpus in enumerate(d.gpus_of_type)}
-        plan: dict[int, tuple[int, ...]] = {}
+        plan: dict[int, tuple[int, ...] | Run] = {}
         if self.keep:
             for j, gpus in state.held.items():
                 if j in self.packed:
                     continue
-                plan[j] = gpus
+                row = state.held_rows.get(j)
+                plan[j] = Run(gpus, row) if row else gpus
                 for g in gpus:
-                    free[int(d.gpu_type[g])].remove(g)
+                    free[d.type_of[g]].remove(g)
+        if self.variant == "gpu" and not self.exact:
+            self._ranked_round(state, plan, free)
+        else:
+            self._round(state, plan, free)
+        if self.pack:
+            self.packed = self._pack(state, plan)
+        return plan
+
+    def _ranked_round(self, state: GangState, plan: dict, free: dict[int, list[int]]) -> None:
+        """Algorithm 2 for the ``gpu`` variant: each job's types ranked once (``prepare``)."""
+        d = self.data
+        left = {r: len(gs) for r, gs in free.items()}
+        chosen: dict[int, tuple[int, int, str | None]] = {}
         for j in state.active():
-            if not any(free.values()):
+            if not any(left.values()):
                 break
             if j in plan:
                 continue
             need = int(d.gang[j])
             for r in self.ranked[j]:
-                if len(free[r]) >= need:
-                    prev = state.held.get(j)
-                    if prev and all(g in free[r] for g in prev):
-                        gpus = prev  # it ran here last round: no move, no restore
-                    else:
-                        gpus = tuple(free[r][:need])
-                    plan[j] = gpus
-                    free[r] = [g for g in free[r] if g not in gpus]
+                if left[r] >= need:
+                    chosen[j] = (r, need, None)
+                    left[r] -= need
                     break
-        if self.pack:
-            self.packed = self._pack(state, plan)
-        return plan
+        self._place(state, plan, free, chosen)
 
-    def _pack(self, state: GangState, plan: dict[int, tuple[int, ...]]) -> set[int]:
-        """Algorithm 3 on this round: adds the packed jobs to ``plan``; returns them."""
+    def _round(self, state: GangState, plan: dict, free: dict[int, list[int]]) -> None:
+        """Algorithm 2 (or the exact round) on the round's own instance: the queue and the free
+        GPUs per type."""
         d = self.data
-        solo = [j for j in plan if d.gang[j] == 1]
+        queue = [j for j in state.active() if j not in plan]
+        counts = {d.types[r]: len(gs) for r, gs in free.items()}
+        if not queue or not any(counts.values()):
+            return
+        inst = Instance(
+            f"{self.instance.name}-r{state.round}",
+            _cluster(counts, self.instance),
+            tuple(_job(self.instance.jobs[j], counts) for j in queue),
+            metadata={"similarity": {"variant": self.variant}},
+        )
+        if self.exact:
+            from hetsched.solve import solve
+
+            res = solve(
+                inst,
+                "similarity-allocation",
+                "highs",
+                time_limit=30,
+                options={"estimated": self.exact == "estimated"},
+            )
+            if res.solution is None:
+                raise HetschedError(
+                    f"{self.name}: the exact round at t={state.now} found no solution "
+                    f"({res.status.value})"
+                )
+            decision: dict[str, Option] = dict(res.solution)
+        else:
+            decision = greedy_round(round_view(inst))
+        report = check_round(inst, decision)
+        if not report.valid:
+            raise HetschedError(
+                f"{self.name}: invalid round at t={state.now}: {report.violations[0].message}"
+            )
+        kind = {t: r for r, t in enumerate(d.types)}
+        chosen = {}
+        for jid, o in decision.items():
+            j = self.index[jid]
+            chosen[j] = (kind[o.gpu_type], o.gpus, None if o.row == d.models[j] else o.row)
+        self._place(state, plan, free, chosen)
+
+    def _place(self, state: GangState, plan: dict, free: dict[int, list[int]], chosen) -> None:
+        """The round's choices (job -> type, GPU count, row) on GPUs, in queue order: a job that
+        runs on as it ran keeps its GPUs (no restore), so those are placed first."""
+        d = self.data
+        same = [
+            j
+            for j, (r, n, row) in chosen.items()
+            if j in state.held
+            and (d.type_of[state.held[j][0]], len(state.held[j]), state.held_rows.get(j))
+            == (r, n, row)
+            and all(g in free[r] for g in state.held[j])
+        ]
+        for j in same + [j for j in chosen if j not in same]:
+            r, n, row = chosen[j]
+            gpus = state.held[j] if j in same else tuple(free[r][:n])
+            free[r] = [g for g in free[r] if g not in gpus]
+            plan[j] = Run(gpus, row) if row or n != d.gang[j] else gpus
+
+    def _pack(self, state: GangState, plan: dict) -> set[int]:
+        """Algorithm 3 (or the exact packing) on this round: adds the packed jobs to ``plan``;
+        returns them. A job that runs alone on one GPU may take a waiting job that can run on
+        one GPU (as itself) onto it."""
+        d = self.data
+        gpus_of = {j: v.gpus if isinstance(v, Run) else v for j, v in plan.items()}
+        row_of = {j: v.row for j, v in plan.items() if isinstance(v, Run)}
+        solo = [j for j in plan if len(gpus_of[j]) == 1]
         if not solo:
             return set()
         # a job of the queue is only told apart by what decides a pair: of each kind, the first
@@ -115,9 +221,9 @@ class Similarity:
         seen: dict[tuple, int] = {}
         queue = []
         for j in state.active():
-            if j in plan or d.gang[j] != 1:
+            if j in plan or (d.gang[j] != 1 and d.resize == "none"):
                 continue
-            kind = (d.models[j], d.memory_gb[j], tuple(d.throughput[j] > 0))
+            kind = (d.models[j], d.memory_gb[j], tuple(d.throughput[j] > 0), int(d.gang[j]))
             if seen.get(kind, 0) < len(solo):
                 seen[kind] = seen.get(kind, 0) + 1
                 queue.append(j)
@@ -126,14 +232,50 @@ class Similarity:
         gain = np.full((len(solo), len(queue)), np.nan)
         own = np.full_like(gain, np.nan)
         for a, s in enumerate(solo):
-            r = int(d.gpu_type[plan[s][0]])
+            r, row = d.type_of[gpus_of[s][0]], row_of.get(s)
             for b, q in enumerate(queue):
-                mine, theirs = d.pair_fraction(s, q, r), d.pair_fraction(q, s, r)
-                if mine > 0 and theirs > 0 and d.throughput[q, r] > 0:
+                solo_q = d.resize_fraction(q, r, 1)
+                if d.throughput[q, r] <= 0 or solo_q <= 0:
+                    continue
+                mine = d.pair_fraction(s, q, r, 1, (row, None)) / d.resize_fraction(s, r, 1, row)
+                theirs = d.pair_fraction(q, s, r, 1, (None, row)) / solo_q
+                if mine > 0 and theirs > 0:
                     own[a, b], gain[a, b] = mine, mine + theirs - 1.0
         view = PackingView(d.job_ids, tuple(solo), (), tuple(queue), gain, own)
         packed = set()
-        for sj, qj in greedy_packing(view).pairs:
-            plan[self.index[qj]] = plan[self.index[sj]]
-            packed.add(self.index[qj])
+        pairs = optimal_packing(view) if self.exact else greedy_packing(view)
+        for sj, qj in pairs.pairs:
+            q = self.index[qj]
+            plan[q] = gpus_of[self.index[sj]] if d.gang[q] == 1 else Run(gpus_of[self.index[sj]])
+            packed.add(q)
         return packed
+
+
+def _cluster(counts: dict[str, int], instance: Instance) -> Cluster:
+    """The round's free GPUs, one server per type (Algorithm 2 counts GPUs per type)."""
+    types = instance.cluster.gpu_types
+    return Cluster(
+        {t: types.get(t, GpuType(t)) for t in counts},
+        tuple(
+            Server(t, tuple(Gpu(f"{t}{i}", t, t) for i in range(n)))
+            for t, n in sorted(counts.items())
+            if n > 0
+        ),
+    )
+
+
+def _job(job: Job, types) -> Job:
+    """A job of a round instance: the similarity model reads its row, GPU count and memory;
+    Hare's per-task times (1 s, no sync, on every type) are not used."""
+    return Job(
+        job.id,
+        job.arrival,
+        1.0,
+        1,
+        1,
+        {t: 1.0 for t in types},
+        {t: 0.0 for t in types},
+        requested_workers=job.requested_workers or job.tasks_per_round,
+        memory_gb=job.memory_gb,
+        model=ModelInfo(name=job.model.name),
+    )
