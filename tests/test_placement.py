@@ -296,26 +296,110 @@ def test_solve_and_validate_from_the_command_line(tmp_path, capsys):
 
 
 def test_interval_simulation_is_deterministic_and_consistent():
-    """Every job completes after it starts and starts after it arrives; the same seed gives the
-    same run; a policy whose placements never co-locate runs each job at standalone speed."""
-    from hetsched.sim.placement import harmony_workload, simulate_placement
+    """Harmony's workload in the gang simulator: the same seed gives the same run, every run is
+    validated (interference, parameter servers, CPU and bandwidth recomputed), and a job that
+    never shares a server runs at standalone speed slowed only by spreading."""
+    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.placement import harmony_workload
+    from hetsched.sim.registry import make_policy
 
-    wl = harmony_workload(3, n_jobs=15, n_servers=3)
-    a, b = simulate_placement(wl, "tetris"), simulate_placement(wl, "tetris")
-    assert a == b
-    for row in a["jobs"]:
-        assert row["arrival"] <= row["start"] <= row["completion"]
-    alone = simulate_placement(wl, "standalone", order="reward")
-    jobs = {j["id"]: j for j in wl.jobs}
-    for row in alone["jobs"]:  # no co-location; only spreading can slow a standalone job
-        j = jobs[row["id"]]
-        servers = len(row["placement"])
-        f = max(data.MIN_SPEED_FRACTION, 1 - data.COMMUNICATION[j["model"]] * (servers - 1))
-        run = row["completion"] - row["start"]
-        assert run == pytest.approx(j["epochs"] / (data.STANDALONE_SPEED[j["model"]] * f), rel=1e-9)
-    m = a["metrics"]
-    assert 0 < m["utilization"] <= 1 and m["makespan"] >= max(r["jct"] for r in a["jobs"]) - 1e-9
-    assert m["avg_jct"] == pytest.approx(np.mean([r["jct"] for r in a["jobs"]]))
+    inst = harmony_workload(3, n_jobs=15, n_servers=3)
+    a = simulate_gang(inst, make_policy("harmony:tetris"), INTERVAL_SECONDS, 10.0)
+    b = simulate_gang(inst, make_policy("harmony:tetris"), INTERVAL_SECONDS, 10.0)
+    assert a.validation.valid and a.segments == b.segments and a.preemptions == 0
+    alone = simulate_gang(inst, make_policy("harmony:standalone:reward"), INTERVAL_SECONDS, 10.0)
+    assert alone.validation.valid
+    server = {g.id: g.server for g in inst.gpus}
+    for seg in alone.segments:  # one segment per job: placed jobs never move
+        job = next(j for j in inst.jobs if j.id == seg.job)
+        spread = len({server[g] for g in seg.gpus} | set(seg.ps))
+        f = max(data.MIN_SPEED_FRACTION, 1 - data.COMMUNICATION[job.model.name] * (spread - 1))
+        speed = data.STANDALONE_SPEED[job.model.name] * f / INTERVAL_SECONDS
+        assert seg.end - seg.start == pytest.approx(job.epochs / speed, rel=1e-9)
+
+
+# Recorded from the retired place-sim engine (commit b7bea5f, hetsched/sim/placement.py), in
+# intervals: (seed, jobs, servers, arrivals) -> (method, order) -> (average JCT, makespan).
+RETIRED = {
+    (0, 20, 6, "uniform"): {
+        ("load-balancing", "arrival"): (45.41403637723617, 111.9619827205231),
+        ("bin-packing", "arrival"): (42.67887260980073, 141.0519827205233),
+        ("tetris", "reward"): (42.54619324952206, 166.0519827205235),
+        ("standalone", "arrival"): (29.266198719919924, 80.80198272052326),
+        ("greedy", "arrival"): (32.85620069025716, 94.00198272052309),
+        ("exact", "arrival"): (20.592999860038134, 85.42198272052312),
+    },
+    (5, 25, 4, "poisson"): {
+        ("load-balancing", "arrival"): (40.48214843115472, 127.31020263134086),
+        ("bin-packing", "arrival"): (58.84744695194858, 264.38520263134075),
+        ("tetris", "reward"): (35.04083885483253, 157.20099210502508),
+        ("standalone", "arrival"): (34.69427546005, 104.09948834562661),
+        ("greedy", "arrival"): (30.226683142881246, 83.24234548848375),
+        ("exact", "arrival"): (22.850339713525965, 110.8852026313409),
+    },
+}
+
+
+@pytest.mark.parametrize("workload", sorted(RETIRED))
+def test_the_gang_engine_reproduces_the_retired_interval_simulator(workload):
+    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.sim.placement import harmony_workload
+    from hetsched.sim.run import run_policy
+
+    seed, n, servers, arrivals = workload
+    inst = harmony_workload(seed, n_jobs=n, n_servers=servers, arrivals=arrivals)
+    for (method, order), (avg, makespan) in RETIRED[workload].items():
+        name = f"harmony:{method}" + ("" if order == "arrival" else f":{order}")
+        res = run_policy(inst, name, round_seconds=INTERVAL_SECONDS)
+        assert res["valid"]
+        assert res["metrics"]["avg_jct"] / INTERVAL_SECONDS == pytest.approx(avg, rel=1e-9)
+        assert res["metrics"]["makespan"] / INTERVAL_SECONDS == pytest.approx(makespan, rel=1e-9)
+
+
+def test_every_gang_policy_runs_on_harmonys_workload():
+    """Policies that know nothing of parameter servers, CPU or bandwidth run too: the engine puts
+    their parameter servers where they fit and keeps a job waiting that fits nowhere."""
+    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.sim.run import run_policy
+    from hetsched.sim.workloads import load_workload
+
+    inst = load_workload("harmony-jobs:poisson", seed=1, n_jobs=12)
+    for p in ("yarn-cs", "tiresias", "gavel", "hadar", "harmony:greedy"):
+        assert run_policy(inst, p, round_seconds=INTERVAL_SECONDS)["valid"], p
+
+
+def test_the_validator_recomputes_interference_and_capacity():
+    """Moving a job's parameter servers onto a crowded server, or dropping one, is caught; the
+    speeds are the speed model's, so a run that ignores interference is refused."""
+    import dataclasses
+
+    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.gang_validate import validate_gang
+    from hetsched.sim.placement import harmony_workload
+    from hetsched.sim.registry import make_policy
+
+    inst = harmony_workload(2, n_jobs=12, n_servers=2)
+    run = simulate_gang(inst, make_policy("harmony:bin-packing"), INTERVAL_SECONDS, 10.0)
+    segs = run.segments
+    assert validate_gang(inst, segs, 10.0, INTERVAL_SECONDS).valid
+    k = next(i for i, s in enumerate(segs) if s.ps)
+    dropped = segs[:k] + [dataclasses.replace(segs[k], ps=segs[k].ps[1:])] + segs[k + 1 :]
+    kinds = {v.kind for v in validate_gang(inst, dropped, 10.0, INTERVAL_SECONDS).violations}
+    assert "interference" in kinds
+    crowded = [dataclasses.replace(s, ps=("s0",) * len(s.ps) * 8) for s in segs]
+    kinds = {v.kind for v in validate_gang(inst, crowded, 10.0, INTERVAL_SECONDS).violations}
+    assert "interference" in kinds
+    # the same run judged by a speed model without interference: its jobs finish too late
+    meta = dict(inst.metadata)
+    meta["placement"] = {
+        **meta["placement"],
+        "interference": {a: {b: 0.0 for b in data.MODELS} for a in data.MODELS},
+    }
+    calm = dataclasses.replace(inst, metadata=meta)
+    kinds = {v.kind for v in validate_gang(calm, segs, 10.0, INTERVAL_SECONDS).violations}
+    assert "progress" in kinds
 
 
 def test_place_commands(tmp_path, capsys):
@@ -340,8 +424,9 @@ def test_place_commands(tmp_path, capsys):
     ]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
-    assert {r["policy"] for r in first["results"]} == {"load-balancing", "exact"}
+    assert {r["policy"] for r in first["results"]} == {"harmony:load-balancing", "harmony:exact"}
     assert len(list(tmp_path.glob("*-jobs.csv"))) == 2
+    assert all(min(r["ratio_to_bound"].values()) >= 1 - 1e-9 for r in first["results"])
     assert main(args) == 0  # resumed from the stored results
     assert json.loads(capsys.readouterr().out) == first
 

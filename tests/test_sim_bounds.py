@@ -68,6 +68,23 @@ def test_no_resized_run_beats_the_bounds(seed, n, span):
         _check(inst, p)
 
 
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 8), servers=st.integers(3, 4))
+def test_no_run_on_harmonys_workload_beats_the_bounds(seed, n, servers):
+    """Harmony's speed model only slows a job below its standalone speed, so the gang bounds
+    at standalone speed hold for every policy there, Harmony's methods and the others (three
+    servers or more: on fewer, a job of three CTC workers and three parameter servers fits no
+    server's CPU, and no policy can run it)."""
+    from hetsched.sim.placement import harmony_workload
+
+    inst = harmony_workload(seed, n_jobs=n, n_servers=servers, arrivals="poisson")
+    for p in ("harmony:load-balancing", "harmony:greedy", "yarn-cs", "tiresias:600"):
+        s = run_policy(inst, p, round_seconds=1200.0)
+        assert s["valid"]
+        bound = workload_bounds(inst, "job")
+        for k in BOUNDED:
+            assert s["metrics"][k] >= getattr(bound, k) * (1 - 1e-9), (p, k, bound.method)
+
+
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 5), gpus=st.integers(1, 4))
 def test_no_task_run_beats_the_bounds(seed, n, gpus):
     inst = random_instance(seed, gpus, min(2, gpus), n, rounds=(1, 3), tasks=(1, 2))

@@ -144,3 +144,14 @@ def test_the_validator_checks_resized_runs_against_the_workload_and_the_table():
     assert any(v.kind == "gang" for v in validate_gang(fixed, run, 10.0).violations)
     unmeasured = [Segment(job.id, 0.0, work / rate, ids, "no such row (batch size 3)")]
     assert any(v.kind == "gang" for v in validate_gang(inst, unmeasured, 10.0).violations)
+
+
+def test_a_packed_pair_that_runs_on_does_not_hand_its_gpu_to_both():
+    """Both jobs of last round's packed pair ran on the same GPU; when each is decided again as it
+    ran, only one may keep that GPU (this run once gave it to both, which the engine refused)."""
+    from hetsched.sim.run import run_policy
+    from hetsched.sim.workloads import gavel_poisson
+
+    inst = gavel_poisson(2, n_jobs=40, rate_per_hour=60.0, per_type=4)
+    for policy in ("similarity:pack", "similarity:keep-pack"):
+        assert run_policy(inst, policy)["valid"]

@@ -1,11 +1,13 @@
 """Placement commands (Harmony, ToN'22): ``place`` (every method on one interval, against the
-exact optimum) and ``place-sim`` (the interval-driven simulation with metrics). Registered by
+exact optimum) and ``place-sim`` (a shortcut for ``compare`` of Harmony's methods on its
+workload, in the one gang simulator). Registered by
 :func:`hetsched.cli.build_parser`; errors are :class:`HetschedError` (exit 2)."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import sys
+import tempfile
 
 from hetsched.cli.args import MAX_JOBS, MAX_SERVERS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
@@ -36,37 +38,43 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 
 def cmd_place_sim(args: argparse.Namespace) -> int:
-    from hetsched.sim.placement import harmony_workload, simulate_placement
-    from hetsched.stored_runs import run_or_resume
+    from hetsched.cli.sim import print_comparison
+    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.sim.placement import harmony_workload
+    from hetsched.sim.run import compare
 
-    wl = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
-    out = Path(args.out) if args.out else None
-    results = []
-    for policy in args.policies:
-        res = run_or_resume(
-            out,
-            f"{wl.name}-{policy}-{args.order}",
-            lambda: simulate_placement(wl, policy, time_limit=args.time_limit, order=args.order),
-            ["id", "model", "arrival", "start", "completion", "jct"],
+    inst = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
+    suffix = "" if args.order == "arrival" else f":{args.order}"
+    policies = [f"harmony:{p}{suffix}" for p in args.policies]
+    say = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory() as scratch:
+        result = compare(
+            inst,
+            policies,
+            seed=args.seed,
+            out=args.out or scratch,
+            workload=inst.name,
+            progress=say,
+            round_seconds=INTERVAL_SECONDS,
+            convention="hetsched",
         )
-        results.append(res)
-        if not args.json:
-            m = res["metrics"]
-            print(
-                f"{policy:<16} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  makespan {m['makespan']:8.2f}  "
-                f"waiting {m['waiting_time']:8.2f}  utilization {m['utilization']:.3f}  (intervals)",
-                flush=True,
-            )
     if args.json:
+        results = [
+            {"policy": r["policy"], "metrics": r["metrics"], "ratio_to_bound": r["ratio_to_bound"]}
+            for r in result.rows
+        ]
+        print(json_text({"workload": inst.name, "bounds": result.bounds, "results": results}))
+        return EXIT_OK
+    print_comparison(result)
+    print(f"\nin {INTERVAL_SECONDS / 60:g}-minute intervals (Harmony's unit):")
+    for r in result.rows:
+        m = {k: r["metrics"][k] / INTERVAL_SECONDS for k in ("avg_jct", "median_jct", "makespan")}
         print(
-            json_text(
-                {
-                    "workload": wl.name,
-                    "order": args.order,
-                    "results": [{"policy": r["policy"], "metrics": r["metrics"]} for r in results],
-                }
-            )
+            f"{r['policy']:<28} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  "
+            f"makespan {m['makespan']:8.2f}  utilization {r['metrics']['utilization']:.3f}"
         )
+    if args.out:
+        print(f"-> {args.out}/compare.json, per-job CSVs and the JCT CDF")
     return EXIT_OK
 
 
@@ -74,7 +82,8 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
 #: them without importing anything a command needs)
 COMMANDS = {
     "place": "place one interval's jobs by every method and compare with the exact optimum (Harmony)",
-    "place-sim": "simulate interval-by-interval placement (Harmony's setting): JCT, makespan, waiting, utilization",
+    "place-sim": "compare Harmony's placement methods on its workload, interval by interval "
+    "(a shortcut for compare)",
 }
 
 
@@ -82,7 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     positive_float = positive(float)
     from hetsched.placement.methods import HEURISTICS as METHODS
-    from hetsched.sim.placement import ORDERS, POLICIES
+    from hetsched.placement.methods import METHODS as POLICIES
+    from hetsched.placement.methods import ORDERS
 
     p = sub.add_parser(
         "place",
@@ -124,21 +134,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--servers", type=count(MAX_SERVERS), default=6)
     s.add_argument("--arrivals", choices=("uniform", "poisson"), default="uniform")
     s.add_argument(
-        "--order", choices=ORDERS, default="arrival", help="order the waiting jobs are offered in"
+        "--order",
+        choices=ORDERS,
+        default="arrival",
+        help="order the waiting jobs are offered in",
     )
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument(
-        "--time-limit",
-        type=positive_float,
-        default=10.0,
-        metavar="S",
-        help="per interval, policy exact",
-    )
     s.add_argument(
         "--out",
         default=None,
         metavar="DIR",
-        help="per-job CSVs and the run store runs.jsonl; a rerun resumes",
+        help="compare.json, per-job CSVs, the JCT CDF and the run store runs.jsonl; a rerun "
+        "resumes (default: nothing is written)",
     )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_place_sim)

@@ -115,4 +115,5 @@ STANDALONE_SPEED: dict[str, float] = {
     "wlm": 4.0,
 }
 
+INTERVAL_SECONDS = 1200.0  # Harmony's scheduling interval (Sec. VII.B): speeds are per interval
 MIN_SPEED_FRACTION = 0.1  # a job never runs slower than this fraction of its standalone speed

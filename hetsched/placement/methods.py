@@ -19,6 +19,9 @@ HEURISTICS = (*RULES, "greedy", "greedy-learned")
 METHODS = (*HEURISTICS, "exact")
 #: the methods that read each job's total work (Harmony's e_n): they need to know the future
 CLAIRVOYANT = ("greedy", "greedy-learned", "exact")
+#: the orders in which the waiting jobs are offered to a method: arrival, or largest reward
+#: weight b_n / e_n first (eq. (1))
+ORDERS = ("arrival", "reward")
 
 Place = Callable[[PlacementView], Placement]
 

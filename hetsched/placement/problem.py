@@ -122,6 +122,17 @@ def _vector(given: Mapping[str, float] | None, default: Mapping[str, float]) -> 
     return [float(given.get(r, default[r])) for r in RESOURCES]
 
 
+def speed_tables(meta) -> tuple[dict[str, dict[str, float]], dict[str, float], float]:
+    """The speed model's coefficients (module doc): I by model pair, kappa by model and f_min,
+    :mod:`hetsched.placement.data`'s defaults overridden by ``metadata.placement``."""
+    inter = {m: dict(row) for m, row in data.INTERFERENCE.items()}
+    for m, row in meta.interference.items():
+        inter.setdefault(m, {}).update(row)
+    comm = {**data.COMMUNICATION, **meta.communication}
+    fmin = data.MIN_SPEED_FRACTION if meta.min_speed_fraction is None else meta.min_speed_fraction
+    return inter, comm, fmin
+
+
 def placement_view(instance: Instance) -> PlacementView:
     """Read the problem from ``metadata.placement``; every error names its field.
 
@@ -144,11 +155,7 @@ def placement_view(instance: Instance) -> PlacementView:
         vec[RESOURCES.index("gpu")] = float(len(s.gpus))
         cap.append(vec)
     ids = [j.id for j in instance.jobs]
-    inter = {m: dict(row) for m, row in data.INTERFERENCE.items()}
-    for m, row in meta.interference.items():
-        inter.setdefault(m, {}).update(row)
-    comm = {**data.COMMUNICATION, **meta.communication}
-    fmin = data.MIN_SPEED_FRACTION if meta.min_speed_fraction is None else meta.min_speed_fraction
+    inter, comm, fmin = speed_tables(meta)
 
     n, S = len(ids), len(servers)
     models, W, P, wd, pd, e, b, new = [], [], [], [], [], [], [], []

@@ -45,6 +45,7 @@ import numpy as np
 from hetsched.allocation.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
+from hetsched.sim.gang_interference import Interference, default_ps, interference_of
 from hetsched.sim.gang_model import GangJobs, Run, gang_jobs
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
@@ -77,6 +78,7 @@ class GangState:
             int, tuple[int, ...]
         ] = {}  # GPUs of the previous round, for jobs that run on
         self.held_rows: dict[int, str] = {}  # the rows of those that ran resized (a Run's row)
+        self.held_ps: dict[int, tuple[int, ...]] = {}  # their parameter servers (Harmony's model)
         self.order = np.argsort(jobs.arrival, kind="stable")
         self.arrivals_pending = True  # some job has not arrived yet (Gavel's trace queue)
         self.convention = "hetsched"  # the engine's timing (module doc)
@@ -128,6 +130,8 @@ class GangSimResult:
     validation: GangReport | None = None
     rounds: int = 0
     preemptions: int = 0
+    round_seconds: float = 360.0
+    restore_seconds: float = 10.0
 
 
 def simulate_gang(
@@ -160,7 +164,14 @@ def simulate_gang(
             "restore_seconds",
             f"must be >= 0 and < the round ({round_seconds} s), got {restore_seconds}",
         )
+    harmony = interference_of(instance)  # Harmony's speed model, where the workload has it
     data = gang_jobs(instance)
+    if convention == "gavel" and harmony is not None:
+        raise InputError(
+            instance.name,
+            "$.metadata.placement",
+            "Harmony's interference model runs under the hetsched convention only (fixed rounds)",
+        )
     policy.prepare(instance, data)
     state = GangState(data, getattr(policy, "clairvoyant", False), round_seconds, restore_seconds)
     L = round_seconds
@@ -197,11 +208,12 @@ def simulate_gang(
                 t, k = float(data.arrival[pending[nxt]]), k + 1
             else:
                 k = max(k + 1, int(math.ceil(data.arrival[pending[nxt]] / L - 1e-12)))
-            state.held, state.held_rows = {}, {}
+            state.held, state.held_rows, state.held_ps = {}, {}, {}
             open_seg = {}
             continue
-        plan, rows = _runs(policy.allocate(state), data)
+        plan, rows, given = _runs(policy.allocate(state), data)
         _check_plan(plan, rows, state, data, policy)
+        factor, ps = _interference(plan, given, data, harmony, policy, t)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
             raise HetschedError(
@@ -220,6 +232,7 @@ def simulate_gang(
             j: j in open_seg
             and set(state.held[j]) == set(g)
             and rows.get(j) == state.held_rows.get(j)
+            and ps.get(j) == state.held_ps.get(j)
             for j, g in plan.items()
         }
         delays = {j: restore_seconds if ran_before[j] and not same_gpus[j] else 0.0 for j in plan}
@@ -230,11 +243,12 @@ def simulate_gang(
         for j, gpus in sorted(plan.items()):
             gpus = tuple(int(g) for g in gpus)
             same, delay = same_gpus[j], delays[j]
-            rate = data.run_rate(j, gpus, rows.get(j))
+            rate = data.run_rate(j, gpus, rows.get(j)) * factor.get(j, 1.0)
             progress = rate * (L - delay)
             if gavel:  # whole steps, as Gavel's simulator counts them
                 progress = max(1.0, math.floor(progress * (1 + 1e-12)))
             ids = tuple(data.gpu_ids[g] for g in sorted(gpus))
+            servers = tuple(data.servers[h] for h in ps.get(j, ()))
             if data.job_ids[j] not in first_start:
                 first_start[data.job_ids[j]] = t
             if record_events and not same:
@@ -273,15 +287,16 @@ def simulate_gang(
                 new_open[j] = idx
             stops[j] = end
             if seg is None:
-                segments.append(Segment(data.job_ids[j], t, end, ids, rows.get(j)))
+                segments.append(Segment(data.job_ids[j], t, end, ids, rows.get(j), servers))
             else:
-                segments[idx] = Segment(seg.job, seg.start, end, seg.gpus, seg.row)
+                segments[idx] = Segment(seg.job, seg.start, end, seg.gpus, seg.row, seg.ps)
             ran_before[j] = True
             state.attained[j] += len(gpus) * (end - t)
             state.executed[j] += end - t
             state.rounds_run[j] += 1
         state.held = held
         state.held_rows = {j: rows[j] for j in held if j in rows}
+        state.held_ps = {j: ps[j] for j in held if j in ps}
         open_seg = new_open
         k += 1
         if gavel:
@@ -292,10 +307,18 @@ def simulate_gang(
             elif nxt < len(pending):
                 t = float(data.arrival[pending[nxt]])
     result = GangSimResult(
-        policy.name, segments, completion, first_start, events, rounds=k, preemptions=preemptions
+        policy.name,
+        segments,
+        completion,
+        first_start,
+        events,
+        rounds=k,
+        preemptions=preemptions,
+        round_seconds=L,
+        restore_seconds=restore_seconds,
     )
     if check:
-        report = validate_gang(instance, segments, restore_seconds)
+        report = validate_gang(instance, segments, restore_seconds, round_seconds)
         result.validation = report
         if not report.valid:
             raise HetschedError(
@@ -310,19 +333,59 @@ def simulate_gang(
     return result
 
 
-def _runs(plan: dict, data: GangJobs) -> tuple[dict[int, tuple[int, ...]], dict[int, str]]:
+def _runs(plan: dict, data: GangJobs) -> tuple[dict, dict[int, str], dict[int, tuple[int, ...]]]:
     """A policy's plan as (job -> GPUs, job -> the row of a resized run that names another
-    row than the job's own)."""
+    row than the job's own, job -> the servers of its parameter servers where the plan says)."""
     gpus: dict[int, tuple[int, ...]] = {}
     rows: dict[int, str] = {}
+    ps: dict[int, tuple[int, ...]] = {}
     for j, v in plan.items():
         if isinstance(v, Run):
             gpus[j] = tuple(v.gpus)
             if v.row is not None and v.row != data.models[j]:
                 rows[j] = v.row
+            if v.ps is not None:
+                ps[j] = tuple(int(h) for h in v.ps)
         else:
             gpus[j] = v
-    return gpus, rows
+    return gpus, rows, ps
+
+
+def _interference(plan, given, data: GangJobs, model: Interference | None, policy, t: float):
+    """On Harmony's workloads: (each job's speed factor this round, the servers of its
+    parameter servers), after checking them and every server's CPU and bandwidth; the
+    parameter servers a plan leaves out go where :func:`default_ps` puts them, and a job whose
+    parameter servers fit nowhere is taken out of ``plan``: it waits, as a cluster manager
+    keeps a job pending whose tasks it cannot host. Elsewhere ({}, {})."""
+    if model is None:
+        return {}, {}
+    tasks = {
+        j: ([int(data.gpu_server[g]) for g in gpus], list(given.get(j, ())))
+        for j, gpus in plan.items()
+    }
+    for j in list(plan):
+        if j not in given:
+            where = default_ps(model, j, tasks)
+            if where is None:  # no room for its parameter servers: the job waits this round
+                del tasks[j], plan[j]
+                continue
+            tasks[j][1].extend(where)
+        mine = tasks[j][1]
+        if len(mine) != model.parameter_servers[j] or any(
+            not 0 <= h < len(data.servers) for h in mine
+        ):
+            raise HetschedError(
+                f"policy {policy.name} gave {data.job_ids[j]} {len(mine)} parameter servers "
+                f"(it has {model.parameter_servers[j]}) or an unknown server"
+            )
+    over = model.overload(tasks)
+    if over is not None:
+        raise HetschedError(
+            f"policy {policy.name} exceeds the {model.resources[over[1]]} of server "
+            f"{data.servers[over[0]]} at t={t}"
+        )
+    factor = model.factors({j: set(w) | set(p) for j, (w, p) in tasks.items()})
+    return factor, {j: tuple(p) for j, (_, p) in tasks.items() if p}
 
 
 def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:

@@ -12,6 +12,10 @@ Where the numbers come from, per job:
   s_j = ``requested_workers`` (default ``tasks_per_round``). If the instance says
   ``metadata.hadar.progress = "per-worker"`` (Hadar's (1a) as written), ``throughput`` is per GPU
   and X_j^r = s_j x throughput[r].
+* ``metadata.placement`` (Harmony's workloads): every GPU runs the job at its standalone speed,
+  X_j = b_n / ``INTERVAL_SECONDS`` epochs/s, W_j = e_n epochs, s_j = its workers; the speed
+  model's interference and communication factors multiply the rate each round
+  (:mod:`hetsched.sim.gang_interference`);
 * otherwise Hare's fields: one round of s_j = ``tasks_per_round`` tasks on s_j type-r GPUs takes
   T^c_r + T^s_r, so W_j = ``rounds`` and X_j^r = 1 / (T^c_r + T^s_r) rounds/s (per-GPU overrides
   are ignored; a type whose train time is ``NEVER`` gets X = 0).
@@ -49,16 +53,19 @@ from hetsched.errors import InputError
 from hetsched.indexed import GpusIndexed, JobsIndexed
 from hetsched.instance.model import Instance
 from hetsched.instance.throughput import throughput_row
+from hetsched.placement.data import INTERVAL_SECONDS, STANDALONE_SPEED
 
 
 @dataclass(frozen=True)
 class Run:
-    """The GPUs a job holds in a round and the table row it runs as (its batch size; None: its
-    own): the plan's entry for a resized run (module doc). A plain tuple of GPUs is a run as
-    the job's own row."""
+    """The GPUs a job holds in a round, the table row it runs as (its batch size; None: its
+    own; module doc) and, on Harmony's workloads, where its parameter servers go (by server
+    index; None: on its workers' servers in turn, :mod:`hetsched.sim.gang_interference`). A
+    plain tuple of GPUs is a run as the job's own row with the default parameter servers."""
 
     gpus: tuple[int, ...]
     row: str | None = None
+    ps: tuple[int, ...] | None = None  # the server of each parameter server (None: the default)
 
 
 @dataclass(frozen=True)
@@ -223,6 +230,23 @@ class GangJobs(JobsIndexed, GpusIndexed):
         return float(self.work[j] / best) if best > 0 else float("inf")
 
 
+def _standalone_speed(instance: Instance, j: int, meta) -> float:
+    """b_n of job j of a Harmony workload (epochs per interval): ``metadata.placement``'s, else
+    its model's default (:mod:`hetsched.placement.data`)."""
+    job = instance.jobs[j]
+    given = meta.jobs.get(job.id)
+    if given is not None and given.standalone_speed is not None:
+        return given.standalone_speed
+    model = job.model.name if job.model else None
+    if model not in STANDALONE_SPEED or not job.epochs:
+        raise InputError(
+            instance.name,
+            f"$.metadata.placement.jobs.{job.id}.standalone_speed",
+            "missing (no default for this model), or the job has no epochs",
+        )
+    return STANDALONE_SPEED[model]
+
+
 def gang_jobs(instance: Instance) -> GangJobs:
     """Read the gang model (module docstring); missing data is an input error naming the field."""
     gpus = instance.gpus
@@ -231,12 +255,16 @@ def gang_jobs(instance: Instance) -> GangJobs:
     server_of = {g.id: h for h, s in enumerate(instance.cluster.servers) for g in s.gpus}
     hadar = instance.extensions.hadar  # Hadar's reading where the workload names one
     per_worker = hadar is not None and hadar.progress == "per-worker"
+    harmony = instance.extensions.placement
     thr = np.zeros((len(instance.jobs), len(types)))
     work, gang = [], []
     too_big: list[tuple[int, int, int]] = []  # (job, gang, GPUs that can run it)
     for j, job in enumerate(instance.jobs):
         s = job.requested_workers or job.tasks_per_round
-        if job.throughput and job.epochs and job.iterations_per_epoch:
+        if harmony is not None:  # Harmony's reading: b_n epochs per interval on any GPU
+            thr[j] = _standalone_speed(instance, j, harmony) / INTERVAL_SECONDS
+            work.append(float(job.epochs or 0.0))
+        elif job.throughput and job.epochs and job.iterations_per_epoch:
             thr[j] = throughput_row(instance, j, types) * (s if per_worker else 1)
             work.append(job.epochs * job.iterations_per_epoch)
         else:

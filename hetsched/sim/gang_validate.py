@@ -16,7 +16,12 @@ From the instance's gang data (:func:`hetsched.sim.gang_model.gang_jobs`) alone 
   then the job progresses at min_r X_j^r of its GPUs (its resized rate for a resized run), or
   at its pair rate while a packed partner holds the same GPUs. A change of row is a resume too. The job completes exactly when its work
   W_j is done: its last segment must end there, and no earlier segment may already finish it;
-* ``incomplete``: every job completes.
+* ``incomplete``: every job completes;
+* on Harmony's workloads (``metadata.placement``, :mod:`hetsched.sim.gang_interference`), which
+  need the round length: ``interference``, each round's parameter servers (their number) and
+  every server's CPU and bandwidth; the speed of every job in a round is recomputed from the
+  servers the round's segments hold tasks on (``slow``, ``comm``, ``f_min``) and applied to the
+  progress above.
 
 It recomputes every completion time C_j and the GPU-seconds held (a GPU two packed jobs share
 counts once), and returns every violation.
@@ -28,8 +33,12 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from hetsched.errors import InputError
 from hetsched.instance.model import Instance
 from hetsched.reports import Violation
+from hetsched.sim.gang_interference import interference_of
 from hetsched.sim.gang_model import gang_jobs
 
 
@@ -40,6 +49,7 @@ class Segment:
     end: float
     gpus: tuple[str, ...]
     row: str | None = None  # the table row of a resized run (None: the job's own)
+    ps: tuple[str, ...] = ()  # the servers of its parameter servers (Harmony's workloads)
 
 
 @dataclass
@@ -62,10 +72,18 @@ class GangReport:
 
 
 def validate_gang(
-    instance: Instance, segments: list[Segment], restore_seconds: float
+    instance: Instance,
+    segments: list[Segment],
+    restore_seconds: float,
+    round_seconds: float | None = None,
 ) -> GangReport:
     """Check a gang run and recompute the completions (module docstring)."""
     data = gang_jobs(instance)
+    harmony = interference_of(instance)
+    if harmony is not None and round_seconds is None:
+        raise InputError(
+            instance.name, "$.metadata.placement", "Harmony's speed model needs the round length"
+        )
     jobs = {jid: j for j, jid in enumerate(data.job_ids)}
     gpus = {gid: g for g, gid in enumerate(data.gpu_ids)}
     horizon = max([1.0] + [s.end for s in segments if math.isfinite(s.end)])
@@ -150,6 +168,11 @@ def validate_gang(
             if held > 2:
                 bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by three jobs at {t}"))
                 break
+    speed = (
+        _harmony_speeds(data, harmony, jobs, gpus, segments, round_seconds, bad)
+        if harmony is not None
+        else None
+    )
     completion: dict[str, float] = {}
     first: dict[str, float] = {}
     restores = 0
@@ -166,6 +189,7 @@ def validate_gang(
                 abs(before.end - s.start) > tol
                 or set(before.gpus) != set(s.gpus)
                 or before.row != s.row
+                or sorted(before.ps) != sorted(s.ps)
             )
             delay = restore_seconds if resumed else 0.0
             restores += resumed
@@ -186,6 +210,13 @@ def validate_gang(
                     for lo, hi, p, mate in shares.get(i, [])
                 ],
             )
+            if speed is not None:  # Harmony's model: the round's factor on every piece
+                pieces = [
+                    (max(a, k * round_seconds), min(b, (k + 1) * round_seconds), v * f)
+                    for a, b, v in pieces
+                    for k, f in speed.get(i, [])
+                    if min(b, (k + 1) * round_seconds) > max(a, k * round_seconds)
+                ]
             finish = None
             for a, b, v in pieces:
                 if v > 0 and done + v * (b - a) >= work * (1 - 1e-9):
@@ -240,4 +271,67 @@ def _pieces(
         t = max(t, hi)
     if end > t:
         out.append((t, end, solo))
+    return out
+
+
+def _harmony_speeds(data, model, jobs, gpus, segments, L: float, bad: list) -> dict[int, list]:
+    """Segment -> [(round k, the job's speed factor in k)] on Harmony's workloads, recomputed
+    from the segments that hold the start of each round (module docstring); capacity and
+    parameter-server violations go to ``bad``."""
+    servers = {sid: h for h, sid in enumerate(data.servers)}
+    rounds: dict[int, list[int]] = defaultdict(list)  # round -> segments that hold its start
+    for i, s in enumerate(segments):
+        if s.job not in jobs or not (math.isfinite(s.start) and s.start < s.end):
+            continue
+        k0 = round(s.start / L)
+        if abs(s.start - k0 * L) > 1e-7 * max(1.0, s.start) or any(h not in servers for h in s.ps):
+            bad.append(
+                Violation(
+                    "interference",
+                    f"{s.job}: a segment off the round grid at {s.start}"
+                    " or a parameter server on an unknown server",
+                )
+            )
+            continue
+        for k in range(k0, max(k0 + 1, math.ceil(s.end / L - 1e-9))):
+            rounds[k].append(i)
+    out: dict[int, list] = defaultdict(list)
+    for k, held in sorted(rounds.items()):
+        on: dict[int, set[int]] = {}
+        used = np.zeros_like(model.capacity)
+        for i in held:
+            s, j = segments[i], jobs[segments[i].job]
+            workers = [int(data.gpu_server[gpus[g]]) for g in s.gpus if g in gpus]
+            ps = [servers[h] for h in s.ps]
+            if len(ps) != model.parameter_servers[j]:
+                bad.append(
+                    Violation(
+                        "interference",
+                        f"{s.job} runs with {len(ps)} parameter "
+                        f"servers in round {k}; it has {model.parameter_servers[j]}",
+                    )
+                )
+            for h in workers:
+                used[h] += model.worker_demand[j]
+            for h in ps:
+                used[h] += model.ps_demand[j]
+            on[i] = set(workers) | set(ps)
+        for h, r in zip(*np.nonzero(used > model.capacity + 1e-9)):
+            bad.append(
+                Violation(
+                    "interference",
+                    f"round {k}: server {data.servers[h]} uses "
+                    f"{used[h, r]:g} {model.resources[r]} of {model.capacity[h, r]:g}",
+                )
+            )
+        for i in held:
+            j = jobs[segments[i].job]
+            slow = 0.0
+            for h in on[i]:
+                near = [jobs[segments[x].job] for x in held if x != i and h in on[x]]
+                slow = max(
+                    slow, sum(model.table[model.model_of[j], model.model_of[o]] for o in near)
+                )
+            comm = model.communication[j] * (len(on[i]) - 1)
+            out[i].append((k, max(model.min_speed_fraction, 1.0 - slow - comm)))
     return out

@@ -113,7 +113,9 @@ def gang_metrics(instance: Instance, result) -> dict[str, float]:
     (restores included), as the gang validator recomputes them."""
     from hetsched.sim.gang_validate import validate_gang
 
-    report = result.validation or validate_gang(instance, result.segments, 0.0)
+    report = result.validation or validate_gang(
+        instance, result.segments, result.restore_seconds, result.round_seconds
+    )
     out = summarize(gang_job_rows(instance, result), report.busy_gpu_seconds, len(instance.gpus))
     out["restores"] = float(report.restores)
     return out

@@ -9,6 +9,8 @@ T^c, T^s). A workload spec is one of:
 * ``philly:VC`` / ``philly-static:VC``: the busiest window of another virtual cluster. The default
   VC 6214e9 is the trace's largest, and its busiest window has only 1-GPU jobs; 0e4a51 has 24%
   multi-GPU jobs, 103959 19%, 6c71a0 9%;
+* ``harmony-jobs[:uniform|poisson]``: Harmony's evaluation jobs with its speed model
+  (:mod:`hetsched.sim.placement`): interference, parameter servers, CPU and bandwidth;
 * ``similarity-jobs[:MINUTES]``: the AppSci'24 evaluation's jobs (:mod:`hetsched.sim.similarity`),
   arriving uniformly over MINUTES (default 0: all at once), which may run resized;
 * ``gavel-trace:PATH``: one of Gavel's trace files; a bare name such as
@@ -264,6 +266,10 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         return philly_window(
             seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized
         )
+    if base == "harmony-jobs":
+        from hetsched.sim.placement import harmony_workload
+
+        return harmony_workload(seed, **sized, arrivals=vc or "uniform")
     if base == "similarity-jobs":
         from hetsched.sim.similarity import similarity_workload
 
@@ -280,7 +286,8 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
         spec,
         "$",
         "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], "
-        "philly-static[:VC], similarity-jobs[:MINUTES] or gavel-trace:PATH",
+        "philly-static[:VC], harmony-jobs[:uniform|poisson], similarity-jobs[:MINUTES] or "
+        "gavel-trace:PATH",
     )
 
 

@@ -14,6 +14,13 @@ placed by one of :mod:`hetsched.placement`'s methods on a :class:`PlacementView`
   (:func:`hetsched.placement.separable.separable_placement`, an integer program: exact here
   because nothing interferes).
 
+On Harmony's own workloads (``metadata.placement``, e.g. ``harmony-jobs``), the engine applies
+Harmony's speed model (interference, communication, parameter servers, CPU and bandwidth:
+:mod:`hetsched.sim.gang_interference`), and the methods run on each interval's full placement
+problem instead (:meth:`Harmony._interval`): every waiting job is offered at once, in arrival
+order or, with ``harmony:METHOD:reward``, by largest reward weight b_n / e_n first; ``exact``
+solves the interval's MILP ``harmony-placement`` (10 s per interval).
+
 The view: one "server" per (server, GPU type) group of the cluster, with its GPUs as the only
 resource; a job has s_j workers of one GPU each and no parameter server; its epochs e_n are its
 work W_j and its standalone speed b_n its best rate over a round, on a group of type r it runs
@@ -30,18 +37,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.errors import HetschedError, InputError
 from hetsched.placement import data as harmony_data
-from hetsched.placement.methods import CLAIRVOYANT, check_method, heuristic
+from hetsched.placement.methods import CLAIRVOYANT, ORDERS, check_method, heuristic
 from hetsched.placement.problem import PlacementView
 from hetsched.placement.separable import separable_placement
 from hetsched.sim.gang_engine import GangState
+from hetsched.sim.gang_interference import interference_of
+from hetsched.sim.gang_model import Run
 
 
 class Harmony:
     def __init__(self, method: str = "greedy", seed: int = 0):
-        self.method = check_method(method, "policy", "harmony:METHOD")
-        self.name = f"harmony:{method}"
+        name = method
+        method, _, order = method.partition(":")
+        self.method = check_method(method, "policy", "harmony:METHOD[:ORDER]")
+        self.order = order or "arrival"
+        if self.order not in ORDERS:
+            raise InputError(
+                "policy", "harmony:METHOD[:ORDER]", f"ORDER is arrival or reward, not {order!r}"
+            )
+        self.name = f"harmony:{name}"
         self.clairvoyant = method in CLAIRVOYANT
         self.seed = seed
 
@@ -59,6 +75,10 @@ class Harmony:
         self.standalone = best  # units/s; times the round length in the view
         # the heuristic (and the learned predictor it may hold) is made once, not every round
         self._heuristic = None if self.method == "exact" else heuristic(self.method, self.seed)
+        self.instance = instance
+        self.interference = interference_of(instance)
+        if self.interference is not None:  # Harmony's own workload: its speed model decides
+            return
         if self.method == "greedy-learned":  # its predictor knows the models it was trained on
             from hetsched.placement.predictor import default_predictor
 
@@ -73,7 +93,9 @@ class Harmony:
                         "(harmony:greedy uses the workload's own interference: none here)",
                     )
 
-    def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
+    def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
+        if self.interference is not None:
+            return self._interval(state)
         d = self.data
         plan = dict(state.held)  # placed jobs keep their GPUs until they complete
         taken = {g for gs in plan.values() for g in gs}
@@ -135,3 +157,78 @@ class Harmony:
         )
         xw, _ = placement.to_arrays(view)
         return {rows[i]: xw[i] for i in range(len(plan), n) if xw[i].sum() > 0}
+
+    def _interval(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
+        """Harmony's own setting (a workload with its speed model, ``metadata.placement``): the
+        running jobs keep their tasks; every waiting job, in arrival order, is offered at once
+        to the method on the interval's placement problem, as ``place-sim`` has always done."""
+        from hetsched.placement.generate import make_instance
+        from hetsched.placement.problem import check_placement, placement_view
+
+        d, inst = self.data, self.instance
+        held = {j: Run(g, None, state.held_ps.get(j, ())) for j, g in state.held.items()}
+        waiting = [j for j in state.active() if j not in held]
+        if not waiting:
+            return dict(held)
+        if self.order == "reward":  # largest reward weight b_n / e_n first (eq. (1))
+            waiting.sort(key=lambda j: -self.interference.speed[j] / d.work[j])
+        meta = inst.extensions.placement
+        placed = {}
+        for j, run in held.items():
+            on: dict[str, dict[str, int]] = {}
+            for g in run.gpus:
+                c = on.setdefault(
+                    d.servers[d.gpu_server[g]], {"workers": 0, "parameter_servers": 0}
+                )
+                c["workers"] += 1
+            for h in run.ps:
+                c = on.setdefault(d.servers[h], {"workers": 0, "parameter_servers": 0})
+                c["parameter_servers"] += 1
+            placed[d.job_ids[j]] = on
+        batch = [
+            {
+                "id": d.job_ids[j],
+                "model": d.models[j],
+                "workers": int(d.gang[j]),
+                "parameter_servers": int(self.interference.parameter_servers[j]),
+                "epochs": float(d.work[j]),
+                "arrival": float(d.arrival[j]),
+            }
+            for j in list(held) + waiting
+        ]
+        first = inst.cluster.servers[0]
+        server = {"gpu": float(len(first.gpus)), **(meta.servers.get(first.id) or {})}
+        interval = make_instance(
+            f"{inst.name}-t{state.round}", len(d.servers), batch, placed, server=server
+        )
+        if self.method == "exact":
+            from hetsched.solve import solve
+
+            res = solve(interval, "harmony-placement", "highs", time_limit=10.0, threads=1)
+            if res.solution is None:
+                raise HetschedError(
+                    f"{self.name}: the exact placement found none at t={state.now} "
+                    f"({res.status.value})"
+                )
+            placement = res.solution
+        else:
+            placement = self._heuristic(placement_view(interval))
+        report = check_placement(interval, placement)
+        if not report.valid:
+            raise HetschedError(
+                f"{self.name}: invalid placement at t={state.now}: {report.violations[0].message}"
+            )
+        plan: dict[int, tuple[int, ...] | Run] = dict(held)
+        taken = {g for run in held.values() for g in run.gpus}
+        index = {jid: j for j, jid in enumerate(d.job_ids)}
+        server_of = {s.id: h for h, s in enumerate(interval.cluster.servers)}
+        for jid, on in placement.jobs.items():
+            gpus, ps = [], []
+            for sid, (w, p) in on.items():
+                h = server_of[sid]
+                free = [g for g in range(d.n_gpus) if d.gpu_server[g] == h and g not in taken]
+                gpus += free[:w]
+                taken.update(free[:w])
+                ps += [h] * p
+            plan[index[jid]] = Run(tuple(gpus), None, tuple(ps))
+        return plan

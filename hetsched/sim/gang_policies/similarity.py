@@ -92,7 +92,10 @@ class Similarity:
                     f"$.jobs[{k}].model.name",
                     "the similarity policy needs the job's row of Gavel's table",
                 )
-            ref, _ = db.closest(row_features(own), exclude=own)
+            try:
+                ref, _ = db.closest(row_features(own), exclude=own)
+            except InputError as err:  # a model Algorithm 1 has no characteristics of
+                raise InputError(instance.name, f"$.jobs[{k}].model.name", err.reason) from err
             need = int(jobs.gang[k])
             usable = [
                 r
@@ -190,7 +193,8 @@ class Similarity:
 
     def _place(self, state: GangState, plan: dict, free: dict[int, list[int]], chosen) -> None:
         """The round's choices (job -> type, GPU count, row) on GPUs, in queue order: a job that
-        runs on as it ran keeps its GPUs (no restore), so those are placed first."""
+        runs on as it ran keeps its GPUs where they are still free (no restore), so those are
+        placed first."""
         d = self.data
         same = [
             j
@@ -198,11 +202,12 @@ class Similarity:
             if j in state.held
             and (d.type_of[state.held[j][0]], len(state.held[j]), state.held_rows.get(j))
             == (r, n, row)
-            and all(g in free[r] for g in state.held[j])
         ]
         for j in same + [j for j in chosen if j not in same]:
             r, n, row = chosen[j]
-            gpus = state.held[j] if j in same else tuple(free[r][:n])
+            prev = state.held.get(j)
+            keep = j in same and all(g in free[r] for g in prev)  # a packed pair held them both
+            gpus = prev if keep else tuple(free[r][:n])
             free[r] = [g for g in free[r] if g not in gpus]
             plan[j] = Run(gpus, row) if row or n != d.gang[j] else gpus
 
