@@ -6,8 +6,6 @@ workload, in the one gang simulator). Registered by
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 
 from hetsched.cli.args import MAX_JOBS, MAX_SERVERS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
@@ -38,43 +36,24 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 
 def cmd_place_sim(args: argparse.Namespace) -> int:
-    from hetsched.cli.sim import print_comparison
+    from hetsched.cli.sim import shortcut
     from hetsched.placement.data import INTERVAL_SECONDS
     from hetsched.sim.placement import harmony_workload
-    from hetsched.sim.run import compare
 
     inst = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
     suffix = "" if args.order == "arrival" else f":{args.order}"
     policies = [f"harmony:{p}{suffix}" for p in args.policies]
-    say = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
-    with tempfile.TemporaryDirectory() as scratch:
-        result = compare(
-            inst,
-            policies,
-            seed=args.seed,
-            out=args.out or scratch,
-            workload=inst.name,
-            progress=say,
-            round_seconds=INTERVAL_SECONDS,
-            convention="hetsched",
-        )
-    if args.json:
-        results = [
-            {"policy": r["policy"], "metrics": r["metrics"], "ratio_to_bound": r["ratio_to_bound"]}
-            for r in result.rows
-        ]
-        print(json_text({"workload": inst.name, "bounds": result.bounds, "results": results}))
-        return EXIT_OK
-    print_comparison(result)
-    print(f"\nin {INTERVAL_SECONDS / 60:g}-minute intervals (Harmony's unit):")
-    for r in result.rows:
-        m = {k: r["metrics"][k] / INTERVAL_SECONDS for k in ("avg_jct", "median_jct", "makespan")}
-        print(
-            f"{r['policy']:<28} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  "
-            f"makespan {m['makespan']:8.2f}  utilization {r['metrics']['utilization']:.3f}"
-        )
-    if args.out:
-        print(f"-> {args.out}/compare.json, per-job CSVs and the JCT CDF")
+    result = shortcut(args, inst, policies, round_seconds=INTERVAL_SECONDS)
+    if not args.json:
+        print(f"\nin {INTERVAL_SECONDS / 60:g}-minute intervals (Harmony's unit):")
+        for r in result.rows:
+            m = {
+                k: r["metrics"][k] / INTERVAL_SECONDS for k in ("avg_jct", "median_jct", "makespan")
+            }
+            print(
+                f"{r['policy']:<28} avg JCT {m['avg_jct']:8.2f}  median {m['median_jct']:8.2f}  "
+                f"makespan {m['makespan']:8.2f}  utilization {r['metrics']['utilization']:.3f}"
+            )
     return EXIT_OK
 
 

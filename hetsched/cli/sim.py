@@ -67,6 +67,39 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def shortcut(args: argparse.Namespace, instance, policies: list[str], **engine):
+    """``compare`` for a shortcut command (``similarity-sim``, ``place-sim``): the runs go to
+    ``--out`` (or a scratch directory); prints ``--json`` or the tables; returns the
+    :class:`~hetsched.sim.run.Comparison`. ``engine``: ``compare``'s round options."""
+    import tempfile
+
+    from hetsched.sim.run import compare
+
+    say = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory() as scratch:
+        result = compare(
+            instance,
+            policies,
+            seed=args.seed,
+            out=args.out or scratch,
+            workload=instance.name,
+            progress=say,
+            convention="hetsched",
+            **engine,
+        )
+    if args.json:
+        results = [
+            {"policy": r["policy"], "metrics": r["metrics"], "ratio_to_bound": r["ratio_to_bound"]}
+            for r in result.rows
+        ]
+        print(json_text({"workload": instance.name, "bounds": result.bounds, "results": results}))
+    else:
+        print_comparison(result)
+        if args.out:
+            print(f"-> {args.out}/compare.json, per-job CSVs and the JCT CDF")
+    return result
+
+
 def print_comparison(result) -> None:
     """The table of a :class:`~hetsched.sim.run.Comparison`: each policy's metrics, the proven
     lower bounds and each policy over its bound."""

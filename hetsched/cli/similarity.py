@@ -6,12 +6,9 @@ model-similarity policy's variants on its evaluation's workload (``similarity-jo
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 
 from hetsched.cli.args import MAX_JOBS, count, name_list, positive
 from hetsched.cli.common import EXIT_OK
-from hetsched.jsonout import json_text
 
 
 def policy_name(variant: str, no_cd: bool, packing: bool, exact: str | None) -> str:
@@ -22,35 +19,12 @@ def policy_name(variant: str, no_cd: bool, packing: bool, exact: str | None) -> 
 
 def cmd_similarity_sim(args: argparse.Namespace) -> int:
     from hetsched.allocation.gavel_data import parse_cluster
-    from hetsched.cli.sim import print_comparison
-    from hetsched.sim.run import compare
+    from hetsched.cli.sim import shortcut
     from hetsched.sim.similarity import similarity_workload
 
     inst = similarity_workload(args.seed, args.jobs, args.arrival_span, parse_cluster(args.cluster))
     policies = [policy_name(v, args.no_cd, args.packing, args.exact) for v in args.variants]
-    say = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
-    with tempfile.TemporaryDirectory() as scratch:
-        result = compare(
-            inst,
-            policies,
-            seed=args.seed,
-            out=args.out or scratch,
-            workload=inst.name,
-            progress=say,
-            round_seconds=args.round_minutes * 60.0,
-            restore_seconds=10.0,
-            convention="hetsched",
-        )
-    if args.json:
-        results = [
-            {"policy": r["policy"], "metrics": r["metrics"], "ratio_to_bound": r["ratio_to_bound"]}
-            for r in result.rows
-        ]
-        print(json_text({"workload": inst.name, "bounds": result.bounds, "results": results}))
-    else:
-        print_comparison(result)
-        if args.out:
-            print(f"-> {args.out}/compare.json, per-job CSVs and the JCT CDF")
+    shortcut(args, inst, policies, round_seconds=args.round_minutes * 60.0, restore_seconds=10.0)
     return EXIT_OK
 
 

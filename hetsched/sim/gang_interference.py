@@ -62,16 +62,20 @@ class Interference:
             out[j] = max(self.min_speed_fraction, 1.0 - slow - comm)
         return out
 
-    def overload(self, tasks: dict[int, tuple[list[int], list[int]]]) -> tuple[int, int] | None:
-        """(server, resource) of the first capacity the round's tasks exceed, or None; ``tasks``:
-        job -> (the server of each worker, the server of each parameter server)."""
+    def usage(self, tasks: dict[int, tuple[list[int], list[int]]]) -> np.ndarray:
+        """[server, resource] the round's tasks take; ``tasks``: job -> (the server of each
+        worker, the server of each parameter server)."""
         used = np.zeros_like(self.capacity)
         for j, (workers, ps) in tasks.items():
             for s in workers:
                 used[s] += self.worker_demand[j]
             for s in ps:
                 used[s] += self.ps_demand[j]
-        over = np.argwhere(used > self.capacity + EPS)
+        return used
+
+    def overload(self, tasks: dict[int, tuple[list[int], list[int]]]) -> tuple[int, int] | None:
+        """(server, resource) of the first capacity the round's tasks exceed, or None."""
+        over = np.argwhere(self.usage(tasks) > self.capacity + EPS)
         return (int(over[0][0]), int(over[0][1])) if len(over) else None
 
 
@@ -83,12 +87,7 @@ def default_ps(
     servers, parameter-server servers)), the job's workers' servers first, then the others by
     most free bandwidth; None if one has no room anywhere. A policy that knows better places
     them in its plan."""
-    used = np.zeros_like(model.capacity)
-    for k, (workers, ps) in tasks.items():
-        for h in workers:
-            used[h] += model.worker_demand[k]
-        for h in ps:
-            used[h] += model.ps_demand[k]
+    used = model.usage(tasks)
     own = list(dict.fromkeys(tasks[j][0]))
     free = model.capacity - used
     others = sorted(
