@@ -4,7 +4,8 @@ Tasks are taken in a given order; each gets its available time t_i (the job's ar
 round 0, else the end of training + sync of the previous round, line 10) and a GPU chosen
 by a rule:
 
-* ``earliest_available`` -- m* = argmin_m phi_m, as printed in Algorithm 1 (line 12);
+* ``earliest_available`` -- m* = argmin_m phi_m, as printed in Algorithm 1 (line 12), over the
+  GPUs the task can run on (a train time of ``NEVER`` marks a type the job cannot use);
 * ``earliest_finish``    -- the GPU on which the task finishes training + sync first.
 
 phi_m is advanced by training time only (line 16): synchronization overlaps the next task.
@@ -17,6 +18,7 @@ from typing import Literal
 import numpy as np
 from numba import njit
 
+from hetsched.allocation.gavel_data import NEVER
 from hetsched.instance.hare_view import HareView
 from hetsched.schedule import TaskAssignment, TaskSchedule
 
@@ -104,22 +106,33 @@ def schedule_in_order(
 def _earliest_available(
     order, job, slot, prev, table, train, cycle, start, gpu
 ):  # pragma: no cover - compiled
-    """m* = argmin_m phi_m (ties: lowest m), kept in a binary heap of (phi_m, m)."""
+    """m* = argmin_m phi_m (ties: lowest m), kept in a binary heap of (phi_m, m); the argmin is
+    over the GPUs the task can run on (train time below ``NEVER``) when there are any."""
     n_gpus = train.shape[1]
     key = np.zeros(n_gpus)
     ids = np.arange(n_gpus)
     for i in order:
         n = job[i]
         t = table[prev[i]]
-        m = ids[0]
-        x = max(t, key[0])
+        root = 0
+        if train[n, ids[0]] >= NEVER:  # the earliest GPU cannot run it: the earliest that can
+            best = -1
+            for p in range(n_gpus):
+                if train[n, ids[p]] < NEVER and (
+                    best < 0 or key[p] < key[best] or (key[p] == key[best] and ids[p] < ids[best])
+                ):
+                    best = p
+            if best >= 0:
+                root = best
+        m = ids[root]
+        x = max(t, key[root])
         start[i] = x
         gpu[i] = m
         e = x + cycle[n, m]
         if e > table[slot[i]]:
             table[slot[i]] = e
-        # replace the heap's root by (x + T^c, m) and sift it down
-        k, v, pos = x + train[n, m], m, 0
+        # replace that heap entry by (x + T^c, m), no smaller, and sift it down
+        k, v, pos = x + train[n, m], m, root
         while True:
             c = 2 * pos + 1
             if c >= n_gpus:

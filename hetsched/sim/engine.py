@@ -29,6 +29,7 @@ from typing import Protocol
 import numpy as np
 from sortedcontainers import SortedList
 
+from hetsched.allocation.gavel_data import NEVER
 from hetsched.errors import HetschedError
 from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_hash
@@ -103,6 +104,11 @@ class SimState:
     def idle_gpus(self) -> list[int]:
         """The idle GPUs in index order (a new list each time: the caller may consume it)."""
         return list(self._idle)
+
+    def can_run(self, n: int, m: int) -> bool:
+        """Job n's task can train on GPU m (its train time there is not ``NEVER``: Hare's mark
+        of a type the job cannot use, e.g. a model that does not fit the GPU's memory)."""
+        return self.task_times[n][m] < NEVER
 
     @property
     def task_times(self) -> list[list[float]]:
@@ -242,6 +248,11 @@ def simulate(
             task = started[n]
             r = rounds_done[n]
             tc = train[n][m]
+            if tc >= NEVER:
+                raise HetschedError(
+                    f"policy {policy.name} put a task of {jid[n]} on GPU {gid[m]}, where it cannot "
+                    f"run (train time NEVER), at t={now}"
+                )
             idle[m] = False
             idle_list.remove(m)
             free_at[m] = end = now + tc

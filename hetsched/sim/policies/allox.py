@@ -53,4 +53,9 @@ class AlloX(Policy):
             [(k + 1) * p for k in range(positions)], axis=1
         )  # columns: (position, GPU)
         rows, cols = linear_sum_assignment(cost)
-        return [(jobs[i], gpus[c % len(gpus)]) for i, c in zip(rows, cols) if c < len(gpus)]
+        # a job matched to a GPU it cannot run on (train time NEVER) waits
+        return [
+            (jobs[i], gpus[c])
+            for i, c in zip(rows, cols)
+            if c < len(gpus) and state.can_run(jobs[i], gpus[c])
+        ]

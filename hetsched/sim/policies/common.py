@@ -18,7 +18,7 @@ def fill_fastest(
     state: SimState, order: list[int], free: list[int] | None = None
 ) -> list[tuple[int, int]]:
     """Give idle GPUs to jobs in ``order``: each job takes, one task at a time, the idle GPU where
-    its task is fastest, until its ready tasks or the idle GPUs run out."""
+    its task is fastest, until its ready tasks or the idle GPUs it can run on run out."""
     free = list(state.idle_gpus if free is None else free)
     out = []
     every = state.task_times
@@ -28,6 +28,8 @@ def fill_fastest(
         least = times.__getitem__
         while left and free:
             m = min(free, key=least)  # the first GPU (in index order) of least time
+            if not state.can_run(n, m):
+                break  # no idle GPU it can run on
             free.remove(m)
             out.append((n, m))
             left -= 1
@@ -37,15 +39,27 @@ def fill_fastest(
 
 
 def fill_in_gpu_order(state: SimState, order: list[int]) -> list[tuple[int, int]]:
-    """Heterogeneity-oblivious: idle GPUs in index order, jobs in ``order``."""
+    """Heterogeneity-oblivious: idle GPUs in index order, jobs in ``order`` (a job skips the GPUs
+    it cannot run on at all)."""
     free = state.idle_gpus
     out = []
     for n in order:
-        take = min(int(state.ready[n]), len(free))
-        out += [(n, free.pop(0)) for _ in range(take)]
+        mine = take_runnable(state, n, free, int(state.ready[n]))
+        out += [(n, m) for m in mine]
         if not free:
             break
     return out
+
+
+def take_runnable(state: SimState, n: int, free: list[int], k: int) -> list[int]:
+    """Up to ``k`` GPUs of ``free`` (removed from it) that job n can run on, in list order."""
+    mine = [m for m in free if state.can_run(n, m)][:k] if k else []
+    if len(mine) == len(free):
+        free.clear()
+    elif mine:
+        taken = set(mine)
+        free[:] = [m for m in free if m not in taken]
+    return mine
 
 
 def mean_task_time(state: SimState, n: int) -> float:

@@ -23,7 +23,7 @@ class GavelFifo(Policy):
         out: list[tuple[int, int]] = []
         for n in state.waiting_jobs():
             need = gang_size(state, n)
-            if need > len(free):
+            if need > sum(1 for m in free if state.can_run(n, m)):
                 break  # the head job waits for its GPUs; nobody overtakes it
             picked = fill_fastest(state, [n], free)
             out += picked

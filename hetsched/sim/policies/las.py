@@ -29,7 +29,7 @@ from bisect import bisect_right
 import numpy as np
 
 from hetsched.sim.engine import SimState
-from hetsched.sim.policies.common import LazyHeap, gang_size, mean_task_time
+from hetsched.sim.policies.common import LazyHeap, gang_size, mean_task_time, take_runnable
 
 
 class _Queues(ABC):
@@ -95,13 +95,18 @@ class Hlas(_Queues):
         ready: dict[int, int] = {}
         out = []
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
-            top = self._heap.pop(state)
-            while (
-                top is not None and ready.get(top[1], 1) == 0
-            ):  # an old entry of a job placed in full now
+            top, passed = self._heap.pop(state), []
+            while top is not None and (
+                ready.get(top[1], 1) == 0  # an old entry of a job placed in full now
+                or not state.can_run(top[1], m)  # the job cannot use this GPU: the next one
+            ):
+                if ready.get(top[1], 1):
+                    passed.append(top)
                 top = self._heap.pop(state)
+            for k, p in passed:  # they keep their place for the next GPU
+                self._heap.push(state, k, p)
             if top is None:
-                break
+                continue
             n = top[1]
             ready.setdefault(n, int(state.ready[n]))
             out.append((n, m))
@@ -139,6 +144,7 @@ class Las2d(_Queues):
         free = state.idle_gpus
         out: list[tuple[int, int]] = []
         placed: set[int] = set()
+        blocked: list = []
         while free:  # the highest-priority job whose gang fits in the idle GPUs
             tops = [
                 (top, heap)
@@ -154,5 +160,11 @@ class Las2d(_Queues):
             if n in placed:
                 continue
             placed.add(n)
-            out += [(n, free.pop(0)) for _ in range(min(int(state.ready[n]), len(free)))]
+            mine = take_runnable(state, n, free, int(state.ready[n]))
+            if mine:
+                out += [(n, m) for m in mine]
+            else:  # none of the idle GPUs can run it: it keeps its place for a later instant
+                blocked.append((heap, k, n))
+        for heap, k, n in blocked:
+            heap.push(state, k, n)
         return out

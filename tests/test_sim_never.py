@@ -1,0 +1,75 @@
+"""A train time of ``NEVER`` marks a GPU type a job cannot use (Gavel's traces have such jobs: a
+model with no K80 throughput). No task policy and no Algorithm 1 rule may start a task there, and
+the task engine refuses a policy that does."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from hetsched.allocation.gavel_data import NEVER
+from hetsched.errors import HetschedError
+from hetsched.generators import random_instance
+from hetsched.heuristics.list_scheduling import MACHINE_RULES, schedule_in_order
+from hetsched.instance.hare_view import hare_view
+from hetsched.sim.engine import Policy, simulate
+from hetsched.sim.registry import make_policy, names
+
+
+def _forbidden(seed: int):
+    """A random instance in which every other job cannot use the first GPU type."""
+    inst = random_instance(seed, 6, 2, 8, rounds=(1, 3), tasks=(1, 3), gpus_per_server=3)
+    banned = sorted({g.type for g in inst.gpus})[0]
+    jobs = tuple(
+        dataclasses.replace(j, train_time={**j.train_time, banned: NEVER}) if k % 2 == 0 else j
+        for k, j in enumerate(inst.jobs)
+    )
+    return dataclasses.replace(inst, jobs=jobs), banned
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("policy", names("task"))
+def test_no_task_policy_starts_a_task_where_the_job_cannot_run(policy, seed):
+    inst, banned = _forbidden(seed)
+    res = simulate(inst, make_policy(policy))
+    assert res.validation.valid
+    kind = {g.id: g.type for g in inst.gpus}
+    jobs = {j.id: j for j in inst.jobs}
+    for a in res.schedule.assignments:
+        assert jobs[a.job].train_time[kind[a.gpu]] < NEVER, (policy, a)
+
+
+def test_the_engine_refuses_a_task_on_a_gpu_its_job_cannot_use():
+    inst, banned = _forbidden(0)
+    bad_gpu = next(m for m, g in enumerate(inst.gpus) if g.type == banned)
+
+    class Careless(Policy):
+        name, clairvoyant = "careless", False
+
+        def assign(self, state):
+            n = next(iter(state.waiting_jobs()))
+            free = state.idle_gpus
+            m = bad_gpu if bad_gpu in free and not state.can_run(n, bad_gpu) else free[0]
+            return [(n, m)]
+
+    with pytest.raises(HetschedError, match="cannot run"):
+        simulate(inst, Careless())
+
+
+@pytest.mark.parametrize("rule", MACHINE_RULES)
+def test_algorithm_1_takes_the_earliest_gpu_the_task_can_run_on(rule):
+    """Both machine rules, compiled and interpreted, never pick a NEVER GPU; where no job has
+    one, the earliest-available rule is unchanged (compared with the plain heap order)."""
+    for seed in range(4):
+        inst, _ = _forbidden(seed)
+        view = hare_view(inst)
+        order = np.lexsort((view.task_arrays[1], view.task_arrays[0]))
+        n_of = view.task_arrays[0]
+        for compiled in (True, False):
+            start, gpu = schedule_in_order(view, order, rule, compiled=compiled)
+            assert all(view.train[n_of[i], gpu[i]] < NEVER for i in range(len(gpu)))
+        a = schedule_in_order(view, order, rule, compiled=True)
+        b = schedule_in_order(view, order, rule, compiled=False)
+        assert np.array_equal(a[1], b[1]) and np.allclose(a[0], b[0])
