@@ -6,6 +6,7 @@ import heapq
 
 import numpy as np
 
+from hetsched.allocation.gavel_data import NEVER
 from hetsched.sim.engine import SimState
 
 
@@ -28,7 +29,7 @@ def fill_fastest(
         least = times.__getitem__
         while left and free:
             m = min(free, key=least)  # the first GPU (in index order) of least time
-            if not state.can_run(n, m):
+            if times[m] >= NEVER:
                 break  # no idle GPU it can run on
             free.remove(m)
             out.append((n, m))
@@ -53,7 +54,8 @@ def fill_in_gpu_order(state: SimState, order: list[int]) -> list[tuple[int, int]
 
 def take_runnable(state: SimState, n: int, free: list[int], k: int) -> list[int]:
     """Up to ``k`` GPUs of ``free`` (removed from it) that job n can run on, in list order."""
-    mine = [m for m in free if state.can_run(n, m)][:k] if k else []
+    times = state.task_times[n]
+    mine = [m for m in free if times[m] < NEVER][:k] if k else []
     if len(mine) == len(free):
         free.clear()
     elif mine:
