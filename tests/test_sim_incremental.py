@@ -1,7 +1,8 @@
 """The simulators' incremental structures decide exactly as the plain ones they replace:
 HLAS-P re-keys only the jobs whose prediction may move (against re-keying every waiting job of
 the model), Tiresias reads a heap of (queue, arrival rank) (against sorting every active job each
-round), and the task engine's backlog is a sorted list (against the minimal event loop)."""
+round), the task engine's backlog is a sorted list (against the minimal event loop), and AlloX
+takes its candidates from heaps per GPU class (against weighing every waiting job)."""
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.common import place_in_order
 from hetsched.sim.gang_policies.tiresias import Tiresias
 from hetsched.sim.policies import HlasP
+from hetsched.sim.policies.allox import CANDIDATES, AlloX
 from hetsched.sim.policies.las import Hlas
 from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import gavel_poisson
@@ -30,6 +32,15 @@ class RekeyEveryone(HlasP):
                         key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
                         self._heap.rekey(state, key, n)
         return Hlas.assign(self, state)
+
+
+class WeighEveryone(AlloX):
+    """AlloX as first written: each decision weighs every waiting job on every idle GPU."""
+
+    def _least_work(self, state, gpus, k):
+        jobs = list(state.waiting_jobs())
+        work = [self._left(state, n) * float(state.view.train[n, gpus].min()) for n in jobs]
+        return [jobs[i] for i in sorted(np.argsort(work, kind="stable")[:k])]
 
 
 class SortEveryRound(Tiresias):
@@ -78,3 +89,30 @@ def test_the_task_engine_backlog_keeps_fifo_completions(seed):
     base, _ = minimal_fifo(view)
     run = simulate(inst, make_policy("fifo"), record_events=False)
     assert [run.completion[j] for j in view.job_ids] == pytest.approx(base, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("per_gpu", [False, True])
+def test_allox_decides_as_weighing_every_waiting_job(seed, per_gpu):
+    """A long backlog (the candidates are a strict subset) on one class per type, and on one
+    class per GPU (per-GPU task times differ)."""
+    import dataclasses
+
+    inst = gavel_poisson(seed, n_jobs=300, rate_per_hour=120.0)
+    if per_gpu:  # every GPU its own column: a per-GPU train time 1-5% off its type's
+        gpus = [g.id for g in inst.gpus]
+        jobs = tuple(
+            dataclasses.replace(
+                j,
+                train_time_per_gpu={
+                    g: j.train_time[t] * (1 + 0.01 * (k % 5))
+                    for k, (g, t) in enumerate((g.id, g.type) for g in inst.gpus)
+                },
+            )
+            for j in inst.jobs
+        )
+        inst = dataclasses.replace(inst, jobs=jobs)
+        assert len(gpus) > CANDIDATES
+    fast = simulate(inst, AlloX(), record_events=False)
+    slow = simulate(inst, WeighEveryone(), record_events=False)
+    assert fast.schedule.assignments == slow.schedule.assignments
