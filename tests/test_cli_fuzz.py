@@ -198,3 +198,23 @@ def test_hostile_counts_on_the_command_line_are_one_line_and_exit_2(argv):
         main(argv)
     assert stop.value.code == 2
     assert err.getvalue().count("\n") == 1 and "error:" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["simulate", "similarity-jobs:abc", "--policy", "similarity"], "MINUTES"),
+        (["simulate", "harmony-jobs:foo", "--policy", "yarn-cs"], "ARRIVALS"),
+        (["simulate", "philly", "--policy", "similarity:gpu_ngpu"], "$.metadata.gang.resize"),
+        (["simulate", "harmony-jobs", "--policy", "harmony:tetris:sideways"], "ORDER"),
+        (["simulate", "harmony-jobs", "--policy", "similarity:gpu-keep-gpu"], "TOKENS"),
+        (["simulate", "harmony-jobs", "--jobs", "3", "--policy", "similarity"], "model.name"),
+    ],
+)
+def test_the_shared_simulators_bad_workloads_and_policies_are_one_line(argv, names, capsys):
+    """The workloads and policy arguments of the one gang simulator (issue 19, item 1): a wrong
+    arrival span or pattern, a variant the workload does not allow, a model a policy has no data
+    for: one line naming the field, exit 2."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and names in err

@@ -267,8 +267,10 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
             seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized
         )
     if base == "harmony-jobs":
-        from hetsched.sim.placement import harmony_workload
+        from hetsched.sim.placement import ARRIVALS, harmony_workload
 
+        if vc and vc not in ARRIVALS:
+            raise InputError(spec, "ARRIVALS", f"one of {', '.join(ARRIVALS)}, not {vc!r}")
         return harmony_workload(seed, **sized, arrivals=vc or "uniform")
     if base == "similarity-jobs":
         from hetsched.sim.similarity import similarity_workload
