@@ -476,3 +476,20 @@ def test_place_puts_every_method_at_or_below_the_certified_optimum(name):
         assert r["reward"] <= optimum * (1 + 1e-9)
         assert r["optimum_over_reward"] is None or r["optimum_over_reward"] >= 1 - 1e-9
     assert optimum == pytest.approx(entry["optimum"], rel=1e-6)  # waiting allowed, as eq. (1)
+
+
+def test_the_exact_methods_time_limit_is_a_policy_argument(capsys):
+    """``place-sim --time-limit`` reaches the exact method as ``harmony:exact:ORDER:SECONDS``;
+    only the exact method takes one."""
+    from hetsched.errors import InputError
+    from hetsched.sim.registry import make_policy
+
+    assert make_policy("harmony:exact:reward:2.5").time_limit == 2.5
+    assert make_policy("harmony:exact").time_limit == 10.0
+    for bad in ("harmony:tetris:arrival:5", "harmony:exact:arrival:0", "harmony:exact:arrival:x"):
+        with pytest.raises(InputError, match="SECONDS"):
+            make_policy(bad)
+    argv = ["place-sim", "--jobs", "4", "--servers", "3", "--policies", "exact,standalone"]
+    assert main([*argv, "--time-limit", "3", "--json"]) == 0
+    names = [r["policy"] for r in json.loads(capsys.readouterr().out)["results"]]
+    assert names == ["harmony:exact:arrival:3", "harmony:standalone"]

@@ -24,4 +24,6 @@ def test_arguments_are_taken_where_declared_and_refused_elsewhere():
     with pytest.raises(HetschedError, match="GPU groups U >= 1"):
         make_policy("hlas:0")
     assert set(names("task")) | set(names("job")) == set(POLICIES)
-    assert "harmony[:PLACEMENT-METHOD[:reward]]" in usage("job") and "hlas[:U]" in usage("task")
+    assert "harmony[:PLACEMENT-METHOD[:ORDER[:SECONDS]]]" in usage("job") and "hlas[:U]" in usage(
+        "task"
+    )

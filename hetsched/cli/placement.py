@@ -42,7 +42,8 @@ def cmd_place_sim(args: argparse.Namespace) -> int:
 
     inst = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
     suffix = "" if args.order == "arrival" else f":{args.order}"
-    policies = [f"harmony:{p}{suffix}" for p in args.policies]
+    limit = f":{args.order}:{args.time_limit:g}" if args.time_limit != 10.0 else suffix
+    policies = [f"harmony:{p}{limit if p == 'exact' else suffix}" for p in args.policies]
     result = shortcut(args, inst, policies, round_seconds=INTERVAL_SECONDS)
     if not args.json:
         print(f"\nin {INTERVAL_SECONDS / 60:g}-minute intervals (Harmony's unit):")
@@ -119,6 +120,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="order the waiting jobs are offered in",
     )
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=10.0,
+        metavar="S",
+        help="per interval, policy exact",
+    )
     s.add_argument(
         "--out",
         default=None,

@@ -48,7 +48,7 @@ POLICIES: dict[str, PolicyEntry] = {
     "allox": PolicyEntry(f"{_TASK}.allox:AlloX", "task"),
     "gavel": PolicyEntry(f"{_GANG}.gavel:Gavel", "job", "ALLOCATION-POLICY"),
     "hadar": PolicyEntry(f"{_GANG}.hadar:Hadar", "job", "bnb|dp"),
-    "harmony": PolicyEntry(f"{_GANG}.harmony:Harmony", "job", "PLACEMENT-METHOD[:reward]"),
+    "harmony": PolicyEntry(f"{_GANG}.harmony:Harmony", "job", "PLACEMENT-METHOD[:ORDER[:SECONDS]]"),
     "harmony-greedy": PolicyEntry(f"{_GANG}.harmony:Harmony", "job"),  # the default method
     "similarity": PolicyEntry(f"{_GANG}.similarity:Similarity", "job", "TOKENS"),
     "tiresias": PolicyEntry(f"{_GANG}.tiresias:Tiresias", "job", "T1,T2,..."),

@@ -19,7 +19,8 @@ Harmony's speed model (interference, communication, parameter servers, CPU and b
 :mod:`hetsched.sim.gang_interference`), and the methods run on each interval's full placement
 problem instead (:meth:`Harmony._interval`): every waiting job is offered at once, in arrival
 order or, with ``harmony:METHOD:reward``, by largest reward weight b_n / e_n first; ``exact``
-solves the interval's MILP ``harmony-placement`` (10 s per interval).
+solves the interval's MILP ``harmony-placement`` (``harmony:exact:ORDER:SECONDS``: its time
+limit per interval, default 10 s).
 
 The view: one "server" per (server, GPU type) group of the cluster, with its GPUs as the only
 resource; a job has s_j workers of one GPU each and no parameter server; its epochs e_n are its
@@ -48,14 +49,23 @@ from hetsched.sim.gang_model import Run
 
 
 class Harmony:
+    ARGUMENT = "harmony:METHOD[:ORDER[:SECONDS]]"
+
     def __init__(self, method: str = "greedy", seed: int = 0):
         name = method
-        method, _, order = method.partition(":")
-        self.method = check_method(method, "policy", "harmony:METHOD[:ORDER]")
+        method, _, rest = method.partition(":")
+        order, _, seconds = rest.partition(":")
+        self.method = check_method(method, "policy", self.ARGUMENT)
         self.order = order or "arrival"
         if self.order not in ORDERS:
+            raise InputError("policy", self.ARGUMENT, f"ORDER is arrival or reward, not {order!r}")
+        try:  # the exact method's time limit per interval (default 10 s)
+            self.time_limit = float(seconds) if seconds else 10.0
+        except ValueError:
+            self.time_limit = -1.0
+        if not (0 < self.time_limit < float("inf")) or (seconds and method != "exact"):
             raise InputError(
-                "policy", "harmony:METHOD[:ORDER]", f"ORDER is arrival or reward, not {order!r}"
+                "policy", self.ARGUMENT, f"SECONDS is a time limit > 0 of exact, not {seconds!r}"
             )
         self.name = f"harmony:{name}"
         self.clairvoyant = method in CLAIRVOYANT
@@ -204,7 +214,9 @@ class Harmony:
         if self.method == "exact":
             from hetsched.solve import solve
 
-            res = solve(interval, "harmony-placement", "highs", time_limit=10.0, threads=1)
+            res = solve(
+                interval, "harmony-placement", "highs", time_limit=self.time_limit, threads=1
+            )
             if res.solution is None:
                 raise HetschedError(
                     f"{self.name}: the exact placement found none at t={state.now} "
