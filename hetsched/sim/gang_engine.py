@@ -45,7 +45,7 @@ import numpy as np
 from hetsched.allocation.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
-from hetsched.sim.gang_interference import Interference, default_ps, interference_of
+from hetsched.sim.gang_interference import interference_of, round_speeds
 from hetsched.sim.gang_model import GangJobs, Run, gang_jobs
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
@@ -213,7 +213,7 @@ def simulate_gang(
             continue
         plan, rows, given = _runs(policy.allocate(state), data)
         _check_plan(plan, rows, state, data, policy)
-        factor, ps = _interference(plan, given, data, harmony, policy, t)
+        factor, ps = round_speeds(plan, given, data, harmony, policy.name, t)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
             raise HetschedError(
@@ -349,43 +349,6 @@ def _runs(plan: dict, data: GangJobs) -> tuple[dict, dict[int, str], dict[int, t
         else:
             gpus[j] = v
     return gpus, rows, ps
-
-
-def _interference(plan, given, data: GangJobs, model: Interference | None, policy, t: float):
-    """On Harmony's workloads: (each job's speed factor this round, the servers of its
-    parameter servers), after checking them and every server's CPU and bandwidth; the
-    parameter servers a plan leaves out go where :func:`default_ps` puts them, and a job whose
-    parameter servers fit nowhere is taken out of ``plan``: it waits, as a cluster manager
-    keeps a job pending whose tasks it cannot host. Elsewhere ({}, {})."""
-    if model is None:
-        return {}, {}
-    tasks = {
-        j: ([int(data.gpu_server[g]) for g in gpus], list(given.get(j, ())))
-        for j, gpus in plan.items()
-    }
-    for j in list(plan):
-        if j not in given:
-            where = default_ps(model, j, tasks)
-            if where is None:  # no room for its parameter servers: the job waits this round
-                del tasks[j], plan[j]
-                continue
-            tasks[j][1].extend(where)
-        mine = tasks[j][1]
-        if len(mine) != model.parameter_servers[j] or any(
-            not 0 <= h < len(data.servers) for h in mine
-        ):
-            raise HetschedError(
-                f"policy {policy.name} gave {data.job_ids[j]} {len(mine)} parameter servers "
-                f"(it has {model.parameter_servers[j]}) or an unknown server"
-            )
-    over = model.overload(tasks)
-    if over is not None:
-        raise HetschedError(
-            f"policy {policy.name} exceeds the {model.resources[over[1]]} of server "
-            f"{data.servers[over[0]]} at t={t}"
-        )
-    factor = model.factors({j: set(w) | set(p) for j, (w, p) in tasks.items()})
-    return factor, {j: tuple(p) for j, (_, p) in tasks.items() if p}
 
 
 def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 
 EPS = 1e-9
@@ -106,6 +106,43 @@ def default_ps(
         used[h] += model.ps_demand[j]
         out.append(h)
     return out
+
+
+def round_speeds(plan: dict, given: dict, data, model: Interference | None, policy: str, t: float):
+    """On Harmony's workloads: (each job's speed factor this round, the servers of its
+    parameter servers), after checking them and every server's CPU and bandwidth; the
+    parameter servers a plan leaves out go where :func:`default_ps` puts them, and a job whose
+    parameter servers fit nowhere is taken out of ``plan``: it waits, as a cluster manager
+    keeps a job pending whose tasks it cannot host. Elsewhere ({}, {})."""
+    if model is None:
+        return {}, {}
+    tasks = {
+        j: ([int(data.gpu_server[g]) for g in gpus], list(given.get(j, ())))
+        for j, gpus in plan.items()
+    }
+    for j in list(plan):
+        if j not in given:
+            where = default_ps(model, j, tasks)
+            if where is None:  # no room for its parameter servers: the job waits this round
+                del tasks[j], plan[j]
+                continue
+            tasks[j][1].extend(where)
+        mine = tasks[j][1]
+        if len(mine) != model.parameter_servers[j] or any(
+            not 0 <= h < len(data.servers) for h in mine
+        ):
+            raise HetschedError(
+                f"policy {policy} gave {data.job_ids[j]} {len(mine)} parameter servers "
+                f"(it has {model.parameter_servers[j]}) or an unknown server"
+            )
+    over = model.overload(tasks)
+    if over is not None:
+        raise HetschedError(
+            f"policy {policy} exceeds the {model.resources[over[1]]} of server "
+            f"{data.servers[over[0]]} at t={t}"
+        )
+    factor = model.factors({j: set(w) | set(p) for j, (w, p) in tasks.items()})
+    return factor, {j: tuple(p) for j, (_, p) in tasks.items() if p}
 
 
 def interference_of(instance: Instance) -> Interference | None:
