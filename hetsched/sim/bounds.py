@@ -12,6 +12,13 @@ and progresses at most 1/p_j of its work per second (p_j: the job alone on its b
   its own rate j keeps beside k), so the capacity N_r is scaled by c_r = max(1, max f_jk + f_kj
   over the pairs of the workload that may share on r), and a job may run up to
   g_j = max(1, max_k f_jk) times its solo rate: its parallelism s_j and speed 1/p_j scale by g_j.
+* Gang model with resized runs (``metadata.gang.resize``: a job may run on another GPU count or
+  batch size, :mod:`hetsched.sim.gang_model`): e_{j,r} = the most units per GPU-second of any
+  run of j on type r, s_j = the most of those GPU-seconds per second any run (alone or packed)
+  turns out, p_j = the job at its fastest run, and a packed pair on n GPUs of type r scales N_r
+  by its GPU-seconds of that efficiency over n. Every run's work then fits the relaxation.
+* Harmony's workloads (``metadata.placement``): the gang model at each job's standalone speed;
+  interference and communication only slow a job (:mod:`hetsched.sim.gang_interference`).
 * Task model (Hare, eqs. (4)-(8)): U = |R_j| s_j tasks, e = 1 / (fastest train time of the type)
   (a GPU trains one task at a time; synchronization does not hold it), s = the tasks of a round
   (the barrier (7)), p = |R_j| x the fastest train + sync time (a round ends when its last task
