@@ -31,6 +31,12 @@ Packing: a plan may give two jobs the same gang when the pair may share it
 while both hold it, and the survivor at its own rate once the other completes (its GPUs are
 then its alone until the boundary). Under the ``hetsched`` convention only.
 
+Resized runs (another GPU count or batch size, where ``metadata.gang.resize`` allows it): a plan
+entry may be a :class:`~hetsched.sim.gang_model.Run` naming the row; a change of row is a move
+(restore). Harmony's workloads (``metadata.placement``): each round's parameter servers,
+per-server CPU and bandwidth and the interference and communication factors come from
+:func:`~hetsched.sim.gang_interference.round_speeds`; a move of parameter servers is a move too.
+
 Non-clairvoyance: a policy learns a job's remaining work only if it declares ``clairvoyant``.
 """
 
