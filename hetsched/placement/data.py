@@ -115,5 +115,11 @@ STANDALONE_SPEED: dict[str, float] = {
     "wlm": 4.0,
 }
 
+
+def standalone_speed(given: float | None, model: str | None) -> float | None:
+    """b_n: the given standalone speed, else the model's default (None: neither)."""
+    return given if given is not None else STANDALONE_SPEED.get(model or "")
+
+
 INTERVAL_SECONDS = 1200.0  # Harmony's scheduling interval (Sec. VII.B): speeds are per interval
 MIN_SPEED_FRACTION = 0.1  # a job never runs slower than this fraction of its standalone speed

@@ -188,11 +188,10 @@ def placement_view(instance: Instance) -> PlacementView:
         pd.append(
             _vector(jm.ps, data.PARAMETER_SERVER.get(model, data.PARAMETER_SERVER["resnet50"]))
         )
-        if jm.standalone_speed is None and model not in data.STANDALONE_SPEED:
+        speed = data.standalone_speed(jm.standalone_speed, model)
+        if speed is None:
             raise InputError(src, f"{mp}.standalone_speed", "missing (no default for this model)")
-        b.append(
-            data.STANDALONE_SPEED[model] if jm.standalone_speed is None else jm.standalone_speed
-        )
+        b.append(speed)
         new.append(jm.placed is None)
         if jm.placed is not None:
             for sid, c in jm.placed.items():

@@ -53,7 +53,7 @@ from hetsched.errors import InputError
 from hetsched.indexed import GpusIndexed, JobsIndexed
 from hetsched.instance.model import Instance
 from hetsched.instance.throughput import throughput_row
-from hetsched.placement.data import INTERVAL_SECONDS, STANDALONE_SPEED
+from hetsched.placement.data import INTERVAL_SECONDS, standalone_speed
 
 
 @dataclass(frozen=True)
@@ -235,16 +235,16 @@ def _standalone_speed(instance: Instance, j: int, meta) -> float:
     its model's default (:mod:`hetsched.placement.data`)."""
     job = instance.jobs[j]
     given = meta.jobs.get(job.id)
-    if given is not None and given.standalone_speed is not None:
-        return given.standalone_speed
-    model = job.model.name if job.model else None
-    if model not in STANDALONE_SPEED or not job.epochs:
+    speed = standalone_speed(
+        given.standalone_speed if given else None, job.model.name if job.model else None
+    )
+    if speed is None or not job.epochs:
         raise InputError(
             instance.name,
             f"$.metadata.placement.jobs.{job.id}.standalone_speed",
             "missing (no default for this model), or the job has no epochs",
         )
-    return STANDALONE_SPEED[model]
+    return speed
 
 
 def gang_jobs(instance: Instance) -> GangJobs:

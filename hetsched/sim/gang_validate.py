@@ -324,14 +324,17 @@ def _harmony_speeds(data, model, jobs, gpus, segments, L: float, bad: list) -> d
                     f"{used[h, r]:g} {model.resources[r]} of {model.capacity[h, r]:g}",
                 )
             )
+        by_server: dict[int, list[int]] = defaultdict(list)  # server -> the round's jobs on it
+        for i in held:
+            for h in on[i]:
+                by_server[h].append(jobs[segments[i].job])
         for i in held:
             j = jobs[segments[i].job]
-            slow = 0.0
-            for h in on[i]:
-                near = [jobs[segments[x].job] for x in held if x != i and h in on[x]]
-                slow = max(
-                    slow, sum(model.table[model.model_of[j], model.model_of[o]] for o in near)
-                )
+            row = model.table[model.model_of[j]]
+            slow = max(
+                (sum(row[model.model_of[o]] for o in by_server[h] if o != j) for h in on[i]),
+                default=0.0,
+            )
             comm = model.communication[j] * (len(on[i]) - 1)
             out[i].append((k, max(model.min_speed_fraction, 1.0 - slow - comm)))
     return out

@@ -77,7 +77,7 @@ def similarity_workload(
     span = f"{arrival_span_minutes:g}min" if arrival_span_minutes > 0 else "static"
     return Instance(
         f"similarity-{n_jobs}-{span}-s{seed}",
-        _cluster(gpus),
+        cluster_by_type(gpus, {t: GpuType(t, memory_gb=MEMORY[t]) for t in gpus}),
         tuple(jobs),
         metadata={
             "gang": {"resize": "count-batch"},
@@ -88,10 +88,12 @@ def similarity_workload(
     )
 
 
-def _cluster(gpus: dict[str, int]) -> Cluster:
+def cluster_by_type(counts: dict[str, int], types: dict[str, GpuType]) -> Cluster:
+    """``counts[t]`` GPUs of each type t on one server per type (the similarity policy counts
+    GPUs per type: Algorithm 2 and its rounds), with the types' data from ``types``."""
     servers = tuple(
         Server(t, tuple(Gpu(f"{t}{i}", t, t) for i in range(n)))
-        for t, n in sorted(gpus.items())
+        for t, n in sorted(counts.items())
         if n > 0
     )
-    return Cluster({t: GpuType(t, memory_gb=MEMORY[t]) for t in gpus}, servers)
+    return Cluster({t: types.get(t, GpuType(t)) for t in counts}, servers)

@@ -32,11 +32,12 @@ from __future__ import annotations
 import numpy as np
 
 from hetsched.errors import HetschedError, InputError
-from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
+from hetsched.instance.model import Instance, Job, ModelInfo
 from hetsched.packing import greedy_packing, optimal_packing
 from hetsched.packing.problem import PackingView
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_model import Run
+from hetsched.sim.similarity import cluster_by_type
 from hetsched.similarity.reference import gavel_reference_db, row_features
 from hetsched.similarity.round import VARIANTS, Option, check_round, greedy_round, round_view
 
@@ -157,7 +158,7 @@ class Similarity:
             return
         inst = Instance(
             f"{self.instance.name}-r{state.round}",
-            _cluster(counts, self.instance),
+            cluster_by_type(counts, self.instance.cluster.gpu_types),
             tuple(_job(self.instance.jobs[j], counts) for j in queue),
             metadata={"similarity": {"variant": self.variant}},
         )
@@ -254,19 +255,6 @@ class Similarity:
             plan[q] = gpus_of[self.index[sj]] if d.gang[q] == 1 else Run(gpus_of[self.index[sj]])
             packed.add(q)
         return packed
-
-
-def _cluster(counts: dict[str, int], instance: Instance) -> Cluster:
-    """The round's free GPUs, one server per type (Algorithm 2 counts GPUs per type)."""
-    types = instance.cluster.gpu_types
-    return Cluster(
-        {t: types.get(t, GpuType(t)) for t in counts},
-        tuple(
-            Server(t, tuple(Gpu(f"{t}{i}", t, t) for i in range(n)))
-            for t, n in sorted(counts.items())
-            if n > 0
-        ),
-    )
 
 
 def _job(job: Job, types) -> Job:
