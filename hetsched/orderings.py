@@ -33,8 +33,10 @@ class Ordering:
 def starts_in_d_order(view: HareView, schedule) -> np.ndarray:
     x = np.full(view.n_tasks, np.nan)
     index = {j: n for n, j in enumerate(view.job_ids)}
-    for a in schedule.assignments:
-        x[view.task_index(index[a.job], a.round, a.task)] = a.start
+    n = np.array([index[j] for j in schedule.job_ids], dtype=np.int64)[schedule.job]
+    x[view.task_offset[n] + schedule.round * view.tasks_per_round[n] + schedule.task] = (
+        schedule.start
+    )
     if np.isnan(x).any():
         raise HetschedError("the relaxation's solution misses some tasks")
     return x

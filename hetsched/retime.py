@@ -44,4 +44,4 @@ def retime(instance: Instance, schedule: TaskSchedule) -> TaskSchedule:
         round_end[a.job, a.round] = max(round_end[a.job, a.round], end)
         left[a.job, a.round] -= 1
         out.append(TaskAssignment(a.job, a.round, a.task, a.gpu, start))
-    return TaskSchedule(tuple(out), schedule.instance, schedule.instance_hash)
+    return TaskSchedule.of(out, schedule.instance, schedule.instance_hash)

@@ -10,7 +10,7 @@ import numpy as np
 
 def exact_decimal_scale(values: Iterable[float], max_digits: int = 6) -> int | None:
     """The least 10^d (d <= max_digits) that makes every value an integer, or None."""
-    vals = np.fromiter(values, dtype=float)
+    vals = values if isinstance(values, np.ndarray) else np.fromiter(values, dtype=float)
     for d in range(max_digits + 1):
         y = vals * 10**d
         if np.all(np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))):

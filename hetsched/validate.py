@@ -4,17 +4,24 @@ It reads only the raw instance (never a solver's model or a view built for one) 
 recomputes the objective sum_n w_n C_n from scratch, where C_n is the latest
 training-plus-synchronization end of any task of job n (eq. (6)). It returns every
 violation, not only the first.
+
+It works on the schedule's columns (:class:`~hetsched.schedule.TaskSchedule`), a numpy pass per
+constraint, so a run of millions of tasks is checked in seconds. Each task has a slot: its job's
+offset + round x tasks per round + task, so the tasks of one round, and the rounds of one job, are
+contiguous in slot order.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from functools import cached_property
+
+import numpy as np
 
 from hetsched.instance.model import Instance, instance_hash
 from hetsched.reports import ValidationReport, Violation
 from hetsched.scaling import instance_times, on_grid
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule import TaskSchedule
 
 #: Kinds of violation, each tied to the constraint it breaks.
 KINDS = {
@@ -28,6 +35,8 @@ KINDS = {
     "barrier": "(7) task starts before every task of the previous round has trained and synced",
     "overlap": "(8) training intervals of two tasks overlap on one GPU",
 }
+# one "missing_task" line, not one per task, past this many (a job may have 10^8 rounds)
+_MISSING_ONE_BY_ONE = 10_000
 
 
 def _tolerance(instance: Instance) -> float:
@@ -45,6 +54,33 @@ def _tolerance(instance: Instance) -> float:
     return 1e-6 * scale
 
 
+def _times(instance: Instance, n: np.ndarray, g: np.ndarray, field: str) -> np.ndarray:
+    """T^c (``field`` "train") or T^s ("sync") of job n's task on GPU g, per task: the time of
+    the GPU's type, patched where the job gives a per-GPU time (the instance's own rule)."""
+    gpus = instance.gpus
+    types = sorted({x.type for x in gpus})
+    type_of = np.array([types.index(x.type) for x in gpus], dtype=np.int64)
+    per_type = np.array(
+        [[getattr(j, f"{field}_time")[t] for t in types] for j in instance.jobs], dtype=float
+    ).reshape(len(instance.jobs), len(types))
+    out = per_type[n, type_of[g]]
+    gpu_at = {x.id: m for m, x in enumerate(gpus)}
+    pairs = [
+        (i * len(gpus) + gpu_at[gid], t)
+        for i, j in enumerate(instance.jobs)
+        for gid, t in getattr(j, f"{field}_time_per_gpu").items()
+    ]
+    if pairs:
+        keys, values = np.array(pairs, dtype=float).T
+        order = np.argsort(keys)
+        keys, values = keys[order].astype(np.int64), values[order]
+        task_keys = n * len(gpus) + g
+        at = np.minimum(np.searchsorted(keys, task_keys), len(keys) - 1)
+        hit = keys[at] == task_keys
+        out[hit] = values[at[hit]]
+    return out
+
+
 def validate(
     instance: Instance, schedule: TaskSchedule, tol: float | None = None
 ) -> ValidationReport:
@@ -58,61 +94,10 @@ def validate(
                 f"solution is for instance hash {schedule.instance_hash}, this is {instance_hash(instance)}",
             )
         )
-
-    # task (job, round, task) -> its slot: the job's offset + round x tasks per round + task.
-    # One list entry per task (8 bytes) where the schedule could fill the instance; a dict where
-    # the instance is far larger than the schedule (it is then reported as missing tasks)
-    offset: dict[str, int] = {}
-    total = 0
-    for j in instance.jobs:
-        offset[j.id] = total
-        total += j.n_tasks
-    slots: list[TaskAssignment | None] | dict[int, TaskAssignment]
-    slots = [None] * total if total <= len(schedule.assignments) + 10_000 else {}
-    slot = slots.__getitem__ if isinstance(slots, list) else slots.get
-    n_placed = 0
-    for a in schedule.assignments:
-        if (
-            not instance.has_job(a.job)
-            or not (0 <= a.round < instance.job(a.job).rounds)
-            or not (0 <= a.task < instance.job(a.job).tasks_per_round)
-        ):
-            bad.append(
-                Violation(
-                    "unknown_task", f"{_name(a.job, a.round, a.task)} is not a task of the instance"
-                )
-            )
-            continue
-        if not instance.has_gpu(a.gpu):
-            bad.append(
-                Violation(
-                    "unknown_gpu",
-                    f"{_name(a.job, a.round, a.task)} is assigned to unknown GPU '{a.gpu}'",
-                )
-            )
-            continue
-        if not math.isfinite(a.start):
-            bad.append(
-                Violation("bad_start", f"{_name(a.job, a.round, a.task)} has start {a.start}")
-            )
-            continue
-        key = offset[a.job] + a.round * instance.job(a.job).tasks_per_round + a.task
-        earlier = slot(key)
-        if earlier is not None:
-            bad.append(
-                Violation(
-                    "duplicate_task",
-                    f"{_name(a.job, a.round, a.task)} is assigned twice ({earlier.gpu}, {a.gpu})",
-                )
-            )
-            continue
-        slots[key] = a
-        n_placed += 1
-    placed = [a for a in slots if a is not None] if isinstance(slots, list) else slots.values()
-
-    if (
-        instance.n_tasks > n_placed + 10_000
-    ):  # say it once, not once per missing task (a job may have 10^8 rounds)
+    jobs = instance.jobs
+    slots = _Slots(instance)
+    holder, n_placed = _placements(instance, schedule, slots, bad)
+    if holder is None:  # say it once, not once per missing task
         bad.append(
             Violation(
                 "missing_task",
@@ -121,88 +106,190 @@ def validate(
         )
         return ValidationReport(valid=False, objective=None, completion={}, violations=bad)
 
-    cached: dict[tuple[str, str], tuple[float, float]] = {}
-
-    def times(job_id: str, gpu: str) -> tuple[float, float]:
-        """(T^c, T^s) of the job on the GPU, from the instance, looked up once per pair."""
-        t = cached.get((job_id, gpu))
-        if t is None:
-            t = cached[job_id, gpu] = (
-                instance.train_time(job_id, gpu),
-                instance.sync_time(job_id, gpu),
+    # the placed tasks in slot order: slot, job, round id, start, GPU, and their times
+    present = holder >= 0
+    at = holder[present]
+    p_slot = np.flatnonzero(present)
+    p_job = slots.job_of[p_slot]
+    p_round = slots.round_of[p_slot]  # the round's id over all jobs' rounds
+    p_start = schedule.start[at]
+    p_gpu = _index(schedule.gpu_ids, instance.gpus)[schedule.gpu[at]]
+    del at, holder
+    train = _times(instance, p_job, p_gpu, "train")
+    end = np.full(slots.total, np.nan)  # (6): training-plus-synchronization end per slot
+    end[present] = p_start + train + _times(instance, p_job, p_gpu, "sync")
+    round_end = np.fmax.reduceat(end, slots.round_first)  # NaN: no task of the round placed
+    later = p_round > slots.round_index[p_job]  # not the job's first round
+    prev_end = np.full(len(p_slot), np.nan)
+    prev_end[later] = round_end[p_round[later] - 1]
+    arrival = np.array([j.arrival for j in jobs], dtype=float)
+    per_slot: list[tuple[int, int, Violation]] = []
+    for i in np.flatnonzero(~present).tolist():
+        per_slot.append((i, 0, Violation("missing_task", f"{slots.name(i)} is not scheduled")))
+    for i in np.flatnonzero(p_start < arrival[p_job] - tol).tolist():
+        what = f"{slots.name(p_slot[i])} starts at {p_start[i]:g}"
+        j = jobs[p_job[i]]
+        per_slot.append(
+            (p_slot[i], 1, Violation("arrival", f"{what} before arrival {j.arrival:g}"))
+        )
+    # (7): NaN (a first round, or no task of the previous round placed) compares False
+    for i in np.flatnonzero(p_start < prev_end - tol).tolist():
+        q = int(p_round[i]) - 1
+        first = int(slots.round_first[q])
+        last = first + int(np.nanargmax(end[first : first + jobs[p_job[i]].tasks_per_round]))
+        per_slot.append(
+            (
+                p_slot[i],
+                2,
+                Violation(
+                    "barrier",
+                    f"{slots.name(p_slot[i])} starts at {p_start[i]:g} before round "
+                    f"{q - int(slots.round_index[p_job[i]])} ends at {prev_end[i]:g} "
+                    f"({slots.name(last)} trains and syncs until then)",
+                ),
             )
-        return t
+        )
+    bad += [v for *_, v in sorted(per_slot, key=lambda x: x[:2])]
+    del end, prev_end, later, present
 
     completion: dict[str, float] = {}
-    complete = True
-    for job in instance.jobs:
-        prev_end: float | None = None  # when the previous round has fully trained and synced
-        prev_last = -1  # the task of the previous round that ends last
-        job_end = -math.inf  # (6): C_n >= x_i + T^c + T^s for every task i of job n
-        first = offset[job.id]
-        for r in range(job.rounds):
-            round_end, round_last = -math.inf, -1
-            for k in range(job.tasks_per_round):
-                a = slot(first + r * job.tasks_per_round + k)
-                if a is None:
-                    bad.append(Violation("missing_task", f"{_name(job.id, r, k)} is not scheduled"))
-                    complete = False
-                    continue
-                if a.start < job.arrival - tol:
-                    bad.append(
-                        Violation(
-                            "arrival",
-                            f"{_name(job.id, r, k)} starts at {a.start:g} before arrival {job.arrival:g}",
-                        )
-                    )
-                if prev_end is not None and a.start < prev_end - tol:
-                    bad.append(
-                        Violation(
-                            "barrier",
-                            f"{_name(job.id, r, k)} starts at {a.start:g} before round {r - 1} ends at "
-                            f"{prev_end:g} ({_name(job.id, r - 1, prev_last)} trains and syncs until then)",
-                        )
-                    )
-                train, sync = times(job.id, a.gpu)
-                end = a.start + train + sync
-                if end > round_end:
-                    round_end, round_last = end, k
-            prev_end, prev_last = round_end, round_last
-            job_end = max(job_end, round_end)
-        if math.isfinite(job_end):
-            completion[job.id] = job_end
-
-    by_gpu: dict[str, list[TaskAssignment]] = defaultdict(list)
-    for a in placed:
-        by_gpu[a.gpu].append(a)
-    for gpu, tasks in by_gpu.items():
-        tasks.sort(key=lambda a: (a.start, a.job, a.round, a.task))
-        busy_until, holder = -math.inf, None
-        for a in tasks:
-            if a.start < busy_until - tol:
-                bad.append(
-                    Violation(
-                        "overlap",
-                        f"on {gpu}: {a.job}/r{a.round}/t{a.task} starts at {a.start:g} while "
-                        f"{holder.job}/r{holder.round}/t{holder.task} trains until {busy_until:g}",
-                    )
-                )
-            end = a.start + times(a.job, gpu)[0]
-            if end > busy_until:
-                busy_until, holder = end, a
+    job_end = np.fmax.reduceat(round_end, slots.round_index[:-1])
+    for j, c in zip(jobs, job_end.tolist()):
+        if math.isfinite(c):
+            completion[j.id] = c
+    bad += _overlaps(instance, slots, p_slot, p_job, p_gpu, p_start, p_start + train, tol)
 
     objective = None
-    if (
-        complete
-    ):  # exact on the grid of the instance's times and the schedule's starts (no float noise)
+    if len(p_slot) == slots.total:  # exact on the grid of the instance's and the schedule's times
         objective = on_grid(
-            sum(j.weight * completion[j.id] for j in instance.jobs),
-            [*instance_times(instance), *(a.start for a in placed)],
-            [j.weight for j in instance.jobs],
+            sum(j.weight * completion[j.id] for j in jobs),
+            np.concatenate((np.array(instance_times(instance), dtype=float), p_start)),
+            [j.weight for j in jobs],
         )
     return ValidationReport(
         valid=not bad, objective=objective, completion=completion, violations=bad
     )
+
+
+class _Slots:
+    """The instance's tasks numbered in slot order: job, then round, then task."""
+
+    def __init__(self, instance: Instance):
+        self.ids = [j.id for j in instance.jobs]
+        self.rounds = np.array([j.rounds for j in instance.jobs], dtype=np.int64)
+        self.width = np.array([j.tasks_per_round for j in instance.jobs], dtype=np.int64)
+        self.offset = np.concatenate(([0], np.cumsum(self.rounds * self.width)))
+        self.total = int(self.offset[-1])
+        self.round_index = np.concatenate(([0], np.cumsum(self.rounds)))  # job -> first round id
+
+    @cached_property
+    def round_first(self) -> np.ndarray:
+        """Round id -> its first slot."""
+        job = np.repeat(np.arange(len(self.ids)), self.rounds)
+        local = np.arange(int(self.round_index[-1])) - self.round_index[job]
+        return self.offset[job] + local * self.width[job]
+
+    @cached_property
+    def job_of(self) -> np.ndarray:
+        """Slot -> job index."""
+        return np.repeat(np.arange(len(self.ids), dtype=np.int32), self.rounds * self.width)
+
+    @cached_property
+    def round_of(self) -> np.ndarray:
+        """Slot -> round id."""
+        return np.repeat(np.arange(int(self.round_index[-1])), np.repeat(self.width, self.rounds))
+
+    def name(self, slot: int) -> str:
+        n = int(np.searchsorted(self.offset, slot, side="right")) - 1
+        r, k = divmod(int(slot) - int(self.offset[n]), int(self.width[n]))
+        return _name(self.ids[n], r, k)
+
+
+def _index(ids: tuple[str, ...], items) -> np.ndarray:
+    """Position of each id among ``items`` (jobs or GPUs, by ``.id``); -1 where there is none."""
+    at = {x.id: i for i, x in enumerate(items)}
+    return np.array([at.get(x, -1) for x in ids], dtype=np.int32)
+
+
+def _placements(
+    instance: Instance, schedule: TaskSchedule, slots: _Slots, bad: list[Violation]
+) -> tuple[np.ndarray | None, int]:
+    """(5): every task named exists, on a GPU that exists, at a finite time, once. Appends the
+    violations in the schedule's order; returns slot -> the task placed there (-1: none) and
+    how many slots are placed, or None for the first where the instance has over 10,000 more
+    tasks than the schedule places."""
+    n = _index(schedule.job_ids, instance.jobs)[schedule.job]
+    r, k = schedule.round, schedule.task
+    nn = np.maximum(n, 0)
+    is_task = (n >= 0) & (r >= 0) & (r < slots.rounds[nn]) & (k >= 0) & (k < slots.width[nn])
+    slot = slots.offset[nn]
+    slot += np.where(is_task, r, 0) * slots.width[nn]
+    slot += np.where(is_task, k, 0)
+    del n, nn
+    on_gpu = is_task & (_index(schedule.gpu_ids, instance.gpus)[schedule.gpu] >= 0)
+    timed = on_gpu & np.isfinite(schedule.start)
+    idx = np.flatnonzero(timed)
+    placed = slot[idx]
+    unique = False
+    if slots.total <= len(schedule) + _MISSING_ONE_BY_ONE:
+        counts = np.bincount(placed, minlength=slots.total)
+        unique = counts.max(initial=0) <= 1
+    if not unique:  # the first of each slot's tasks is placed; the others are duplicates
+        placed, first = np.unique(placed, return_index=True)
+        idx = idx[first]
+    kept = np.zeros(len(schedule), dtype=bool)
+    kept[idx] = True
+    for i in np.flatnonzero(~kept).tolist():
+        a = _name(schedule.job_ids[schedule.job[i]], int(r[i]), int(k[i]))
+        gpu = schedule.gpu_ids[schedule.gpu[i]]
+        if not is_task[i]:
+            bad.append(Violation("unknown_task", f"{a} is not a task of the instance"))
+        elif not on_gpu[i]:
+            bad.append(Violation("unknown_gpu", f"{a} is assigned to unknown GPU '{gpu}'"))
+        elif not timed[i]:
+            bad.append(Violation("bad_start", f"{a} has start {schedule.start[i]}"))
+        else:  # ``placed`` is sorted here (np.unique)
+            was = schedule.gpu_ids[schedule.gpu[idx[np.searchsorted(placed, slot[i])]]]
+            bad.append(Violation("duplicate_task", f"{a} is assigned twice ({was}, {gpu})"))
+    if slots.total > len(idx) + _MISSING_ONE_BY_ONE:
+        return None, len(idx)
+    holder = np.full(slots.total, -1, dtype=np.int64)
+    holder[placed] = idx
+    return holder, len(idx)
+
+
+def _overlaps(instance, slots, p_slot, p_job, gpu, start, train_end, tol) -> list[Violation]:
+    """(8): on each GPU, in start order (ties by job id, round, task), a task starts no earlier
+    than every earlier task's training end. A task that overlaps any earlier one overlaps its
+    predecessor or the predecessor overlaps another, so one numpy pass over neighbours finds the
+    GPUs to explain; the explanation walks only those."""
+    if not len(start):
+        return []
+    id_rank = np.argsort(np.argsort(np.array(slots.ids, dtype=object), kind="stable"))
+    sizes = slots.rounds * slots.width
+    by_id = np.zeros(len(sizes), dtype=np.int64)  # job offsets with jobs in id order
+    by_id[np.argsort(id_rank)] = np.concatenate(([0], np.cumsum(sizes[np.argsort(id_rank)])))[:-1]
+    tie = by_id[p_job] + (p_slot - slots.offset[p_job])
+    order = np.lexsort((tie, start, gpu))
+    del tie
+    g, s, e = gpu[order], start[order], train_end[order]
+    clash = (g[1:] == g[:-1]) & (s[1:] < e[:-1] - tol)
+    out: list[Violation] = []
+    for m in np.unique(g[1:][clash]).tolist():
+        busy_until, holder = -math.inf, -1
+        for i in order[g == m].tolist():
+            if start[i] < busy_until - tol:
+                out.append(
+                    Violation(
+                        "overlap",
+                        f"on {instance.gpus[m].id}: {slots.name(p_slot[i])} starts at "
+                        f"{start[i]:g} while {slots.name(p_slot[holder])} trains until "
+                        f"{busy_until:g}",
+                    )
+                )
+            if train_end[i] > busy_until:
+                busy_until, holder = train_end[i], i
+    return out
 
 
 def _name(job: str, round: int, task: int) -> str:

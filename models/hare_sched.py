@@ -151,7 +151,7 @@ def solver_starts(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Ta
     for i in m.D:
         g = max(m.M, key=lambda g: value(m.y[i, g]))
         out.append(TaskAssignment(v.job_ids[i[0]], i[1], i[2], v.gpu_ids[g], float(value(m.x[i]))))
-    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+    return TaskSchedule.of(out, instance.name, instance_hash(instance))
 
 
 def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:

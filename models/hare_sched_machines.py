@@ -52,7 +52,7 @@ def extract(problem: MachineProblem, instance: Instance, solution: MachineSoluti
             start = max(free, a + (end - int(problem.p[j, col.klass])) / problem.time_scale)
             out.append(TaskAssignment(job, 0, 0, gpu, start))
             free = start + instance.train_time(job, gpu)
-    return TaskSchedule(tuple(out), instance.name, instance_hash(instance))
+    return TaskSchedule.of(out, instance.name, instance_hash(instance))
 
 
 SPEC = FormulationSpec(

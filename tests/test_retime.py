@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.io import load_instance
 from hetsched.retime import retime
+from hetsched.schedule import TaskSchedule
 from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
@@ -29,12 +30,13 @@ def test_retime_repairs_round_off_and_never_delays(inst, eps):
     before = validate(inst, schedule)
     assert before.valid
     # what a MILP solver's tolerances do: every start a little early
-    early = replace(
-        schedule,
-        assignments=tuple(
+    early = TaskSchedule.of(
+        (
             replace(a, start=max(inst.job(a.job).arrival, a.start - eps))
             for a in schedule.assignments
         ),
+        schedule.instance,
+        schedule.instance_hash,
     )
     fixed = retime(inst, early)
     report = validate(inst, fixed, tol=0.0)

@@ -26,7 +26,7 @@ def hand_schedule() -> TaskSchedule:
         TaskAssignment("n", 0, 1, "GPU2", 3),
         TaskAssignment("n", 0, 2, "GPU1", 4),
     ]
-    return TaskSchedule(tuple(a), FIG5.name, instance_hash(FIG5))
+    return TaskSchedule.of(a, FIG5.name, instance_hash(FIG5))
 
 
 def test_objective_recomputed_by_hand():
@@ -41,7 +41,7 @@ def test_scale_fixed_schedule_of_fig5a_costs_more():
     a = list(hand_schedule().assignments[:3]) + [
         TaskAssignment("n", 0, k, f"GPU{k + 1}", 6) for k in range(3)
     ]
-    r = validate(FIG5, TaskSchedule(tuple(a)))
+    r = validate(FIG5, TaskSchedule.of(a))
     assert r.valid and r.objective == 2 + 3 + 6 + 8
 
 
@@ -55,7 +55,7 @@ def test_sync_may_overlap_the_next_task_on_a_gpu():
     )
     inst2 = dataclasses.replace(inst, jobs=(d,))
     # two tasks back to back on GPU1: the first syncs during [3, 4) while the second trains
-    s = TaskSchedule(
+    s = TaskSchedule.of(
         (TaskAssignment("J_A", 0, 0, "GPU1", 0), TaskAssignment("J_A", 0, 1, "GPU1", 3))
     )
     r = validate(inst2, s)
@@ -83,7 +83,7 @@ def _mutations(base: TaskSchedule):
     ids=lambda x: x if isinstance(x, str) else "",
 )
 def test_each_violation_kind_is_caught(kind, assignments):
-    r = validate(FIG5, TaskSchedule(tuple(assignments), FIG5.name, instance_hash(FIG5)))
+    r = validate(FIG5, TaskSchedule.of(assignments, FIG5.name, instance_hash(FIG5)))
     assert not r.valid
     assert kind in {v.kind for v in r.violations}, r.violations
 
@@ -94,7 +94,7 @@ def test_barrier_violation_is_caught():
     a = sorted(sched.assignments)
     late = next(x for x in a if x.round == 1)
     moved = [x for x in a if x != late] + [dataclasses.replace(late, start=0.0, gpu="GPU4")]
-    r = validate(inst, TaskSchedule(tuple(moved)))
+    r = validate(inst, TaskSchedule.of(moved))
     assert "barrier" in {v.kind for v in r.violations}
 
 
@@ -105,7 +105,7 @@ def test_instance_mismatch_is_caught():
 
 def test_every_violation_is_reported_not_only_the_first():
     a = [dataclasses.replace(x, gpu="GPU1", start=0.0) for x in hand_schedule().assignments]
-    r = validate(FIG5, TaskSchedule(tuple(a)))
+    r = validate(FIG5, TaskSchedule.of(a))
     assert sum(v.kind == "overlap" for v in r.violations) == 5
     assert sum(v.kind == "arrival" for v in r.violations) == 3
 

@@ -79,7 +79,7 @@ def _measure(instance, policy: str, bound=None) -> dict:
     t = time.perf_counter()
     result = simulate(instance, make_policy(policy), record_events=False)
     seconds = time.perf_counter() - t
-    tasks = len(result.schedule.assignments)
+    tasks = len(result.schedule)
     return {
         "policy": policy,
         "jobs": len(instance.jobs),

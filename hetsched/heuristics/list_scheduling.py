@@ -20,7 +20,7 @@ from numba import njit
 
 from hetsched.allocation.gavel_data import NEVER
 from hetsched.instance.hare_view import HareView
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule import TaskSchedule
 
 MachineRule = Literal["earliest_available", "earliest_finish"]
 MACHINE_RULES: tuple[str, ...] = ("earliest_available", "earliest_finish")
@@ -196,24 +196,12 @@ def schedule_arrays(
     instance_name: str = "",
     instance_hash: str = "",
 ) -> TaskSchedule:
-    """The schedule of starts and GPU indices in D order (:func:`schedule_in_order`), built a
-    block of tasks at a time (no five lists as long as the schedule at once)."""
+    """The schedule of starts and GPU indices in D order (:func:`schedule_in_order`): the view's
+    task arrays are its columns, shared, not copied."""
     n_arr, r_arr, k_arr = view.task_arrays
-    jobs, gpus = view.job_ids, view.gpu_ids
-    out: list[TaskAssignment] = []
-    for i in range(0, len(start), 1 << 16):
-        block = slice(i, i + (1 << 16))
-        out += [
-            TaskAssignment(jobs[n], r, k, gpus[g], s)
-            for n, r, k, g, s in zip(
-                n_arr[block].tolist(),
-                r_arr[block].tolist(),
-                k_arr[block].tolist(),
-                gpu[block].tolist(),
-                start[block].tolist(),
-            )
-        ]
-    return TaskSchedule(tuple(out), instance_name, instance_hash)
+    return TaskSchedule(
+        view.job_ids, view.gpu_ids, n_arr, r_arr, k_arr, gpu, start, instance_name, instance_hash
+    )
 
 
 def completion_times(view: HareView, start: np.ndarray, gpu: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from bisect import insort
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -35,7 +36,7 @@ from hetsched.instance.hare_view import HareView, hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.reports import ValidationReport
-from hetsched.schedule import TaskAssignment, TaskSchedule, refuse_large
+from hetsched.schedule import TaskSchedule, refuse_large
 from hetsched.validate import validate
 
 ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
@@ -189,7 +190,9 @@ def simulate(
     width, rounds = view.tasks_per_round.tolist(), view.rounds.tolist()
     # latest train+sync end among the current round's started tasks
     round_end = [0.0] * view.n_jobs
-    assignments: list[TaskAssignment] = []
+    # the schedule's columns (job, round, task, GPU, start), 32 bytes a task
+    columns = (array("i"), array("q"), array("q"), array("i"), array("d"))
+    put_job, put_round, put_task, put_gpu, put_start = (c.append for c in columns)
     events: list[tuple[float, str, str, int, int, str]] = []
     completion: dict[str, float] = {}
     decisions = 0
@@ -266,7 +269,11 @@ def simulate(
             finish = end + sync[n][m]
             if not task or finish > round_end[n]:
                 round_end[n] = finish
-            assignments.append(TaskAssignment(jid[n], r, task, gid[m], now))
+            put_job(n)
+            put_round(r)
+            put_task(task)
+            put_gpu(m)
+            put_start(now)
             if record_events:
                 events.append((now, "start", jid[n], r, task, gid[m]))
             push(end, TRAIN_END, m)
@@ -278,7 +285,13 @@ def simulate(
         raise HetschedError(
             f"policy {policy.name} left {remaining_jobs} job(s) unfinished with no event pending"
         )
-    schedule = TaskSchedule(tuple(assignments), instance.name, instance_hash(instance))
+    schedule = TaskSchedule(
+        jid,
+        gid,
+        *(np.frombuffer(c, dtype=c.typecode) for c in columns),
+        instance.name,
+        instance_hash(instance),
+    )
     result = SimResult(
         policy.name,
         schedule,

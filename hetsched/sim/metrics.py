@@ -122,9 +122,12 @@ def gang_metrics(instance: Instance, result) -> dict[str, float]:
 
 
 def _busy(view: HareView, result: SimResult) -> float:
-    jobs = {j: n for n, j in enumerate(view.job_ids)}
-    gpus = {g: m for m, g in enumerate(view.gpu_ids)}
-    return float(sum(view.train[jobs[a.job], gpus[a.gpu]] for a in result.schedule.assignments))
+    sched = result.schedule
+    job_at = {j: n for n, j in enumerate(view.job_ids)}
+    gpu_at = {g: m for m, g in enumerate(view.gpu_ids)}
+    jobs = np.array([job_at[j] for j in sched.job_ids], dtype=np.int64)
+    gpus = np.array([gpu_at[g] for g in sched.gpu_ids], dtype=np.int64)
+    return float(view.train[jobs[sched.job], gpus[sched.gpu]].sum())
 
 
 def write_job_csv(instance: Instance, result, path: str | Path) -> None:

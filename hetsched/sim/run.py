@@ -86,7 +86,7 @@ def run_policy(
     else:
         machine = pol.machine(instance) if hasattr(pol, "machine") else instance
         result = simulate(machine, pol)
-        extra = {"level": "task", "tasks": len(result.schedule.assignments)}
+        extra = {"level": "task", "tasks": len(result.schedule)}
         if machine is not instance:  # the policy ran on GPU groups: say which and how good
             g = pol.grouping
             extra["gpu_groups"] = {
