@@ -9,13 +9,18 @@ import numpy as np
 
 
 def exact_decimal_scale(values: Iterable[float], max_digits: int = 6) -> int | None:
-    """The least 10^d (d <= max_digits) that makes every value an integer, or None."""
+    """The least 10^d (d <= max_digits) that makes every value an integer, or None (an array is
+    read a block at a time: a million values need no million-long temporaries)."""
     vals = values if isinstance(values, np.ndarray) else np.fromiter(values, dtype=float)
+    blocks = [vals[i : i + (1 << 16)] for i in range(0, len(vals), 1 << 16)]
     for d in range(max_digits + 1):
-        y = vals * 10**d
-        if np.all(np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))):
+        if all(_whole(block * 10**d) for block in blocks):
             return 10**d
     return None
+
+
+def _whole(y: np.ndarray) -> bool:
+    return bool(np.all(np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))))
 
 
 def on_grid(

@@ -74,7 +74,7 @@ def _times(instance: Instance, n: np.ndarray, g: np.ndarray, field: str) -> np.n
         keys, values = np.array(pairs, dtype=float).T
         order = np.argsort(keys)
         keys, values = keys[order].astype(np.int64), values[order]
-        task_keys = n * len(gpus) + g
+        task_keys = n.astype(np.int64) * len(gpus) + g
         at = np.minimum(np.searchsorted(keys, task_keys), len(keys) - 1)
         hit = keys[at] == task_keys
         out[hit] = values[at[hit]]
@@ -106,37 +106,44 @@ def validate(
         )
         return ValidationReport(valid=False, objective=None, completion={}, violations=bad)
 
-    # the placed tasks in slot order: slot, job, round id, start, GPU, and their times
+    # the placed tasks in slot order: slot, job, round id, start, GPU, and their times (arrays
+    # are dropped as soon as they are used: a run of millions of tasks is checked in ~100 B each)
     present = holder >= 0
-    at = holder[present]
     p_slot = np.flatnonzero(present)
-    p_job = slots.job_of[p_slot]
-    p_round = slots.round_of[p_slot]  # the round's id over all jobs' rounds
+    at = holder[p_slot]
+    del holder
     p_start = schedule.start[at]
     p_gpu = _index(schedule.gpu_ids, instance.gpus)[schedule.gpu[at]]
-    del at, holder
-    train = _times(instance, p_job, p_gpu, "train")
-    end = np.full(slots.total, np.nan)  # (6): training-plus-synchronization end per slot
-    end[present] = p_start + train + _times(instance, p_job, p_gpu, "sync")
-    round_end = np.fmax.reduceat(end, slots.round_first)  # NaN: no task of the round placed
-    later = p_round > slots.round_index[p_job]  # not the job's first round
-    prev_end = np.full(len(p_slot), np.nan)
-    prev_end[later] = round_end[p_round[later] - 1]
+    del at
+    p_job = np.repeat(np.arange(len(jobs), dtype=np.int32), slots.rounds * slots.width)[p_slot]
+    train_end = _times(instance, p_job, p_gpu, "train")
+    train_end += p_start
+    end = _times(instance, p_job, p_gpu, "sync")  # (6): training-plus-synchronization end
+    end += train_end
+    # each round's placed tasks are contiguous: they start at its first slot's position
+    cut = np.append(np.searchsorted(p_slot, slots.round_first), len(end))
+    placed = cut[:-1] < cut[1:]
+    round_end = np.full(len(placed), np.nan)  # NaN: no task of the round placed
+    round_end[placed] = np.maximum.reduceat(end, cut[:-1][placed]) if len(end) else []
+    del placed
+    p_round = slots.round_of()[p_slot]  # the round's id over all jobs' rounds
+    # (7): the previous round's end; NaN (a first round, or none of it placed) compares False
+    prev_end = round_end[np.maximum(p_round - 1, 0)]
+    prev_end[p_round == slots.round_index[p_job]] = np.nan
     arrival = np.array([j.arrival for j in jobs], dtype=float)
     per_slot: list[tuple[int, int, Violation]] = []
     for i in np.flatnonzero(~present).tolist():
         per_slot.append((i, 0, Violation("missing_task", f"{slots.name(i)} is not scheduled")))
+    del present
     for i in np.flatnonzero(p_start < arrival[p_job] - tol).tolist():
         what = f"{slots.name(p_slot[i])} starts at {p_start[i]:g}"
         j = jobs[p_job[i]]
         per_slot.append(
             (p_slot[i], 1, Violation("arrival", f"{what} before arrival {j.arrival:g}"))
         )
-    # (7): NaN (a first round, or no task of the previous round placed) compares False
     for i in np.flatnonzero(p_start < prev_end - tol).tolist():
         q = int(p_round[i]) - 1
-        first = int(slots.round_first[q])
-        last = first + int(np.nanargmax(end[first : first + jobs[p_job[i]].tasks_per_round]))
+        last = p_slot[cut[q] + int(np.argmax(end[cut[q] : cut[q + 1]]))]
         per_slot.append(
             (
                 p_slot[i],
@@ -150,17 +157,19 @@ def validate(
             )
         )
     bad += [v for *_, v in sorted(per_slot, key=lambda x: x[:2])]
-    del end, prev_end, later, present
+    del end, prev_end, p_round, cut
 
     completion: dict[str, float] = {}
     job_end = np.fmax.reduceat(round_end, slots.round_index[:-1])
     for j, c in zip(jobs, job_end.tolist()):
         if math.isfinite(c):
             completion[j.id] = c
-    bad += _overlaps(instance, slots, p_slot, p_job, p_gpu, p_start, p_start + train, tol)
+    bad += _overlaps(instance, slots, p_slot, p_job, p_gpu, p_start, train_end, tol)
+    complete = len(p_slot) == slots.total
+    del p_slot, p_job, p_gpu, train_end
 
     objective = None
-    if len(p_slot) == slots.total:  # exact on the grid of the instance's and the schedule's times
+    if complete:  # exact on the grid of the instance's and the schedule's times
         objective = on_grid(
             sum(j.weight * completion[j.id] for j in jobs),
             np.concatenate((np.array(instance_times(instance), dtype=float), p_start)),
@@ -189,15 +198,10 @@ class _Slots:
         local = np.arange(int(self.round_index[-1])) - self.round_index[job]
         return self.offset[job] + local * self.width[job]
 
-    @cached_property
-    def job_of(self) -> np.ndarray:
-        """Slot -> job index."""
-        return np.repeat(np.arange(len(self.ids), dtype=np.int32), self.rounds * self.width)
-
-    @cached_property
     def round_of(self) -> np.ndarray:
-        """Slot -> round id."""
-        return np.repeat(np.arange(int(self.round_index[-1])), np.repeat(self.width, self.rounds))
+        """Slot -> round id (a new array: the caller drops it when done)."""
+        ids = np.arange(int(self.round_index[-1]), dtype=np.int64)
+        return np.repeat(ids, np.repeat(self.width, self.rounds))
 
     def name(self, slot: int) -> str:
         n = int(np.searchsorted(self.offset, slot, side="right")) - 1
@@ -232,8 +236,7 @@ def _placements(
     placed = slot[idx]
     unique = False
     if slots.total <= len(schedule) + _MISSING_ONE_BY_ONE:
-        counts = np.bincount(placed, minlength=slots.total)
-        unique = counts.max(initial=0) <= 1
+        unique = np.bincount(placed, minlength=slots.total).max(initial=0) <= 1
     if not unique:  # the first of each slot's tasks is placed; the others are duplicates
         placed, first = np.unique(placed, return_index=True)
         idx = idx[first]

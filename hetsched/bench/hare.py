@@ -6,25 +6,47 @@
    (numba's ``py_func``) is the in-process baseline at 10^4 tasks.
 2. The paper-scale pipeline (Hare Sec. 7, 200 jobs x 160 GPUs, Table 2 mix): interval LP,
    H from it, Algorithm 1, independent validation, end to end, with the gap to the LP bound.
+3. Memory per task of ``hetsched heuristic --order arrival --json`` (issue 21: under 200 bytes):
+   the peak resident memory of the command, in a fresh interpreter, on ``gavel-poisson`` at
+   several sizes, less the peak of an interpreter that imports the same modules and loads the
+   same instance; the bytes per task are the growth of that difference from one size to the
+   next (fixed costs such as numba's kernels cancel), median of ``repeat`` runs.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import platform
+import statistics
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from hetsched.bench import write_result
+from hetsched.bench.startup import PEAK_CODE, child_code, run_child
 from hetsched.generators import hare_table2, random_instance
 from hetsched.heuristic import run_heuristic
 from hetsched.heuristics import list_scheduling as ls
 from hetsched.heuristics.hare_alg1 import hare_alg1, precedence_order
 from hetsched.instance.hare_view import hare_view
+from hetsched.instance.model import instance_to_dict
 from hetsched.jsonout import json_text
+from hetsched.sim.workloads import gavel_poisson
 
 SIZES = (10**3, 10**4, 10**5, 10**6)
+MEMORY_JOBS = (6_000, 12_000, 24_000)  # gavel-poisson: ~62 tasks a job
+#: the baseline child: the modules `heuristic` imports, and the instance, loaded
+_LOADED = (
+    "import json, sys\n"
+    + PEAK_CODE
+    + "import hetsched.cli, hetsched.cli.exact, hetsched.heuristic\n"
+    "from hetsched.instance.io import load_instance\n"
+    "load_instance(sys.argv[1])\n"
+    "print(json.dumps([0, [], _peak_mb()]), file=sys.stderr)\n"
+)
 
 
 def _bench_view(n_tasks: int):
@@ -119,6 +141,39 @@ def paper_scale(seed: int = 0) -> list[dict]:
     return rows
 
 
+def memory_per_task(jobs=MEMORY_JOBS, repeat: int = 2) -> list[dict]:
+    """Part 3 (module doc): net peak MB of `heuristic` per size, and bytes per task between sizes."""
+    command = child_code("open(os.devnull, 'w')")  # the schedule's JSON is streamed, not kept
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in jobs:
+            inst = gavel_poisson(0, n_jobs=n)
+            path = Path(tmp) / f"{inst.name}.json"
+            path.write_text(json.dumps(instance_to_dict(inst)), encoding="utf-8")
+            argv = ["heuristic", str(path), "--order", "arrival", "--json"]
+            runs = [run_child(command, argv) for _ in range(repeat)]
+            base = statistics.median(run_child(_LOADED, [str(path)])[3] for _ in range(repeat))
+            peak = statistics.median(r[3] for r in runs)
+            rows.append(
+                {
+                    "jobs": n,
+                    "tasks": inst.n_tasks,
+                    "exit": runs[-1][1],
+                    "cpu_seconds": round(statistics.median(r[0] for r in runs), 3),
+                    "peak_mb": round(peak, 1),
+                    "loaded_instance_mb": round(base, 1),
+                    "net_mb": round(peak - base, 1),
+                }
+            )
+    for prev, row in zip(rows, rows[1:]):
+        grown = (row["net_mb"] - prev["net_mb"]) * 2**20
+        row["bytes_per_task"] = round(grown / (row["tasks"] - prev["tasks"]), 1)
+        if prev["net_mb"] > 0 and row["net_mb"] > 0:
+            ratio = math.log(row["net_mb"] / prev["net_mb"])
+            row["slope"] = round(ratio / math.log(row["tasks"] / prev["tasks"]), 2)
+    return rows
+
+
 def run_hare_bench(
     out: str | Path = "bench-results/hare.json", as_json: bool = False, quick: bool = False
 ) -> int:
@@ -128,6 +183,7 @@ def run_hare_bench(
         "numpy": np.__version__,
         "throughput": throughput(sizes),
         "paper_scale": [] if quick else paper_scale(),
+        "memory": memory_per_task((1_000, 2_000) if quick else MEMORY_JOBS),
     }
     out = write_result(result, out, as_json)
     if not as_json:
@@ -135,5 +191,7 @@ def run_hare_bench(
             print(json_text(row))
         for row in result["paper_scale"]:
             print(json_text({k: v for k, v in row.items() if k != "notes"}))
+        for row in result["memory"]:
+            print(json_text(row))
         print(f"written to {out}")
     return 0

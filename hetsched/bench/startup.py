@@ -23,7 +23,7 @@ HEAVY = ("pyomo", "ortools", "numba", "scipy", "highspy", "networkx")
 
 #: the peak resident memory of the process since its exec, in MB (Linux: VmHWM); getrusage's
 #: maxrss would count memory the child inherited from this process before the exec
-_PEAK = (
+PEAK_CODE = (
     "def _peak_mb():\n"
     "    try:\n"
     "        for line in open('/proc/self/status'):\n"
@@ -33,22 +33,32 @@ _PEAK = (
     "        return None\n"
 )
 #: a bare interpreter: its report only
-_BARE = "import json, sys\n" + _PEAK + "print(json.dumps([0, [], _peak_mb()]), file=sys.stderr)\n"
-#: a command: run it, then report its exit code, the heavy libraries it loaded and its peak
-_CHILD = (
-    "import contextlib, io, json, sys\n" + _PEAK + "from hetsched.cli import main\n"
-    "out = io.StringIO()\n"
-    "try:\n"
-    "    with contextlib.redirect_stdout(out):\n"
-    "        code = main(sys.argv[1:])\n"
-    "except SystemExit as stop:\n"
-    "    code = stop.code\n"
-    f"loaded = [m for m in {list(HEAVY)!r} if m in sys.modules]\n"
-    "print(json.dumps([code, loaded, _peak_mb()]), file=sys.stderr)\n"
+_BARE = (
+    "import json, sys\n" + PEAK_CODE + "print(json.dumps([0, [], _peak_mb()]), file=sys.stderr)\n"
 )
 
 
-def _run(code: str, argv: list[str]) -> tuple[float, int, list[str], float]:
+def child_code(sink: str = "io.StringIO()") -> str:
+    """A child that runs a command, its standard output going to ``sink`` (a Python expression),
+    then reports its exit code, the heavy libraries it loaded and its peak."""
+    return (
+        "import contextlib, io, json, os, sys\n" + PEAK_CODE + "from hetsched.cli import main\n"
+        f"out = {sink}\n"
+        "try:\n"
+        "    with contextlib.redirect_stdout(out):\n"
+        "        code = main(sys.argv[1:])\n"
+        "except SystemExit as stop:\n"
+        "    code = stop.code\n"
+        f"loaded = [m for m in {list(HEAVY)!r} if m in sys.modules]\n"
+        "print(json.dumps([code, loaded, _peak_mb()]), file=sys.stderr)\n"
+    )
+
+
+#: a command: run it, then report its exit code, the heavy libraries it loaded and its peak
+_CHILD = child_code()
+
+
+def run_child(code: str, argv: list[str]) -> tuple[float, int, list[str], float]:
     """(CPU seconds, exit code, heavy libraries loaded, peak MB) of one fresh interpreter."""
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *argv],
@@ -84,12 +94,12 @@ def commands() -> dict[str, list[str]]:
 
 def run_startup_bench(out: str, as_json: bool = False, repeat: int = 5) -> int:
     """Measure every command of :func:`commands` against the bare interpreter; write JSON."""
-    base = [_run(_BARE, []) for _ in range(repeat)]
+    base = [run_child(_BARE, []) for _ in range(repeat)]
     base_cpu = statistics.median(b[0] for b in base)
     base_mb = statistics.median(b[3] for b in base)
     rows = []
     for name, argv in commands().items():
-        runs = [_run(_CHILD, argv) for _ in range(repeat)]
+        runs = [run_child(_CHILD, argv) for _ in range(repeat)]
         code, loaded = runs[-1][1], runs[-1][2]
         cpu = statistics.median(r[0] for r in runs)
         mb = statistics.median(r[3] for r in runs)

@@ -79,7 +79,8 @@ def precedence_order(view: HareView, priority: np.ndarray) -> np.ndarray:
     # key_i = max(H_i, max H over the job's earlier rounds): the task's own H when the order is
     # already consistent; tasks are stored in (n, r, k) order, so rounds are contiguous blocks
     round_id = np.repeat(
-        np.arange(int(np.sum(view.rounds))), np.repeat(view.tasks_per_round, view.rounds)
+        np.arange(int(np.sum(view.rounds)), dtype=np.int32),
+        np.repeat(view.tasks_per_round, view.rounds),
     )
     round_max = np.full(int(np.sum(view.rounds)), -np.inf)
     np.maximum.at(round_max, round_id, h)
@@ -89,7 +90,7 @@ def precedence_order(view: HareView, priority: np.ndarray) -> np.ndarray:
         a, b = first_round[job], first_round[job] + view.rounds[job]
         earlier[a + 1 : b] = np.maximum.accumulate(round_max[a : b - 1])
     key = np.maximum(h, earlier[round_id])
-    return np.lexsort((np.arange(len(h)), r, key))
+    return np.lexsort((r, key))  # stable: equal (key, r) keep the index order
 
 
 def hare_alg1(

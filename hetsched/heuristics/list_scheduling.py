@@ -84,7 +84,7 @@ def schedule_in_order(
     prev = np.where(r_arr == 0, n_arr, slot - 1)  # the slot holding t_i
     table = np.concatenate((view.arrival.astype(float), np.full(int(np.sum(view.rounds)), -np.inf)))
     start = np.empty(len(order))
-    gpu = np.empty(len(order), dtype=np.int64)
+    gpu = np.empty(len(order), dtype=np.int32)  # the schedule's own column type
     kernel = _earliest_available if rule == "earliest_available" else _earliest_finish
     if not compiled:  # the same loop run by the interpreter (a benchmark baseline)
         kernel = kernel.py_func
