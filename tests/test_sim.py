@@ -33,6 +33,17 @@ def test_every_policy_is_valid_and_no_better_than_the_optimum(policy, name):
     assert again.schedule == result.schedule  # deterministic
 
 
+@pytest.mark.parametrize("policy", ["fifo", "hlas", "srtf", "allox"])
+def test_the_schedule_columns_number_rounds_and_tasks_as_the_start_events_do(policy):
+    """The engine records only job, GPU and start per task and numbers rounds and tasks from the
+    order of a job's starts; the start events name them as the engine saw them."""
+    inst = gavel_poisson(3, n_jobs=40)
+    run = simulate(inst, make_policy(policy))
+    started = [(j, r, k, g, t) for t, kind, j, r, k, g in run.events if kind == "start"]
+    rows = [(a.job, a.round, a.task, a.gpu, a.start) for a in run.schedule.assignments]
+    assert rows == started and len(rows) == inst.n_tasks
+
+
 def test_fig12_average_jcts():
     """TCC Fig. 12: 20/3 under HLAS, 16/3 with full knowledge (SRTF), 17/3 with J3 >= 3 rounds (HLAS-P)."""
     inst = load_instance(FIG12)

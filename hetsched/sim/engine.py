@@ -94,12 +94,10 @@ class SimState:
         # jobs with a ready task, in arrival order (their ranks kept sorted as they come and go)
         self._waiting = Waiting(self.rank)
         self.version = [0] * n  # bumped whenever a job's observable state changes
-        self.changed: set[int] = set()  # jobs whose state changed since the policy's last decision
+        # jobs whose state changed since the policy's last decision (the engine clears it after
+        # each decision: a policy reads it during ``assign`` and keeps no reference)
+        self.changed: set[int] = set()
         self._task_times: list[list[float]] | None = None
-
-    def _touch(self, n: int) -> None:
-        self.version[n] += 1
-        self.changed.add(n)
 
     @property
     def idle_gpus(self) -> list[int]:
@@ -167,6 +165,19 @@ class SimResult:
     decisions: int = 0
 
 
+def _rounds_and_tasks(job: np.ndarray, view: HareView) -> tuple[np.ndarray, np.ndarray]:
+    """Round and task of every start, in the order the engine made them: job n's i-th start is
+    task i mod |D_r| of round i div |D_r| (the engine numbers a round's tasks as they start, and
+    starts no task of round r + 1 before every task of round r)."""
+    order = np.argsort(job, kind="stable")
+    counts = np.bincount(job, minlength=view.n_jobs)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    index = np.empty(len(job), dtype=np.int64)
+    index[order] = np.arange(len(job)) - np.repeat(first, counts)
+    width = view.tasks_per_round[job]
+    return index // width, index % width
+
+
 def simulate(
     instance: Instance, policy: Policy, record_events: bool = True, check: bool = True
 ) -> SimResult:
@@ -177,22 +188,19 @@ def simulate(
     policy.prepare(instance, view)
     state = SimState(view, getattr(policy, "clairvoyant", False))
     heap: list[tuple[float, int, int, int]] = []
-    seq = 0
-
-    def push(t: float, kind: int, payload: int) -> None:
-        nonlocal seq
-        heapq.heappush(heap, (t, kind, seq, payload))
-        seq += 1
-
+    seq = 0  # insertion order: the last tie-break of events at one instant
     for n in np.argsort(view.arrival, kind="stable").tolist():
-        push(float(view.arrival[n]), ARRIVAL, n)
+        heap.append((float(view.arrival[n]), ARRIVAL, seq, n))
+        seq += 1
+    heapq.heapify(heap)
     train, sync = view.train.tolist(), view.sync.tolist()
     width, rounds = view.tasks_per_round.tolist(), view.rounds.tolist()
     # latest train+sync end among the current round's started tasks
     round_end = [0.0] * view.n_jobs
-    # the schedule's columns (job, round, task, GPU, start), 32 bytes a task
-    columns = (array("i"), array("q"), array("q"), array("i"), array("d"))
-    put_job, put_round, put_task, put_gpu, put_start = (c.append for c in columns)
+    # the schedule's columns: job, GPU, start (8 + 4 + 4 bytes a task); a job's round and task
+    # follow from the order of its starts (a round's tasks start 0, 1, ... before the next round)
+    columns = (array("i"), array("i"), array("d"))
+    put_job, put_gpu, put_start = (c.append for c in columns)
     events: list[tuple[float, str, str, int, int, str]] = []
     completion: dict[str, float] = {}
     decisions = 0
@@ -201,8 +209,8 @@ def simulate(
     ready, started, idle, waiting = state.ready, state.started, state.idle, state._waiting
     idle_list, arrived, rounds_done = state._idle, state.arrived, state.rounds_done
     free_at, service, first_start = state.gpu_free_at, state.service, state.first_start
-    version, touch, enter = state.version, state._touch, state._enter
-    pop, isnan = heapq.heappop, math.isnan
+    version, changed, enter = state.version, state.changed, state._enter
+    pop, push, isnan = heapq.heappop, heapq.heappush, math.isnan
     while heap:
         now = heap[0][0]
         state.now = now
@@ -215,14 +223,16 @@ def simulate(
                 arrived[x] = True
                 ready[x] = width[x]
                 enter(x)
-                touch(x)
+                version[x] += 1  # the job's observable state changed
+                changed.add(x)
                 if record_events:
                     events.append((now, "arrival", jid[x], 0, 0, ""))
             else:  # ROUND_END
                 n = x
                 done = rounds_done[n] = rounds_done[n] + 1
                 started[n] = 0
-                touch(n)
+                version[n] += 1
+                changed.add(n)
                 if record_events:
                     events.append((now, "round_end", jid[n], done - 1, 0, ""))
                 if done == rounds[n]:
@@ -237,7 +247,7 @@ def simulate(
         if not waiting or not idle_list:
             continue
         decided = policy.assign(state)
-        state.changed = set()
+        changed.clear()
         for n, m in decided:
             n, m = int(n), int(m)
             if not idle[m]:
@@ -249,7 +259,6 @@ def simulate(
                     f"policy {policy.name} picked job {jid[n]} with no ready task at t={now}"
                 )
             task = started[n]
-            r = rounds_done[n]
             tc = train[n][m]
             if tc >= NEVER:
                 raise HetschedError(
@@ -262,33 +271,37 @@ def simulate(
             ready[n] -= 1
             started[n] = task + 1
             service[n] += tc
-            version[n] += 1  # touch(n), inline
-            state.changed.add(n)
+            version[n] += 1
+            changed.add(n)
             if isnan(first_start[n]):
                 first_start[n] = now
             finish = end + sync[n][m]
             if not task or finish > round_end[n]:
                 round_end[n] = finish
             put_job(n)
-            put_round(r)
-            put_task(task)
             put_gpu(m)
             put_start(now)
             if record_events:
-                events.append((now, "start", jid[n], r, task, gid[m]))
-            push(end, TRAIN_END, m)
+                events.append((now, "start", jid[n], rounds_done[n], task, gid[m]))
+            push(heap, (end, TRAIN_END, seq, m))
+            seq += 1
             if ready[n] == 0:  # the whole round is placed: its barrier time is known
                 state._leave(n)
-                push(round_end[n], ROUND_END, n)
+                push(heap, (round_end[n], ROUND_END, seq, n))
+                seq += 1
             decisions += 1
     if remaining_jobs:
         raise HetschedError(
             f"policy {policy.name} left {remaining_jobs} job(s) unfinished with no event pending"
         )
+    job, gpu, start = (np.frombuffer(c, dtype=c.typecode) for c in columns)
     schedule = TaskSchedule(
         jid,
         gid,
-        *(np.frombuffer(c, dtype=c.typecode) for c in columns),
+        job,
+        *_rounds_and_tasks(job, view),
+        gpu,
+        start,
         instance.name,
         instance_hash(instance),
     )

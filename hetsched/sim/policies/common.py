@@ -20,7 +20,7 @@ def fill_fastest(
 ) -> list[tuple[int, int]]:
     """Give idle GPUs to jobs in ``order``: each job takes, one task at a time, the idle GPU where
     its task is fastest, until its ready tasks or the idle GPUs it can run on run out."""
-    free = list(state.idle_gpus if free is None else free)
+    free = state.idle_gpus if free is None else list(free)  # idle_gpus is a new list
     out = []
     every = state.task_times
     for n in order:
