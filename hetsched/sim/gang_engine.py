@@ -75,11 +75,12 @@ class GangState:
         self.now = 0.0
         self.round = 0
         n = jobs.n_jobs
-        self.arrived = np.zeros(n, dtype=bool)
-        self.done = np.zeros(n, dtype=bool)
-        self.attained = np.zeros(n)  # GPU-seconds held so far (Tiresias' attained service)
-        self.executed = np.zeros(n)  # seconds the job has held its gang
-        self.rounds_run = np.zeros(n, dtype=np.int64)
+        # per job, as Python lists (read and written one job at a time, each round)
+        self.arrived = [False] * n
+        self.done = [False] * n
+        self.attained = [0.0] * n  # GPU-seconds held so far (Tiresias' attained service)
+        self.executed = [0.0] * n  # seconds the job has held its gang
+        self.rounds_run = [0] * n
         self.held: dict[
             int, tuple[int, ...]
         ] = {}  # GPUs of the previous round, for jobs that run on
@@ -88,7 +89,7 @@ class GangState:
         self.order = np.argsort(jobs.arrival, kind="stable")
         self.arrivals_pending = True  # some job has not arrived yet (Gavel's trace queue)
         self.convention = "hetsched"  # the engine's timing (module doc)
-        self._remaining = jobs.work.astype(float).copy()
+        self._remaining: list[float] = jobs.work.astype(float).tolist()
         # arrived, unfinished jobs in arrival order: an insertion-ordered dict, so that a round
         # costs the active jobs, not every job of the trace
         self._active: dict[int, None] = {}
@@ -181,12 +182,15 @@ def simulate_gang(
     policy.prepare(instance, data)
     state = GangState(data, getattr(policy, "clairvoyant", False), round_seconds, restore_seconds)
     L = round_seconds
-    open_seg: dict[int, int] = {}  # job -> index of its segment that ends at the current boundary
-    segments: list[Segment] = []
+    open_seg: dict[int, int] = {}  # job -> index of its run that ends at the current boundary
     events: list[tuple[float, str, str, str]] = []
     completion: dict[str, float] = {}
     first_start: dict[str, float] = {}
-    ran_before = np.zeros(data.n_jobs, dtype=bool)
+    ran_before = [False] * data.n_jobs
+    # a job's run of consecutive rounds on the same GPUs: [job, start, end, GPU ids, row, ps],
+    # extended in place round by round, made a Segment at the end
+    runs: list[list] = []
+    rate_of: dict[int, tuple[tuple[int, ...], str | None, float]] = {}  # job -> its last run's
     pending = [int(j) for j in state.order]
     nxt = 0
     left = data.n_jobs
@@ -234,68 +238,77 @@ def simulate_gang(
         held: dict[int, tuple[int, ...]] = {}
         new_open: dict[int, int] = {}
         stops: dict[int, float] = {}  # Gavel's convention: when each job of the round stops
-        same_gpus = {
-            j: j in open_seg
-            and set(state.held[j]) == set(g)
-            and rows.get(j) == state.held_rows.get(j)
-            and ps.get(j) == state.held_ps.get(j)
-            for j, g in plan.items()
-        }
+        held_before, rows_before, ps_before = state.held, state.held_rows, state.held_ps
+        same_gpus = {}
+        for j, g in plan.items():
+            was = held_before.get(j)
+            same_gpus[j] = (
+                j in open_seg
+                and was is not None
+                and (was == g or set(was) == set(g))
+                and rows.get(j) == rows_before.get(j)
+                and ps.get(j) == ps_before.get(j)
+            )
         delays = {j: restore_seconds if ran_before[j] and not same_gpus[j] else 0.0 for j in plan}
         finish: dict[int, tuple[float, float, bool]] = {}  # packed: (end, progress, completes)
         for j, mate in _partners(plan).items():
             if j < mate:
                 finish.update(_packed_round(state, data, plan, rows, delays, t, L, j, mate))
+        remaining, job_ids = state._remaining, data.job_ids
         for j, gpus in sorted(plan.items()):
-            gpus = tuple(int(g) for g in gpus)
-            same, delay = same_gpus[j], delays[j]
-            rate = data.run_rate(j, gpus, rows.get(j)) * factor.get(j, 1.0)
+            same, delay, row = same_gpus[j], delays[j], rows.get(j)
+            known = rate_of.get(j)
+            if known is not None and known[0] == gpus and known[1] == row:
+                gpus, base = known[0], known[2]  # the run the rate was worked out for
+            else:
+                gpus = tuple(int(g) for g in gpus)
+                base = data.run_rate(j, gpus, row)
+                rate_of[j] = (gpus, row, base)
+            rate = base * factor.get(j, 1.0)
             progress = rate * (L - delay)
             if gavel:  # whole steps, as Gavel's simulator counts them
                 progress = max(1.0, math.floor(progress * (1 + 1e-12)))
-            ids = tuple(data.gpu_ids[g] for g in sorted(gpus))
-            servers = tuple(data.servers[h] for h in ps.get(j, ()))
-            if data.job_ids[j] not in first_start:
-                first_start[data.job_ids[j]] = t
-            if record_events and not same:
-                events.append(
-                    (
-                        t,
-                        "resume" if ran_before[j] else "start",
-                        data.job_ids[j],
-                        f"{','.join(ids)} restore {delay:g}s" if delay else ",".join(ids),
+            if not ran_before[j]:
+                first_start[job_ids[j]] = t
+            if not same:
+                ids = tuple(data.gpu_ids[g] for g in sorted(gpus))
+                if record_events:
+                    events.append(
+                        (
+                            t,
+                            "resume" if ran_before[j] else "start",
+                            job_ids[j],
+                            f"{','.join(ids)} restore {delay:g}s" if delay else ",".join(ids),
+                        )
                     )
-                )
-            if same and j in open_seg:  # the job runs on: extend its segment
+            if same and j in open_seg:  # the job runs on: extend its run
                 idx = open_seg[j]
-                seg = segments[idx]
             else:
-                idx, seg = len(segments), None
+                idx = len(runs)
+                servers = tuple(data.servers[h] for h in ps.get(j, ()))
+                runs.append([job_ids[j], t, t, ids, row, servers])
             if j in finish:  # packed: worked out with its partner
                 end, progress, done_now = finish[j]
                 if not done_now:
-                    state._remaining[j] -= progress
+                    remaining[j] -= progress
             if j in finish and not done_now:
                 held[j] = gpus
                 new_open[j] = idx
-            elif j in finish or state._remaining[j] <= progress * (1 + 1e-12):
-                end = end if j in finish else t + delay + state._remaining[j] / rate
-                state._remaining[j] = 0.0
+            elif j in finish or remaining[j] <= progress * (1 + 1e-12):
+                end = end if j in finish else t + delay + remaining[j] / rate
+                remaining[j] = 0.0
                 state._finish(j)
                 left -= 1
-                completion[data.job_ids[j]] = end
+                completion[job_ids[j]] = end
                 if record_events:
-                    events.append((end, "complete", data.job_ids[j], ""))
+                    events.append((end, "complete", job_ids[j], ""))
             else:
                 end = t + delay + progress / rate if gavel else t + L
-                state._remaining[j] -= progress
+                remaining[j] -= progress
                 held[j] = gpus
                 new_open[j] = idx
             stops[j] = end
-            if seg is None:
-                segments.append(Segment(data.job_ids[j], t, end, ids, rows.get(j), servers))
-            else:
-                segments[idx] = Segment(seg.job, seg.start, end, seg.gpus, seg.row, seg.ps)
+            runs[idx][2] = end
             ran_before[j] = True
             state.attained[j] += len(gpus) * (end - t)
             state.executed[j] += end - t
@@ -312,6 +325,7 @@ def simulate_gang(
                 open_seg = {j: i for j, i in new_open.items() if stops[j] >= t - 1e-9}
             elif nxt < len(pending):
                 t = float(data.arrival[pending[nxt]])
+    segments = [Segment(*run) for run in runs]
     result = GangSimResult(
         policy.name,
         segments,
@@ -410,38 +424,18 @@ def _check_plan(
 ) -> None:
     """Every decision is legal: an active job, a full gang of distinct GPUs it can run on (or a
     resized run the workload allows), no GPU twice unless two jobs share the same gang as a
-    pair that may be packed."""
-    used: set[int] = set()
-    owner: dict[int, int] = {}
+    pair that may be packed. A job that runs on as it ran (the same GPUs in the same order, the
+    same row) passed the first checks when it started, so only its GPUs are counted again."""
+    owner: dict[int, int] = {}  # GPU -> the job placed there first
     shared: set[int] = set()  # GPUs two jobs hold already
-    type_of, n_gpus = data.type_of, data.n_gpus
+    type_of, held, held_rows = data.type_of, state.held, state.held_rows
     for j, gpus in plan.items():
-        if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
-            raise HetschedError(
-                f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
-            )
+        if held.get(j) != gpus or rows.get(j) != held_rows.get(j):
+            _check_run(j, gpus, rows, state, data, policy)
         gs = [int(g) for g in gpus]
-        mine = set(gs)
-        resized = j in rows or len(gs) != data.gang[j]
-        if len(mine) != len(gs) or (resized and data.resize == "none"):
-            raise HetschedError(
-                f"policy {policy.name} gave {data.job_ids[j]} {len(mine)} GPUs, its gang is {data.gang[j]}"
-            )
-        if (
-            not gs
-            or any(not (0 <= g < n_gpus) for g in gs)
-            or data.run_rate(j, gs, rows.get(j)) <= 0
-        ):
-            raise HetschedError(
-                f"policy {policy.name} put {data.job_ids[j]} on GPUs it cannot run on"
-                + (
-                    f" as {len(gs)} GPUs of row {rows.get(j) or data.models[j]!r}"
-                    if resized
-                    else ""
-                )
-            )
-        both = used & mine
+        both = [g for g in gs if g in owner]
         if both:
+            mine = set(gs)
             k = owner[min(both)]
             r = type_of[gs[0]]
             if not (
@@ -459,4 +453,29 @@ def _check_plan(
             shared |= mine
         for g in gs:
             owner[g] = j
-        used |= mine
+
+
+def _check_run(
+    j: int, gpus, rows: dict[int, str], state: GangState, data: GangJobs, policy
+) -> None:
+    """Job j is active and may run on these GPUs (distinct, its gang or a resized run the
+    workload allows, a positive rate)."""
+    if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
+        raise HetschedError(
+            f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
+        )
+    gs = [int(g) for g in gpus]
+    resized = j in rows or len(gs) != data.gang[j]
+    if len(set(gs)) != len(gs) or (resized and data.resize == "none"):
+        raise HetschedError(
+            f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}"
+        )
+    if (
+        not gs
+        or any(not (0 <= g < data.n_gpus) for g in gs)
+        or data.run_rate(j, gs, rows.get(j)) <= 0
+    ):
+        raise HetschedError(
+            f"policy {policy.name} put {data.job_ids[j]} on GPUs it cannot run on"
+            + (f" as {len(gs)} GPUs of row {rows.get(j) or data.models[j]!r}" if resized else "")
+        )
