@@ -142,7 +142,9 @@ def round_speeds(plan: dict, given: dict, data, model: Interference | None, poli
             f"{data.servers[over[0]]} at t={t}"
         )
     factor = model.factors({j: set(w) | set(p) for j, (w, p) in tasks.items()})
-    return factor, {j: tuple(p) for j, (_, p) in tasks.items() if p}
+    # a job's parameter servers are interchangeable shards: which server hosts which is no
+    # move, so they are kept in server order (the validator compares them as a multiset too)
+    return factor, {j: tuple(sorted(p)) for j, (_, p) in tasks.items() if p}
 
 
 def interference_of(instance: Instance) -> Interference | None:
