@@ -98,6 +98,12 @@ class SimState:
         # each decision: a policy reads it during ``assign`` and keeps no reference)
         self.changed: set[int] = set()
         self._task_times: list[list[float]] | None = None
+        self._rounds: list[int] = view.rounds.tolist()
+
+    @property
+    def n_idle(self) -> int:
+        """How many GPUs are idle."""
+        return len(self._idle)
 
     @property
     def idle_gpus(self) -> list[int]:
@@ -135,7 +141,7 @@ class SimState:
         """|R_n|: only for clairvoyant policies (others learn it when the job ends)."""
         if not self._clairvoyant and not self.done[n]:
             raise HetschedError("a non-clairvoyant policy asked for a job's number of rounds")
-        return int(self.view.rounds[n])
+        return self._rounds[n]
 
 
 class Policy(Protocol):
@@ -210,7 +216,7 @@ def simulate(
     idle_list, arrived, rounds_done = state._idle, state.arrived, state.rounds_done
     free_at, service, first_start = state.gpu_free_at, state.service, state.first_start
     version, changed, enter = state.version, state.changed, state._enter
-    pop, push, isnan = heapq.heappop, heapq.heappush, math.isnan
+    pop, push = heapq.heappop, heapq.heappush
     while heap:
         now = heap[0][0]
         state.now = now
@@ -273,7 +279,7 @@ def simulate(
             service[n] += tc
             version[n] += 1
             changed.add(n)
-            if isnan(first_start[n]):
+            if first_start[n] != first_start[n]:  # NaN: the job's first task
                 first_start[n] = now
             finish = end + sync[n][m]
             if not task or finish > round_end[n]:

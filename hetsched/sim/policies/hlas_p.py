@@ -76,7 +76,7 @@ class HlasP(Hlas):
             old = self._member_key.get(n)
             key = None
             if not state.done[n]:
-                done = int(state.rounds_done[n])
+                done = state.rounds_done[n]
                 key = done if done >= self._hint[n] else -1
             if key != old:  # most changes (a task placed) leave R^r where it was
                 if old is not None:
@@ -99,8 +99,8 @@ class HlasP(Hlas):
     def predicted(self, state: SimState, n: int) -> float:
         """R^p_n(t): alpha = the hint's rounds still to run; with similar completed jobs (same model
         name) in history, the average of alpha and their mean rounds still to run (Sec. V.A)."""
-        done = int(state.rounds_done[n])
-        alpha = max(0, int(self._hint[n]) - done)
+        done = state.rounds_done[n]
+        alpha = max(0, self._hint[n] - done)
         family = self._family[n]
         count = self._completed.get(family, 0) if family is not None else 0
         if not count:
@@ -119,7 +119,7 @@ class HlasP(Hlas):
             for rounds in range(-1, below):
                 for n in by_rounds.get(rounds, ()):
                     if state.ready[n] > 0:
-                        key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
+                        key = self._key(state, n, state.rank[n], state.started[n] > 0)
                         self._heap.rekey(state, key, n)
         return super().assign(state)
 
@@ -127,7 +127,7 @@ class HlasP(Hlas):
         """Expected size (R^r + R^p) T-bar_n; ``rp``: R^p if already computed."""
         if rp is None:
             rp = self.predicted(state, n)
-        return (float(state.rounds_done[n]) + rp) * self._units[n]
+        return (state.rounds_done[n] + rp) * self._units[n]
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
         rp = self.predicted(state, n)

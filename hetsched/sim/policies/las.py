@@ -85,12 +85,12 @@ class Hlas(_Queues):
         return mean_task_time(state, n) * int(v.tasks_per_round[n]) / v.n_gpus  # T-bar_n
 
     def size(self, state: SimState, n: int) -> float:
-        return float(state.rounds_done[n]) * self._units[n]  # H_n(t)
+        return state.rounds_done[n] * self._units[n]  # H_n(t)
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
         self._heap.refresh(
-            state, lambda n: self._key(state, n, int(state.rank[n]), state.started[n] > 0)
+            state, lambda n: self._key(state, n, state.rank[n], state.started[n] > 0)
         )
         ready: dict[int, int] = {}
         out = []
@@ -108,13 +108,13 @@ class Hlas(_Queues):
             if top is None:
                 continue
             n = top[1]
-            ready.setdefault(n, int(state.ready[n]))
+            ready.setdefault(n, state.ready[n])
             out.append((n, m))
             ready[n] -= 1
             if (
                 ready[n] > 0
             ):  # now partially scheduled (its size and queue do not change within the instant)
-                self._heap.push(state, self._key(state, n, int(state.rank[n]), True), n)
+                self._heap.push(state, self._key(state, n, state.rank[n], True), n)
         return out
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:

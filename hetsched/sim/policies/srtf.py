@@ -14,15 +14,14 @@ class Srtf:
     def prepare(self, instance, view) -> None:
         self._task_time: dict[int, float] = {}
         self._heap = LazyHeap()
+        self._width = view.tasks_per_round.tolist()
 
     def remaining(self, state: SimState, n: int) -> float:
-        v = state.view
-        if n not in self._task_time:
-            self._task_time[n] = mean_task_time(state, n)
-        left = (state.total_rounds(n) - int(state.rounds_done[n])) * int(
-            v.tasks_per_round[n]
-        ) - int(state.started[n])
-        return left * self._task_time[n]
+        t = self._task_time.get(n)
+        if t is None:
+            t = self._task_time[n] = mean_task_time(state, n)
+        left = (state.total_rounds(n) - state.rounds_done[n]) * self._width[n] - state.started[n]
+        return left * t
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._heap.refresh(
@@ -30,10 +29,10 @@ class Srtf:
             lambda n: (
                 not state.partially_scheduled(n),
                 self.remaining(state, n),
-                int(state.rank[n]),
+                state.rank[n],
             ),
         )
-        taken, seen, tasks, want = [], set(), 0, len(state.idle_gpus)
+        taken, seen, tasks, want = [], set(), 0, state.n_idle
         while tasks < want:  # the best jobs until their ready tasks cover the idle GPUs
             top = self._heap.pop(state)
             if top is None:
@@ -41,7 +40,10 @@ class Srtf:
             if top[1] not in seen:
                 seen.add(top[1])
                 taken.append(top)
-                tasks += int(state.ready[top[1]])
-        for k, n in taken:  # still valid: a job that gets a task changes, and comes back refreshed
-            self._heap.push(state, k, n)
-        return fill_fastest(state, [n for _, n in taken])
+                tasks += state.ready[top[1]]
+        decided = fill_fastest(state, [n for _, n in taken])
+        placed = {n for n, _ in decided}
+        for k, n in taken:  # a job that gets a task changes and comes back refreshed; the rest
+            if n not in placed:  # are still valid
+                self._heap.push(state, k, n)
+        return decided
