@@ -103,6 +103,11 @@ class GangJobs(JobsIndexed, GpusIndexed):
         return self.gpu_type.tolist()
 
     @cached_property
+    def gang_sizes(self) -> list[int]:
+        """``gang`` as Python ints (read job by job each round)."""
+        return self.gang.tolist()
+
+    @cached_property
     def rows(self) -> list[list[float]]:
         """``throughput`` as Python floats, row j = job j (read once per job and round)."""
         return self.throughput.tolist()

@@ -11,26 +11,35 @@ from hetsched.sim.gang_engine import GangState
 
 
 def oblivious_gpus(
-    state: GangState, j: int, free: set[int], taken_by_others: set[int], server_rank: np.ndarray
+    state: GangState,
+    j: int,
+    free: set[int],
+    held_by_any: set[int],
+    server_rank: np.ndarray,
+    server_of: list[int] | None = None,
 ) -> tuple[int, ...] | None:
     """A gang for job j chosen without looking at GPU speed (YARN-CS, Tiresias): the GPUs it held
-    last round if they are all free; else free GPUs it can run on, GPUs nobody held last round
-    first, filling the servers with the most such GPUs first (locality; ties in ``server_rank``
-    order, a seeded permutation so that no GPU type is favoured). None if too few are free."""
+    last round if they are all free; else free GPUs it can run on, GPUs nobody else held last
+    round first (``held_by_any``: every GPU held last round), filling the servers with the most
+    such GPUs first (locality; ties in ``server_rank`` order, a seeded permutation so that no
+    GPU type is favoured). None if too few are free. ``server_of``: each GPU's server."""
     data = state.jobs
-    need = int(data.gang[j])
+    need = data.gang_sizes[j]
     prev = state.held.get(j)
-    if prev is not None and set(prev) <= free:
+    if prev is not None and free.issuperset(prev):
         return prev
-    usable = [g for g in free if data.throughput[j, data.gpu_type[g]] > 0]
+    row, type_of = data.rows[j], data.type_of
+    usable = [g for g in free if row[type_of[g]] > 0]
     if len(usable) < need:
         return None
+    mine = set(prev) if prev is not None else ()
+    server_of = data.gpu_server.tolist() if server_of is None else server_of
     chosen: list[int] = []
     for tier in (False, True):  # GPUs nobody else held, then the rest
         by_server: dict[int, list[int]] = defaultdict(list)
         for g in usable:
-            if (g in taken_by_others) == tier:
-                by_server[int(data.gpu_server[g])].append(g)
+            if (g in held_by_any and g not in mine) == tier:
+                by_server[server_of[g]].append(g)
         for h in sorted(by_server, key=lambda h: (-len(by_server[h]), server_rank[h])):
             for g in sorted(by_server[h]):
                 if len(chosen) < need:
@@ -54,8 +63,8 @@ def place_in_order(
     for j in keep or []:
         plan[j] = state.held[j]
         free -= set(state.held[j])
-    others_held = {g for gs in state.held.values() for g in gs}
-    gang = state.jobs.gang
+    held_by_any = {g for gs in state.held.values() for g in gs}
+    gang, server_of = state.jobs.gang_sizes, state.jobs.gpu_server.tolist()
     for j in order:
         if not free:
             break  # nobody fits any more (every gang has at least one GPU)
@@ -65,10 +74,7 @@ def place_in_order(
             if not backfill:
                 break
             continue
-        mine = state.held.get(j)
-        gpus = oblivious_gpus(
-            state, j, free, others_held.difference(mine) if mine else others_held, server_rank
-        )
+        gpus = oblivious_gpus(state, j, free, held_by_any, server_rank, server_of)
         if gpus is not None:
             plan[j] = gpus
             free -= set(gpus)
