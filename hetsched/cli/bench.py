@@ -25,7 +25,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from hetsched.bench.sim import run_sim_bench
 
         return run_sim_bench(
-            out=args.out or "bench-results/sim.json", as_json=args.json, quick=args.quick
+            out=args.out or "bench-results/sim.json",
+            as_json=args.json,
+            quick=args.quick,
+            all_sizes=args.all_sizes,
         )
     if args.suite == "startup":
         from hetsched.bench.startup import run_startup_bench
@@ -113,7 +116,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--all-sizes",
         action="store_true",
-        help="exact: run every size, also past the first one a method does not prove (its gap at the limit)",
+        help="exact: run every size, also past the first one a method does not prove (its gap at the "
+        "limit); sim: also 100,000 jobs per online policy (minutes each)",
     )
     b.add_argument(
         "--out",
