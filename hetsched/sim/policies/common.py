@@ -96,10 +96,17 @@ class LazyHeap:
         return v == state.version[n] and s == self.stamp.get(n, 0) and state.ready[n] > 0
 
     def pop(self, state: SimState):
-        """The best current (key, job), or None."""
-        while self.heap:
-            k, n, v, s = heapq.heappop(self.heap)
-            if self._current(state, n, v, s):
+        """The best current (key, job), or None (:meth:`_current`, inline: the hot path)."""
+        heap, version, stamp, ready, pop = (
+            self.heap,
+            state.version,
+            self.stamp,
+            state.ready,
+            heapq.heappop,
+        )
+        while heap:
+            k, n, v, s = pop(heap)
+            if v == version[n] and s == stamp.get(n, 0) and ready[n] > 0:
                 return k, n
         return None
 

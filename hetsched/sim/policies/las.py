@@ -28,6 +28,7 @@ from bisect import bisect_right
 
 import numpy as np
 
+from hetsched.allocation.gavel_data import NEVER
 from hetsched.sim.engine import SimState
 from hetsched.sim.policies.common import LazyHeap, gang_size, mean_task_time, take_runnable
 
@@ -94,11 +95,12 @@ class Hlas(_Queues):
         )
         ready: dict[int, int] = {}
         out = []
+        times = state.task_times
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
             top, passed = self._heap.pop(state), []
             while top is not None and (
                 ready.get(top[1], 1) == 0  # an old entry of a job placed in full now
-                or not state.can_run(top[1], m)  # the job cannot use this GPU: the next one
+                or times[top[1]][m] >= NEVER  # the job cannot use this GPU: the next one
             ):
                 if ready.get(top[1], 1):
                     passed.append(top)
