@@ -23,21 +23,7 @@ from hetsched.instance.model import Instance, instance_hash
 from hetsched.reports import ValidationReport, Violation
 from hetsched.scaling import instance_times, on_grid
 from hetsched.schedule import TaskAssignment, TaskSchedule
-
-
-def _tolerance(instance: Instance) -> float:
-    """Absolute slack for float comparisons: 1e-6 relative to the instance's time scale."""
-    scale = max(
-        [1.0]
-        + [j.arrival for j in instance.jobs]
-        + [
-            j.n_tasks * max(list(j.train_time.values()) + list(j.train_time_per_gpu.values()))
-            + j.rounds
-            * max(list(j.sync_time.values()) + list(j.sync_time_per_gpu.values()) + [0.0])
-            for j in instance.jobs
-        ]
-    )
-    return 1e-6 * scale
+from hetsched.validate import _tolerance  # the same slack: both must agree on it
 
 
 def reference_validate(
