@@ -91,8 +91,11 @@ class SimState:
         self.rank = [0] * n  # position in arrival order (ties by index)
         for i, j in enumerate(np.argsort(view.arrival, kind="stable").tolist()):
             self.rank[j] = i
-        # jobs with a ready task, in arrival order (their ranks kept sorted as they come and go)
-        self._waiting = Waiting(self.rank)
+        # the jobs with a ready task: how many, and (once a policy asks for them) in arrival order,
+        # their ranks kept sorted as they come and go; a policy that keeps its own order (HLAS,
+        # SRTF) never pays for the sorted list
+        self.n_waiting = 0
+        self._waiting: Waiting | None = None
         self.version = [0] * n  # bumped whenever a job's observable state changes
         # jobs whose state changed since the policy's last decision (the engine clears it after
         # each decision: a policy reads it during ``assign`` and keeps no reference)
@@ -124,14 +127,22 @@ class SimState:
 
     def waiting_jobs(self) -> Waiting:
         """Arrived, unfinished jobs with a ready task, in arrival order: the engine's own
-        sequence, not a copy (a policy reads it and stops where it likes)."""
+        sequence, not a copy (a policy reads it and stops where it likes). Built at the first
+        call, kept up to date from then on."""
+        if self._waiting is None:
+            self._waiting = Waiting(self.rank)
+            self._waiting.ranks.update(r for n, r in enumerate(self.rank) if self.ready[n] > 0)
         return self._waiting
 
     def _enter(self, n: int) -> None:
-        self._waiting.ranks.add(self.rank[n])
+        self.n_waiting += 1
+        if self._waiting is not None:
+            self._waiting.ranks.add(self.rank[n])
 
     def _leave(self, n: int) -> None:
-        self._waiting.ranks.remove(self.rank[n])
+        self.n_waiting -= 1
+        if self._waiting is not None:
+            self._waiting.ranks.remove(self.rank[n])
 
     def partially_scheduled(self, n: int) -> bool:
         """Some tasks of the job's current round run (or ran), the rest are still waiting."""
@@ -212,7 +223,7 @@ def simulate(
     decisions = 0
     jid, gid = view.job_ids, view.gpu_ids
     remaining_jobs = view.n_jobs
-    ready, started, idle, waiting = state.ready, state.started, state.idle, state._waiting
+    ready, started, idle = state.ready, state.started, state.idle
     idle_list, arrived, rounds_done = state._idle, state.arrived, state.rounds_done
     free_at, service, first_start = state.gpu_free_at, state.service, state.first_start
     version, changed, enter = state.version, state.changed, state._enter
@@ -250,7 +261,7 @@ def simulate(
                 else:
                     ready[n] = width[n]
                     enter(n)
-        if not waiting or not idle_list:
+        if not state.n_waiting or not idle_list:
             continue
         decided = policy.assign(state)
         changed.clear()

@@ -122,7 +122,7 @@ class LazyHeap:
     def push(self, state: SimState, k, n: int) -> None:
         heap = self.heap
         heapq.heappush(heap, (k, n, state.version[n], self.stamp.get(n, 0)))
-        if len(heap) & 1023 == 0 and len(heap) > 4 * len(state.waiting_jobs()) + 4096:
+        if len(heap) & 1023 == 0 and len(heap) > 4 * state.n_waiting + 4096:
             self._compact(state)  # looked at every 1,024 entries
 
     def _compact(self, state: SimState) -> None:
