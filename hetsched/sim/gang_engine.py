@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Iterator, Protocol
 
 import numpy as np
 
@@ -97,6 +97,11 @@ class GangState:
     def active(self) -> list[int]:
         """Arrived, unfinished jobs in arrival order (ties by index)."""
         return list(self._active)
+
+    def active_in_order(self) -> Iterator[int]:
+        """The same jobs, read lazily (no copy of a long backlog): for a policy that stops early.
+        Valid during ``allocate`` (the engine admits and finishes jobs between rounds)."""
+        return iter(self._active)
 
     def _admit(self, j: int) -> None:  # the engine admits jobs in ``order``
         self.arrived[j] = True
@@ -430,9 +435,12 @@ def _check_plan(
     shared: set[int] = set()  # GPUs two jobs hold already
     type_of, held, held_rows = data.type_of, state.held, state.held_rows
     for j, gpus in plan.items():
-        if held.get(j) != gpus or rows.get(j) != held_rows.get(j):
+        was = held.get(j)
+        if was is None or was != gpus or rows.get(j) != held_rows.get(j):
             _check_run(j, gpus, rows, state, data, policy)
-        gs = [int(g) for g in gpus]
+            gs = [int(g) for g in gpus]
+        else:
+            gs = was  # Python ints already
         both = [g for g in gs if g in owner]
         if both:
             mine = set(gs)

@@ -33,5 +33,9 @@ class YarnCs:
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
         return place_in_order(
-            state, state.active(), self.server_rank, keep=list(state.held), backfill=self.backfill
+            state,
+            state.active_in_order(),
+            self.server_rank,
+            keep=list(state.held),
+            backfill=self.backfill,
         )
