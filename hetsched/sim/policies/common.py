@@ -74,7 +74,7 @@ def gang_size(state: SimState, n: int) -> int:
     cluster's GPUs); a round already started takes any idle GPU."""
     if state.started[n] > 0:
         return 1
-    return min(int(state.ready[n]), state.view.n_gpus)
+    return min(state.ready[n], state.view.n_gpus)
 
 
 class LazyHeap:

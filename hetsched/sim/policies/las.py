@@ -142,7 +142,7 @@ class Las2d(_Queues):
         for n in state.changed:
             if state.ready[n] > 0:
                 heap = self._by_gang.setdefault(gang_size(state, n), LazyHeap())
-                heap.push(state, (self.queue_of(state.service[n]), int(state.rank[n])), n)
+                heap.push(state, (self.queue_of(state.service[n]), state.rank[n]), n)
         free = state.idle_gpus
         out: list[tuple[int, int]] = []
         placed: set[int] = set()
@@ -162,7 +162,7 @@ class Las2d(_Queues):
             if n in placed:
                 continue
             placed.add(n)
-            mine = take_runnable(state, n, free, int(state.ready[n]))
+            mine = take_runnable(state, n, free, state.ready[n])
             if mine:
                 out += [(n, m) for m in mine]
             else:  # none of the idle GPUs can run it: it keeps its place for a later instant
