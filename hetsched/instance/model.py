@@ -423,9 +423,15 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
 
 
 def instance_hash(inst: Instance) -> str:
-    """sha256 over what defines the problem (cluster and jobs), not its name or description."""
+    """sha256 over what defines the problem (cluster and jobs), not its name or description.
+    Worked out once per instance (an instance is immutable) and kept on it."""
+    known = inst.__dict__.get("_hash")
+    if known is not None:
+        return known
     d = instance_to_dict(inst)
     core = {"cluster": d["cluster"], "jobs": d["jobs"]}
-    return hashlib.sha256(
+    digest = hashlib.sha256(
         json.dumps(core, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()[:16]
+    object.__setattr__(inst, "_hash", digest)
+    return digest

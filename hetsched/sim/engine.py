@@ -134,16 +134,6 @@ class SimState:
             self._waiting.ranks.update(r for n, r in enumerate(self.rank) if self.ready[n] > 0)
         return self._waiting
 
-    def _enter(self, n: int) -> None:
-        self.n_waiting += 1
-        if self._waiting is not None:
-            self._waiting.ranks.add(self.rank[n])
-
-    def _leave(self, n: int) -> None:
-        self.n_waiting -= 1
-        if self._waiting is not None:
-            self._waiting.ranks.remove(self.rank[n])
-
     def partially_scheduled(self, n: int) -> bool:
         """Some tasks of the job's current round run (or ran), the rest are still waiting."""
         return self.started[n] > 0 and self.ready[n] > 0
@@ -226,7 +216,8 @@ def simulate(
     ready, started, idle = state.ready, state.started, state.idle
     idle_list, arrived, rounds_done = state._idle, state.arrived, state.rounds_done
     free_at, service, first_start = state.gpu_free_at, state.service, state.first_start
-    version, changed, enter = state.version, state.changed, state._enter
+    version, changed, rank = state.version, state.changed, state.rank
+    n_waiting = 0  # jobs with a ready task (SimState.n_waiting, written before each decision)
     pop, push = heapq.heappop, heapq.heappush
     while heap:
         now = heap[0][0]
@@ -239,7 +230,9 @@ def simulate(
             elif kind == ARRIVAL:
                 arrived[x] = True
                 ready[x] = width[x]
-                enter(x)
+                n_waiting += 1
+                if state._waiting is not None:  # a policy reads the arrival order
+                    state._waiting.ranks.add(rank[x])
                 version[x] += 1  # the job's observable state changed
                 changed.add(x)
                 if record_events:
@@ -260,9 +253,12 @@ def simulate(
                         events.append((now, "complete", jid[n], done, 0, ""))
                 else:
                     ready[n] = width[n]
-                    enter(n)
-        if not state.n_waiting or not idle_list:
+                    n_waiting += 1
+                    if state._waiting is not None:
+                        state._waiting.ranks.add(rank[n])
+        if not n_waiting or not idle_list:
             continue
+        state.n_waiting = n_waiting
         decided = policy.assign(state)
         changed.clear()
         for n, m in decided:
@@ -303,7 +299,9 @@ def simulate(
             push(heap, (end, TRAIN_END, seq, m))
             seq += 1
             if ready[n] == 0:  # the whole round is placed: its barrier time is known
-                state._leave(n)
+                n_waiting -= 1
+                if state._waiting is not None:
+                    state._waiting.ranks.remove(rank[n])
                 push(heap, (round_end[n], ROUND_END, seq, n))
                 seq += 1
             decisions += 1
