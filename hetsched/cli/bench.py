@@ -12,38 +12,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from hetsched.bench.exact import run_exact_bench
     from hetsched.bench.hare import run_hare_bench
 
+    out = args.out or f"bench-results/{args.suite}.json"  # the JSON suites' default file
     if args.suite == "gavel":
         from hetsched.bench.gavel import run_gavel_bench
 
-        return run_gavel_bench(
-            out=args.out or "bench-results/gavel.json",
-            as_json=args.json,
-            quick=args.quick,
-            throughputs=args.throughputs,
-        )
+        return run_gavel_bench(out, args.json, args.quick, throughputs=args.throughputs)
     if args.suite == "sim":
         from hetsched.bench.sim import run_sim_bench
 
-        return run_sim_bench(
-            out=args.out or "bench-results/sim.json",
-            as_json=args.json,
-            quick=args.quick,
-            all_sizes=args.all_sizes,
-        )
+        return run_sim_bench(out, args.json, args.quick, all_sizes=args.all_sizes)
     if args.suite == "startup":
         from hetsched.bench.startup import run_startup_bench
 
-        return run_startup_bench(out=args.out or "bench-results/startup.json", as_json=args.json)
+        return run_startup_bench(out, args.json)
     if args.suite == "hadar":
         from hetsched.bench.hadar import run_hadar_bench
 
-        return run_hadar_bench(
-            out=args.out or "bench-results/hadar.json", as_json=args.json, quick=args.quick
-        )
+        return run_hadar_bench(out, args.json, args.quick)
     if args.suite == "hare":
-        return run_hare_bench(
-            out=args.out or "bench-results/hare.json", as_json=args.json, quick=args.quick
-        )
+        return run_hare_bench(out, args.json, args.quick)
     if args.suite == "exact" and args.family != "ladder":
         from hetsched.bench.wct import run_wct_bench
 
