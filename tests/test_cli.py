@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import INSTANCES
 
 from hetsched.cli import main
@@ -72,6 +73,24 @@ def test_bad_solution_file_exits_2(capsys, tmp_path):
     assert main(["validate", FIG5, str(f)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "hetsched: error: sol.json: $.assignments[0]: missing required field 'start'"
+
+
+@pytest.mark.parametrize(
+    "field, value, reason",
+    [
+        ("start", "9" * 400, "out of range (not a finite float)"),
+        ("round", str(2**70), f"out of range (got {2**70})"),
+    ],
+)
+def test_numbers_a_schedule_cannot_hold_exit_2(capsys, tmp_path, field, value, reason):
+    """A start no float holds, or a round past 64 bits, is one line naming the field (the
+    columns hold float64 and int64); it was an internal error."""
+    row = {"job": '"J1"', "round": "0", "task": "0", "gpu": '"GPU1"', "start": "0", field: value}
+    f = tmp_path / "sol.json"
+    f.write_text('{"assignments": [{' + ", ".join(f'"{k}": {v}' for k, v in row.items()) + "}]}")
+    assert main(["validate", FIG5, str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"hetsched: error: sol.json: $.assignments[0].{field}: {reason}"
 
 
 def test_unknown_model_exits_2_with_one_line(capsys):
