@@ -204,7 +204,7 @@ def simulate(
     width, rounds = view.tasks_per_round.tolist(), view.rounds.tolist()
     # latest train+sync end among the current round's started tasks
     round_end = [0.0] * view.n_jobs
-    # the schedule's columns: job, GPU, start (8 + 4 + 4 bytes a task); a job's round and task
+    # the schedule's columns: job, GPU, start (4 + 4 + 8 bytes a task); a job's round and task
     # follow from the order of its starts (a round's tasks start 0, 1, ... before the next round)
     columns = (array("i"), array("i"), array("d"))
     put_job, put_gpu, put_start = (c.append for c in columns)

@@ -195,7 +195,8 @@ def simulate_gang(
     # a job's run of consecutive rounds on the same GPUs: [job, start, end, GPU ids, row, ps],
     # extended in place round by round, made a Segment at the end
     runs: list[list] = []
-    rate_of: dict[int, tuple[tuple[int, ...], str | None, float]] = {}  # job -> its last run's
+    # job -> (GPUs, row, rate) of its last run: the rate is worked out again only when they change
+    rate_of: dict[int, tuple[tuple[int, ...], str | None, float]] = {}
     pending = [int(j) for j in state.order]
     nxt = 0
     left = data.n_jobs
@@ -431,7 +432,7 @@ def _check_plan(
     resized run the workload allows), no GPU twice unless two jobs share the same gang as a
     pair that may be packed. A job that runs on as it ran (the same GPUs in the same order, the
     same row) passed the first checks when it started, so only its GPUs are counted again."""
-    owner: dict[int, int] = {}  # GPU -> the job placed there first
+    owner: dict[int, int] = {}  # GPU -> the last job placed there so far
     shared: set[int] = set()  # GPUs two jobs hold already
     type_of, held, held_rows = data.type_of, state.held, state.held_rows
     for j, gpus in plan.items():
