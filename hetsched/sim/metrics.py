@@ -127,7 +127,9 @@ def _busy(view: HareView, result: SimResult) -> float:
     gpu_at = {g: m for m, g in enumerate(view.gpu_ids)}
     jobs = np.array([job_at[j] for j in sched.job_ids], dtype=np.int64)
     gpus = np.array([gpu_at[g] for g in sched.gpu_ids], dtype=np.int64)
-    return float(view.train[jobs[sched.job], gpus[sched.gpu]].sum())
+    # added in schedule order, one by one, as before the columns (numpy's pairwise sum differs
+    # in the last bits, and the utilization it feeds is reported to 10 digits)
+    return float(sum(view.train[jobs[sched.job], gpus[sched.gpu]].tolist()))
 
 
 def write_job_csv(instance: Instance, result, path: str | Path) -> None:
