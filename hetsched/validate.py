@@ -54,31 +54,34 @@ def _tolerance(instance: Instance) -> float:
     return 1e-6 * scale
 
 
-def _times(instance: Instance, n: np.ndarray, g: np.ndarray, field: str) -> np.ndarray:
-    """T^c (``field`` "train") or T^s ("sync") of job n's task on GPU g, per task: the time of
-    the GPU's type, patched where the job gives a per-GPU time (the instance's own rule)."""
+def _times(instance: Instance, n: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(T^c, T^s) of job n's task on GPU g, per task: the time of the GPU's type, replaced where
+    the job gives a per-GPU time (the instance's own rule)."""
     gpus = instance.gpus
     types = sorted({x.type for x in gpus})
-    type_of = np.array([types.index(x.type) for x in gpus], dtype=np.int64)
-    per_type = np.array(
-        [[getattr(j, f"{field}_time")[t] for t in types] for j in instance.jobs], dtype=float
-    ).reshape(len(instance.jobs), len(types))
-    out = per_type[n, type_of[g]]
+    type_of = np.array([types.index(x.type) for x in gpus], dtype=np.int64)[g]
     gpu_at = {x.id: m for m, x in enumerate(gpus)}
-    pairs = [
-        (i * len(gpus) + gpu_at[gid], t)
-        for i, j in enumerate(instance.jobs)
-        for gid, t in getattr(j, f"{field}_time_per_gpu").items()
-    ]
-    if pairs:
-        keys, values = np.array(pairs, dtype=float).T
-        order = np.argsort(keys)
-        keys, values = keys[order].astype(np.int64), values[order]
-        task_keys = n.astype(np.int64) * len(gpus) + g
-        at = np.minimum(np.searchsorted(keys, task_keys), len(keys) - 1)
-        hit = keys[at] == task_keys
-        out[hit] = values[at[hit]]
-    return out
+    task_keys = n.astype(np.int64) * len(gpus) + g
+    out = []
+    for field in ("train", "sync"):
+        per_type = np.array(
+            [[getattr(j, f"{field}_time")[t] for t in types] for j in instance.jobs], dtype=float
+        ).reshape(len(instance.jobs), len(types))
+        times = per_type[n, type_of]
+        pairs = [
+            (i * len(gpus) + gpu_at[gid], t)
+            for i, j in enumerate(instance.jobs)
+            for gid, t in getattr(j, f"{field}_time_per_gpu").items()
+        ]
+        if pairs:
+            keys, values = np.array(pairs, dtype=float).T
+            order = np.argsort(keys)
+            keys, values = keys[order].astype(np.int64), values[order]
+            at = np.minimum(np.searchsorted(keys, task_keys), len(keys) - 1)
+            hit = keys[at] == task_keys
+            times[hit] = values[at[hit]]
+        out.append(times)
+    return out[0], out[1]
 
 
 def validate(
@@ -116,10 +119,9 @@ def validate(
     p_gpu = _index(schedule.gpu_ids, instance.gpus)[schedule.gpu[at]]
     del at
     p_job = np.repeat(np.arange(len(jobs), dtype=np.int32), slots.rounds * slots.width)[p_slot]
-    train_end = _times(instance, p_job, p_gpu, "train")
+    train_end, end = _times(instance, p_job, p_gpu)
     train_end += p_start
-    end = _times(instance, p_job, p_gpu, "sync")  # (6): training-plus-synchronization end
-    end += train_end
+    end += train_end  # (6): training-plus-synchronization end
     # each round's placed tasks are contiguous: they start at its first slot's position
     cut = np.append(np.searchsorted(p_slot, slots.round_first), len(end))
     placed = cut[:-1] < cut[1:]
@@ -268,10 +270,10 @@ def _overlaps(instance, slots, p_slot, p_job, gpu, start, train_end, tol) -> lis
     GPUs to explain; the explanation walks only those."""
     if not len(start):
         return []
-    id_rank = np.argsort(np.argsort(np.array(slots.ids, dtype=object), kind="stable"))
-    sizes = slots.rounds * slots.width
-    by_id = np.zeros(len(sizes), dtype=np.int64)  # job offsets with jobs in id order
-    by_id[np.argsort(id_rank)] = np.concatenate(([0], np.cumsum(sizes[np.argsort(id_rank)])))[:-1]
+    in_id_order = np.argsort(np.array(slots.ids, dtype=object), kind="stable")
+    sizes = (slots.rounds * slots.width)[in_id_order]
+    by_id = np.empty(len(sizes), dtype=np.int64)  # job offsets with jobs in id order
+    by_id[in_id_order] = np.cumsum(sizes) - sizes
     tie = by_id[p_job] + (p_slot - slots.offset[p_job])
     order = np.lexsort((tie, start, gpu))
     del tie
