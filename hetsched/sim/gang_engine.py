@@ -438,8 +438,7 @@ def _check_plan(
     for j, gpus in plan.items():
         was = held.get(j)
         if was is None or was != gpus or rows.get(j) != held_rows.get(j):
-            _check_run(j, gpus, rows, state, data, policy)
-            gs = [int(g) for g in gpus]
+            gs = _check_run(j, gpus, rows, state, data, policy)
         else:
             gs = was  # Python ints already
         both = [g for g in gs if g in owner]
@@ -466,9 +465,9 @@ def _check_plan(
 
 def _check_run(
     j: int, gpus, rows: dict[int, str], state: GangState, data: GangJobs, policy
-) -> None:
+) -> list[int]:
     """Job j is active and may run on these GPUs (distinct, its gang or a resized run the
-    workload allows, a positive rate)."""
+    workload allows, a positive rate); returns them as Python ints."""
     if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
         raise HetschedError(
             f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
@@ -488,3 +487,4 @@ def _check_run(
             f"policy {policy.name} put {data.job_ids[j]} on GPUs it cannot run on"
             + (f" as {len(gs)} GPUs of row {rows.get(j) or data.models[j]!r}" if resized else "")
         )
+    return gs

@@ -117,8 +117,7 @@ def round_speeds(plan: dict, given: dict, data, model: Interference | None, poli
     if model is None:
         return {}, {}
     tasks = {
-        j: ([int(data.gpu_server[g]) for g in gpus], list(given.get(j, ())))
-        for j, gpus in plan.items()
+        j: ([data.server_of[g] for g in gpus], list(given.get(j, ()))) for j, gpus in plan.items()
     }
     for j in list(plan):
         if j not in given:

@@ -103,6 +103,11 @@ class GangJobs(JobsIndexed, GpusIndexed):
         return self.gpu_type.tolist()
 
     @cached_property
+    def server_of(self) -> list[int]:
+        """``gpu_server`` as Python ints (read GPU by GPU each round)."""
+        return self.gpu_server.tolist()
+
+    @cached_property
     def gang_sizes(self) -> list[int]:
         """``gang`` as Python ints (read job by job each round)."""
         return self.gang.tolist()

@@ -16,13 +16,12 @@ def oblivious_gpus(
     free: set[int],
     held_by_any: set[int],
     server_rank: np.ndarray,
-    server_of: list[int] | None = None,
 ) -> tuple[int, ...] | None:
     """A gang for job j chosen without looking at GPU speed (YARN-CS, Tiresias): the GPUs it held
     last round if they are all free; else free GPUs it can run on, GPUs nobody else held last
     round first (``held_by_any``: every GPU held last round), filling the servers with the most
     such GPUs first (locality; ties in ``server_rank`` order, a seeded permutation so that no
-    GPU type is favoured). None if too few are free. ``server_of``: each GPU's server."""
+    GPU type is favoured). None if too few are free."""
     data = state.jobs
     need = data.gang_sizes[j]
     prev = state.held.get(j)
@@ -33,7 +32,7 @@ def oblivious_gpus(
     if len(usable) < need:
         return None
     mine = set(prev) if prev is not None else ()
-    server_of = data.gpu_server.tolist() if server_of is None else server_of
+    server_of = data.server_of
     chosen: list[int] = []
     for tier in (False, True):  # GPUs nobody else held, then the rest
         by_server: dict[int, list[int]] = defaultdict(list)
@@ -64,7 +63,7 @@ def place_in_order(
         plan[j] = state.held[j]
         free -= set(state.held[j])
     held_by_any = {g for gs in state.held.values() for g in gs}
-    gang, server_of = state.jobs.gang_sizes, state.jobs.gpu_server.tolist()
+    gang = state.jobs.gang_sizes
     for j in order:
         if not free:
             break  # nobody fits any more (every gang has at least one GPU)
@@ -74,7 +73,7 @@ def place_in_order(
             if not backfill:
                 break
             continue
-        gpus = oblivious_gpus(state, j, free, held_by_any, server_rank, server_of)
+        gpus = oblivious_gpus(state, j, free, held_by_any, server_rank)
         if gpus is not None:
             plan[j] = gpus
             free -= set(gpus)
