@@ -168,6 +168,12 @@ def event_rate(sizes: tuple[int, ...], repeat: int = 3) -> list[dict]:
     return rows
 
 
+def _validated_run_cpu(engine: str, instance, policy: str) -> float:
+    """CPU seconds of one validated run of ``policy`` in the ``engine`` ("task" or "gang")."""
+    run = simulate if engine == "task" else simulate_gang
+    return _cpu(lambda: run(instance, make_policy(policy), record_events=False), 1)
+
+
 def scaling(sizes: tuple[int, ...]) -> list[dict]:
     """CPU seconds of every large-trace policy (task and gang engines) on ``gavel-poisson`` at
     each size, validated, and the log-log slope from the smallest to the largest size."""
@@ -176,14 +182,7 @@ def scaling(sizes: tuple[int, ...]) -> list[dict]:
         for policy in policies:
             points = []
             for n in sizes:
-                inst = gavel_poisson(0, n_jobs=n)
-                if engine == "task":
-                    t = _cpu(lambda: simulate(inst, make_policy(policy), record_events=False), 1)
-                else:
-                    t = _cpu(
-                        lambda: simulate_gang(inst, make_policy(policy), record_events=False), 1
-                    )
-                points.append((n, t))
+                points.append((n, _validated_run_cpu(engine, gavel_poisson(0, n_jobs=n), policy)))
             rows.append(
                 {
                     "engine": engine,
@@ -205,10 +204,7 @@ def hundred_thousand() -> list[dict]:
     rows = []
     for engine, policies in (("task", LARGE_POLICIES), ("gang", HUNDRED_K_GANG_POLICIES)):
         for policy in policies:
-            if engine == "task":
-                t = _cpu(lambda: simulate(inst, make_policy(policy), record_events=False), 1)
-            else:
-                t = _cpu(lambda: simulate_gang(inst, make_policy(policy), record_events=False), 1)
+            t = _validated_run_cpu(engine, inst, policy)
             rows.append(
                 {"engine": engine, "policy": policy, "jobs": HUNDRED_K, "cpu_seconds": round(t, 2)}
             )
