@@ -1,12 +1,16 @@
 """The simulators' incremental structures decide exactly as the plain ones they replace:
 HLAS-P re-keys only the jobs whose prediction may move (against re-keying every waiting job of
-the model), Tiresias reads a heap of (queue, arrival rank) (against sorting every active job each
+the model), HLAS and HLAS-P keep a job's heap entry while its key stays (against popping and
+pushing the job at every placement, with entries that go stale at every change), Tiresias reads a heap of (queue, arrival rank) (against sorting every active job each
 round), the task engine's backlog is a sorted list (against the minimal event loop), and AlloX
 takes its candidates from heaps per GPU class (against weighing every waiting job)."""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
+from hetsched.allocation.gavel_data import NEVER
 from hetsched.bench.event_loop import minimal_fifo
 from hetsched.instance.hare_view import hare_view
 from hetsched.sim.engine import simulate
@@ -15,6 +19,7 @@ from hetsched.sim.gang_policies.common import place_in_order
 from hetsched.sim.gang_policies.tiresias import Tiresias
 from hetsched.sim.policies import HlasP
 from hetsched.sim.policies.allox import CANDIDATES, AlloX
+from hetsched.sim.policies.heaps import LazyHeap
 from hetsched.sim.policies.las import Hlas
 from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import gavel_poisson
@@ -23,15 +28,55 @@ from hetsched.sim.workloads import gavel_poisson
 class RekeyEveryone(HlasP):
     """HLAS-P as first written: every completion re-keys every waiting job of its model."""
 
-    def assign(self, state):
-        self._setup(state)
+    def _learn_and_rekey(self, state):
         for family in self._learn(state):
             for jobs in self._members[family].values():
                 for n in jobs:
                     if state.ready[n] > 0:
                         key = self._key(state, n, int(state.rank[n]), state.started[n] > 0)
                         self._heap.rekey(state, key, n)
-        return Hlas.assign(self, state)
+
+
+class PopAndPush:
+    """HLAS's Algorithm 1 as first written: a heap whose entries go stale whenever their job
+    changes, the top job popped for each idle GPU and pushed back while partly placed."""
+
+    def prepare(self, instance, view):
+        super().prepare(instance, view)
+        self._heap = LazyHeap()
+
+    def assign(self, state):
+        self._setup(state)
+        self._learn_and_rekey(state)
+        self._heap.refresh(
+            state, lambda n: self._key(state, n, state.rank[n], state.started[n] > 0)
+        )
+        ready, out, times = {}, [], state.task_times
+        for m in state.idle_gpus:
+            top, passed = self._heap.pop(state), []
+            while top is not None and (ready.get(top[1], 1) == 0 or times[top[1]][m] >= NEVER):
+                if ready.get(top[1], 1):
+                    passed.append(top)
+                top = self._heap.pop(state)
+            for k, p in passed:
+                self._heap.push(state, k, p)
+            if top is None:
+                continue
+            n = top[1]
+            ready.setdefault(n, state.ready[n])
+            out.append((n, m))
+            ready[n] -= 1
+            if ready[n] > 0:
+                self._heap.push(state, self._key(state, n, state.rank[n], True), n)
+        return out
+
+
+class PopAndPushHlas(PopAndPush, Hlas):
+    pass
+
+
+class PopAndPushHlasP(PopAndPush, HlasP):
+    pass
 
 
 class WeighEveryone(AlloX):
@@ -68,6 +113,37 @@ def test_hlas_p_decides_as_re_keying_every_waiting_job(seed, history, hinted):
     hints = _hints(inst, seed) if hinted else {}
     fast = simulate(inst, HlasP(min_rounds=hints, history=history), record_events=False)
     plain = simulate(inst, RekeyEveryone(min_rounds=hints, history=history), record_events=False)
+    assert _assignments(fast) == _assignments(plain)
+    assert fast.completion == plain.completion
+
+
+def _banned(inst, seed: int):
+    """``inst`` with a third of its jobs unable to use one GPU type (train time ``NEVER``)."""
+    rng = np.random.default_rng(seed)
+    kinds = sorted({g.type for g in inst.gpus})
+    jobs = tuple(
+        dataclasses.replace(j, train_time={**j.train_time, kinds[seed % len(kinds)]: NEVER})
+        if rng.random() < 1 / 3
+        else j
+        for j in inst.jobs
+    )
+    return dataclasses.replace(inst, jobs=jobs)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("policy", ["hlas", "hlas-p", "hlas:2"])
+@pytest.mark.parametrize("never", [False, True])
+def test_hlas_keeps_entries_and_decides_as_popping_and_pushing(seed, policy, never):
+    inst = gavel_poisson(seed=seed, n_jobs=300, rate_per_hour=40.0, per_type=4)
+    if never:
+        inst = _banned(inst, seed)
+    name, _, groups = policy.partition(":")
+    plain = (PopAndPushHlasP if name == "hlas-p" else PopAndPushHlas)(
+        **({"groups": int(groups)} if groups else {})
+    )
+    fast = simulate(inst, make_policy(policy), record_events=False)
+    plain = simulate(inst, plain, record_events=False)
+    assert fast.validation.valid
     assert _assignments(fast) == _assignments(plain)
     assert fast.completion == plain.completion
 

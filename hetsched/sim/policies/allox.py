@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from hetsched.sim.engine import Policy, SimState
-from hetsched.sim.policies.common import LazyHeap
+from hetsched.sim.policies.heaps import LazyHeap
 
 CANDIDATES = 4
 

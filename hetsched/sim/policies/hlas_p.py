@@ -21,6 +21,7 @@ trace a completion costs the jobs whose prediction may move, not the backlog of 
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 from hetsched.sim.engine import SimState
 from hetsched.sim.policies.las import Hlas
@@ -49,47 +50,50 @@ class HlasP(Hlas):
         self._hint = [int(hints.get(j, 0)) for j in view.job_ids]
         names = [job.model.name if job.model is not None else None for job in instance.jobs]
         self._family = [name if self.history else None for name in names]
-        # the history, per model name: rounds of its completed jobs (sum and count); and its
-        # unfinished jobs by R^r (-1 while short of the hint) (module doc)
+        # the history, per model name: rounds of its completed jobs (sum and count) and their mean;
+        # and its unfinished jobs by R^r (-1 while short of the hint) (module doc)
         self._rounds_sum: dict[str, int] = {}
         self._completed: dict[str, int] = {}
+        self._mean_of: dict[str | None, float] = {}  # names with history only
         self._members: dict[str, dict[int, set[int]]] = {}
         self._member_key: dict[int, int] = {}
-        self._recorded = [False] * view.n_jobs
+        self._seen = [-1] * view.n_jobs  # R^r when the job was last filed in its bucket
 
     def _mean(self, family: str) -> float:
         """The mean rounds of the name's completed jobs; 0 before the first (R^p = alpha then,
         which is 0 at or past the hint)."""
-        count = self._completed.get(family, 0)
-        return self._rounds_sum[family] / count if count else 0.0
+        return self._mean_of.get(family, 0.0)
 
     def _learn(self, state: SimState) -> dict[str, float]:
         """Record the rounds of jobs that completed since the last decision (the history) and keep
         each name's unfinished jobs in their R^r buckets; the model names whose history changed,
-        each with its mean before the change."""
+        each with its mean before the change. A job's bucket moves only when R^r does (a round
+        ends, or the job), so a change that leaves R^r where it was (a task placed) is skipped."""
         learned: dict[str, float] = {}
+        seen, rounds_done = self._seen, state.rounds_done
         for n in state.changed:
+            done = rounds_done[n]
             family = self._family[n]
-            if family is None:
+            if done == seen[n] or family is None:
                 continue
+            seen[n] = done
             by_rounds = self._members.setdefault(family, {})
             old = self._member_key.get(n)
             key = None
             if not state.done[n]:
-                done = state.rounds_done[n]
                 key = done if done >= self._hint[n] else -1
-            if key != old:  # most changes (a task placed) leave R^r where it was
+            if key != old:
                 if old is not None:
                     by_rounds[old].discard(n)
                     del self._member_key[n]
                 if key is not None:
                     by_rounds.setdefault(key, set()).add(n)
                     self._member_key[n] = key
-            if state.done[n] and not self._recorded[n]:
-                self._recorded[n] = True
+            if state.done[n]:  # its last round ended now: it joins the history
                 learned.setdefault(family, self._mean(family))
-                self._rounds_sum[family] = self._rounds_sum.get(family, 0) + state.total_rounds(n)
-                self._completed[family] = self._completed.get(family, 0) + 1
+                total = self._rounds_sum[family] = self._rounds_sum.get(family, 0) + done
+                count = self._completed[family] = self._completed.get(family, 0) + 1
+                self._mean_of[family] = total / count
         return learned
 
     def learned(self) -> dict[str, tuple[int, float]]:
@@ -101,14 +105,13 @@ class HlasP(Hlas):
         name) in history, the average of alpha and their mean rounds still to run (Sec. V.A)."""
         done = state.rounds_done[n]
         alpha = max(0, self._hint[n] - done)
-        family = self._family[n]
-        count = self._completed.get(family, 0) if family is not None else 0
-        if not count:
+        mean = self._mean_of.get(self._family[n])
+        if mean is None:
             return float(alpha)
-        return max(0.0, (alpha + self._rounds_sum[family] / count - done) / 2)
+        return max(0.0, (alpha + mean - done) / 2)
 
-    def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._setup(state)
+    def _learn_and_rekey(self, state: SimState) -> None:
+        """The history's step before each decision (module doc)."""
         for family, before in self._learn(state).items():  # these predictions may have moved
             after = self._mean(family)
             if after == before:  # the same mean (0 only before the first completion): same keys
@@ -121,7 +124,6 @@ class HlasP(Hlas):
                     if state.ready[n] > 0:
                         key = self._key(state, n, state.rank[n], state.started[n] > 0)
                         self._heap.rekey(state, key, n)
-        return super().assign(state)
 
     def size(self, state: SimState, n: int, rp: float | None = None) -> float:
         """Expected size (R^r + R^p) T-bar_n; ``rp``: R^p if already computed."""
@@ -130,6 +132,21 @@ class HlasP(Hlas):
         return (state.rounds_done[n] + rp) * self._units[n]
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
-        rp = self.predicted(state, n)
-        sub = (0, -rp) if rp > 0 else (1, 0)  # q^1 by R^p descending, then q^2
-        return (self.queue_of(self.size(state, n, rp)), not partial, sub, position)
+        """Queue, partially scheduled first, then q^1 by R^p descending before q^2, then FIFO
+        (one flat tuple: it orders as the nested (queue, partial, (q, -R^p), position)). R^p and
+        the size as :meth:`predicted` and :meth:`size` (inline: a key per change of a job)."""
+        done = state.rounds_done[n]
+        alpha = self._hint[n] - done
+        if alpha < 0:
+            alpha = 0
+        mean = self._mean_of.get(self._family[n])
+        if mean is None:
+            rp = float(alpha)
+        else:
+            rp = (alpha + mean - done) / 2
+            if rp < 0:
+                rp = 0.0
+        queue = bisect_right(self.thresholds, (done + rp) * self._units[n] * (1 + 1e-12))
+        if rp > 0:
+            return (queue, not partial, 0, -rp, position)
+        return (queue, not partial, 1, 0, position)

@@ -30,7 +30,8 @@ import numpy as np
 
 from hetsched.allocation.gavel_data import NEVER
 from hetsched.sim.engine import SimState
-from hetsched.sim.policies.common import LazyHeap, gang_size, mean_task_time, take_runnable
+from hetsched.sim.policies.common import gang_size, mean_task_time, take_runnable
+from hetsched.sim.policies.heaps import KeyedHeap, LazyHeap
 
 
 class _Queues(ABC):
@@ -46,7 +47,6 @@ class _Queues(ABC):
 
     def prepare(self, instance, view) -> None:
         self._units = None
-        self._heap = LazyHeap()
         hlas = instance.extensions.hlas
         if self.thresholds is None and hlas is not None and hlas.thresholds:
             self.thresholds = list(hlas.thresholds)
@@ -71,6 +71,10 @@ class Hlas(_Queues):
         self.groups = groups
         self.grouping = None
 
+    def prepare(self, instance, view) -> None:
+        super().prepare(instance, view)
+        self._heap = KeyedHeap()  # every waiting job, re-keyed as it changes
+
     def machine(self, instance):
         """The cluster this policy schedules on: U GPU groups (eqs. (4)-(6)), or the GPUs as they are."""
         if self.groups is None:
@@ -90,34 +94,40 @@ class Hlas(_Queues):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
+        self._learn_and_rekey(state)
         self._heap.refresh(
             state, lambda n: self._key(state, n, state.rank[n], state.started[n] > 0)
         )
         ready: dict[int, int] = {}
         out = []
         times = state.task_times
+        heap = self._heap
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
-            top, passed = self._heap.pop(state), []
+            top, passed = heap.peek(state), []
             while top is not None and (
-                ready.get(top[1], 1) == 0  # an old entry of a job placed in full now
+                ready.get(top[1], 1) == 0  # a job placed in full now
                 or times[top[1]][m] >= NEVER  # the job cannot use this GPU: the next one
             ):
+                heap.drop_top()
                 if ready.get(top[1], 1):
                     passed.append(top)
-                top = self._heap.pop(state)
-            for k, p in passed:  # they keep their place for the next GPU
-                self._heap.push(state, k, p)
-            if top is None:
-                continue
-            n = top[1]
-            ready.setdefault(n, state.ready[n])
-            out.append((n, m))
-            ready[n] -= 1
-            if (
-                ready[n] > 0
-            ):  # now partially scheduled (its size and queue do not change within the instant)
-                self._heap.push(state, self._key(state, n, state.rank[n], True), n)
+                top = heap.peek(state)
+            if top is not None:
+                k, n = top
+                left = ready[n] = ready.get(n, state.ready[n]) - 1
+                out.append((n, m))
+                if left > 0:  # now partially scheduled (its size and queue do not change now)
+                    partial = self._key(state, n, state.rank[n], True)
+                    if partial != k:  # its entry moves (else it stays where it is)
+                        heap.drop_top()
+                        heap.push(state, partial, n)
+            for k, p in passed:  # they keep their place for the next GPU (after the top's move:
+                heap.push(state, k, p)  # one of them may come out on top)
         return out
+
+    def _learn_and_rekey(self, state: SimState) -> None:
+        """Before a decision, re-key the waiting jobs whose key moved for a reason other than their
+        own state (none here; HLAS-P's history)."""
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
         """Queue, then partially scheduled first, then FIFO (Algorithm 3)."""

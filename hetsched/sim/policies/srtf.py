@@ -5,7 +5,8 @@ task to its fastest idle GPU."""
 from __future__ import annotations
 
 from hetsched.sim.engine import SimState
-from hetsched.sim.policies.common import LazyHeap, fill_fastest, mean_task_time
+from hetsched.sim.policies.common import fill_fastest, mean_task_time
+from hetsched.sim.policies.heaps import LazyHeap
 
 
 class Srtf:

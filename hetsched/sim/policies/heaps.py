@@ -1,0 +1,155 @@
+"""Waiting jobs by priority for the task policies: heaps whose stale entries are skipped when
+popped (a job's key moves only when its state does, :attr:`SimState.changed`)."""
+
+from __future__ import annotations
+
+import heapq
+
+from hetsched.sim.engine import SimState
+
+
+class LazyHeap:
+    """Waiting jobs by a priority key, updated from :attr:`SimState.changed` only (a job's key may
+    change only when its state does): entries carry the job's version and go stale when it moves.
+    A policy whose keys also move for other reasons (HLAS-P's history) re-keys a job with
+    :meth:`rekey`, which makes the job's older entries stale too."""
+
+    def __init__(self):
+        self.heap: list[tuple] = []
+        self.stamp: dict[int, int] = {}  # job -> times re-keyed by the policy
+
+    def refresh(self, state: SimState, key) -> None:
+        for n in state.changed:
+            if state.ready[n] > 0:
+                self.push(state, key(n), n)
+
+    def _current(self, state: SimState, n: int, v: int, s: int) -> bool:
+        return v == state.version[n] and s == self.stamp.get(n, 0) and state.ready[n] > 0
+
+    def pop(self, state: SimState):
+        """The best current (key, job), or None (:meth:`_current`, inline: the hot path)."""
+        heap, version, stamp, ready, pop = (
+            self.heap,
+            state.version,
+            self.stamp,
+            state.ready,
+            heapq.heappop,
+        )
+        while heap:
+            k, n, v, s = pop(heap)
+            if v == version[n] and s == stamp.get(n, 0) and ready[n] > 0:
+                return k, n
+        return None
+
+    def peek(self, state: SimState):
+        """The best current (key, job) without removing it, or None."""
+        while self.heap:
+            k, n, v, s = self.heap[0]
+            if self._current(state, n, v, s):
+                return k, n
+            heapq.heappop(self.heap)
+        return None
+
+    def push(self, state: SimState, k, n: int) -> None:
+        heap = self.heap
+        heapq.heappush(heap, (k, n, state.version[n], self.stamp.get(n, 0)))
+        if len(heap) & 1023 == 0 and len(heap) > 4 * state.n_waiting + 4096:
+            self._compact(state)  # looked at every 1,024 entries
+
+    def _compact(self, state: SimState) -> None:
+        """Drop the stale entries at once (a policy that re-keys often leaves many): the current
+        entries, and so every later pop, are the same; the cost is paid for by the pushes that
+        made the heap this large."""
+        self.heap = [e for e in self.heap if self._current(state, *e[1:])]
+        heapq.heapify(self.heap)
+
+    def invalidate(self, n: int) -> None:
+        """Job n's entries go stale (it waits elsewhere now)."""
+        self.stamp[n] = self.stamp.get(n, 0) + 1
+
+    def rekey(self, state: SimState, k, n: int) -> None:
+        """Job n's key is now ``k``: its older entries go stale."""
+        self.invalidate(n)
+        self.push(state, k, n)
+
+
+class KeyedHeap:
+    """One entry per waiting job, as :class:`LazyHeap` keeps, for a policy whose only heap holds
+    every waiting job and re-keys every job that changed (HLAS, HLAS-P). A job that changes but
+    keeps its key keeps its entry: most changes (a task of a partly placed round starts, a
+    round ends inside a queue) leave the key where it was, and the push and the later stale pop
+    are saved. The current entries, and so every pop, are the same as :class:`LazyHeap`'s.
+
+    An entry is current while its token is the job's latest (a push or :meth:`invalidate` moves
+    it on) and the job has a ready task; ``_key`` holds the key of each job's current entry while
+    it is in the heap."""
+
+    def __init__(self):
+        self.heap: list[tuple] = []
+        self._token: dict[int, int] = {}
+        self._key: dict = {}
+
+    def refresh(self, state: SimState, key) -> None:
+        ready, held = state.ready, self._key
+        for n in state.changed:
+            if ready[n] > 0:
+                k = key(n)
+                if held.get(n) != k:
+                    self.push(state, k, n)
+
+    def pop(self, state: SimState):
+        """The best current (key, job), or None; it leaves the heap."""
+        heap, token, ready, pop, held = (
+            self.heap,
+            self._token,
+            state.ready,
+            heapq.heappop,
+            self._key,
+        )
+        while heap:
+            k, n, t = pop(heap)
+            if t == token[n]:
+                del held[n]  # n has no entry now
+                if ready[n] > 0:
+                    return k, n
+        return None
+
+    def peek(self, state: SimState):
+        """The best current (key, job), left in the heap (stale entries above it are dropped), or
+        None."""
+        heap, token, ready, held = self.heap, self._token, state.ready, self._key
+        while heap:
+            k, n, t = heap[0]
+            if t == token[n]:
+                if ready[n] > 0:
+                    return k, n
+                del held[n]
+            heapq.heappop(heap)
+        return None
+
+    def drop_top(self) -> None:
+        """Remove the entry :meth:`peek` returned."""
+        del self._key[heapq.heappop(self.heap)[1]]
+
+    def push(self, state: SimState, k, n: int) -> None:
+        t = self._token[n] = self._token.get(n, 0) + 1
+        self._key[n] = k
+        heap = self.heap
+        heapq.heappush(heap, (k, n, t))
+        if len(heap) & 1023 == 0 and len(heap) > 4 * state.n_waiting + 4096:
+            self._compact()  # looked at every 1,024 entries
+
+    def _compact(self) -> None:
+        """Drop the stale entries at once (as :meth:`LazyHeap._compact`)."""
+        token = self._token
+        self.heap = [e for e in self.heap if e[2] == token[e[1]]]
+        heapq.heapify(self.heap)
+
+    def invalidate(self, n: int) -> None:
+        """Job n's entries go stale."""
+        self._token[n] = self._token.get(n, 0) + 1
+        self._key.pop(n, None)
+
+    def rekey(self, state: SimState, k, n: int) -> None:
+        """Job n's key is now ``k``."""
+        self.push(state, k, n)
