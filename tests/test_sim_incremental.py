@@ -80,7 +80,13 @@ class PopAndPushHlasP(PopAndPush, HlasP):
 
 
 class WeighEveryone(AlloX):
-    """AlloX as first written: each decision weighs every waiting job on every idle GPU."""
+    """AlloX as first written: each decision weighs every waiting job on every idle GPU (on one
+    idle GPU: the least p_{n,m}, ties by arrival, by a scan of the backlog)."""
+
+    def _first_on(self, state, m):
+        jobs = list(state.waiting_jobs())
+        work = [(self._left(state, n) * float(state.view.train[n, m]), state.rank[n]) for n in jobs]
+        return jobs[min(range(len(jobs)), key=work.__getitem__)] if jobs else None
 
     def _least_work(self, state, gpus, k):
         jobs = list(state.waiting_jobs())

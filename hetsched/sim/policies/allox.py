@@ -1,9 +1,15 @@
 """AlloX (Le et al., EuroSys'20) as Hare uses it as a baseline: at each decision instant, a
 min-cost bipartite matching of waiting jobs to (idle GPU, position) slots, where putting job n
-k-th on GPU m costs k p_{n,m} (its remaining work there delays itself and the k-1 jobs behind;
-the sum is the total completion time of that single-GPU sequence). Jobs matched to position 1
-start one task on their GPU. Clairvoyant: p_{n,m} = tasks left x T^c_{n,m}. Solved with
-scipy's ``linear_sum_assignment``.
+k-th from the end on GPU m costs k p_{n,m} (its remaining work there delays itself and the k-1
+jobs after it; the sum is the total completion time of the GPUs' sequences: Bruno, Coffman and
+Sethi's exact model of R||sum C_j). Each GPU starts one task of the job it runs first: the one
+matched to its highest position. Clairvoyant: p_{n,m} = tasks left x T^c_{n,m}. Solved with
+scipy's ``linear_sum_assignment``, with as many positions per GPU as jobs (a fast GPU may take
+them all).
+
+One idle GPU (most instants): the matching on one GPU is Smith's shortest-processing-time
+order, so the job it runs first is the one of least p_{n,m} (ties: arrival), the top of that
+GPU's heap below; no matching is built.
 
 Scale: the matching is restricted to the ``CANDIDATES`` x |idle GPUs| waiting jobs with the
 least remaining work on their best idle GPU (with long queues the full matching is cubic in the
@@ -37,14 +43,15 @@ class AlloX(Policy):
             columns.setdefault(np.ascontiguousarray(view.train[:, m]).tobytes(), len(columns))
             for m in range(view.n_gpus)
         ]
-        self.member = [self.class_of.index(c) for c in range(len(columns))]  # a GPU of each
+        member = [self.class_of.index(c) for c in range(len(columns))]  # a GPU of each
+        self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
+        self._width = view.tasks_per_round.tolist()
         self.heaps = [LazyHeap() for _ in columns]
 
     def _left(self, state: SimState, n: int) -> int:
-        v = state.view
-        return (state.total_rounds(n) - int(state.rounds_done[n])) * int(
-            v.tasks_per_round[n]
-        ) - int(state.started[n])
+        """Tasks job n has still to start."""
+        done = state.rounds_done[n]
+        return (state.total_rounds(n) - done) * self._width[n] - state.started[n]
 
     def _least_work(self, state: SimState, gpus: list[int], k: int) -> list[int]:
         """The ``k`` waiting jobs of least remaining work on their best idle GPU (ties by
@@ -71,29 +78,33 @@ class AlloX(Policy):
             self.heaps[c].push(state, key, n)
         return sorted(chosen, key=state.rank.__getitem__)
 
+    def _first_on(self, state: SimState, m: int) -> int | None:
+        """The waiting job of least p_{n,m} (ties: arrival), or None: the top of GPU m's heap."""
+        top = self.heaps[self.class_of[m]].peek(state)
+        return None if top is None else top[1]
+
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        v = state.view
-        for c, heap in enumerate(self.heaps):  # the jobs that changed since the last decision
-            m = self.member[c]
-            heap.refresh(
-                state, lambda n: (self._left(state, n) * float(v.train[n, m]), state.rank[n])
-            )
+        v, ready, rank = state.view, state.ready, state.rank
+        for n in state.changed:  # the jobs that changed since the last decision, in every heap
+            if ready[n] > 0:
+                left = self._left(state, n)
+                for heap, column in zip(self.heaps, self._column):
+                    heap.push(state, (left * column[n], rank[n]), n)
         gpus = state.idle_gpus
-        waiting = state.waiting_jobs()  # AlloX weighs every waiting job
-        if len(waiting) > CANDIDATES * len(gpus):
-            jobs = self._least_work(state, gpus, CANDIDATES * len(gpus))
-        else:
-            jobs = list(waiting)
-        positions = -(-len(jobs) // len(gpus))  # enough slots for every job
+        if len(gpus) == 1:  # Smith's rule on that GPU (module doc)
+            n = self._first_on(state, gpus[0])
+            return [(n, gpus[0])] if n is not None and state.can_run(n, gpus[0]) else []
+        # AlloX weighs every waiting job: all of them when they are few (in arrival order)
+        jobs = self._least_work(state, gpus, min(CANDIDATES * len(gpus), state.n_waiting))
         left = np.array([self._left(state, n) for n in jobs], dtype=float)
         p = left[:, None] * v.train[np.ix_(jobs, gpus)]  # p_{n,m}
-        cost = np.concatenate(
-            [(k + 1) * p for k in range(positions)], axis=1
-        )  # columns: (position, GPU)
-        rows, cols = linear_sum_assignment(cost)
-        # a job matched to a GPU it cannot run on (train time NEVER) waits
-        return [
-            (jobs[i], gpus[c])
-            for i, c in zip(rows, cols)
-            if c < len(gpus) and state.can_run(jobs[i], gpus[c])
-        ]
+        # columns: (position k = 1..|jobs| from the end, GPU)
+        cost = (np.arange(1, len(jobs) + 1)[:, None, None] * p[None, :, :]).transpose(1, 0, 2)
+        rows, cols = linear_sum_assignment(cost.reshape(len(jobs), -1))
+        first: dict[int, tuple[int, int]] = {}  # GPU -> (its highest position, the job there)
+        for i, col in zip(rows.tolist(), cols.tolist()):
+            k, g = divmod(col, len(gpus))
+            if k >= first.get(g, (-1, 0))[0]:
+                first[g] = (k, jobs[i])
+        # a job first on a GPU it cannot run on (train time NEVER) waits
+        return [(n, gpus[g]) for g, (_, n) in sorted(first.items()) if state.can_run(n, gpus[g])]
