@@ -47,6 +47,19 @@ class AlloX(Policy):
         self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
         self._width = view.tasks_per_round.tolist()
         self.heaps = [LazyHeap() for _ in columns]
+        # jobs changed since their class's heap was last read: a heap is brought up to date
+        # only when a decision reads it (a job that changes twice in between is pushed once)
+        self._pending: list[set[int]] = [set() for _ in columns]
+
+    def _heap(self, state: SimState, c: int) -> LazyHeap:
+        """Class c's heap, with a current entry for every waiting job."""
+        heap, pending, column = self.heaps[c], self._pending[c], self._column[c]
+        ready, rank = state.ready, state.rank
+        for n in pending:
+            if ready[n] > 0:
+                heap.push(state, (self._left(state, n) * column[n], rank[n]), n)
+        pending.clear()
+        return heap
 
     def _left(self, state: SimState, n: int) -> int:
         """Tasks job n has still to start."""
@@ -61,7 +74,7 @@ class AlloX(Policy):
         front: list = []
         popped: list = []
         for c in idle:
-            top = self.heaps[c].pop(state)
+            top = self._heap(state, c).pop(state)
             if top is not None:
                 heapq.heappush(front, (top[0], top[1], c))
         chosen: dict[int, None] = {}
@@ -80,16 +93,13 @@ class AlloX(Policy):
 
     def _first_on(self, state: SimState, m: int) -> int | None:
         """The waiting job of least p_{n,m} (ties: arrival), or None: the top of GPU m's heap."""
-        top = self.heaps[self.class_of[m]].peek(state)
+        top = self._heap(state, self.class_of[m]).peek(state)
         return None if top is None else top[1]
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        v, ready, rank = state.view, state.ready, state.rank
-        for n in state.changed:  # the jobs that changed since the last decision, in every heap
-            if ready[n] > 0:
-                left = self._left(state, n)
-                for heap, column in zip(self.heaps, self._column):
-                    heap.push(state, (left * column[n], rank[n]), n)
+        v = state.view
+        for pending in self._pending:  # the jobs that changed since the last decision
+            pending |= state.changed
         gpus = state.idle_gpus
         if len(gpus) == 1:  # Smith's rule on that GPU (module doc)
             n = self._first_on(state, gpus[0])

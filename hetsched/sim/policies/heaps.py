@@ -43,11 +43,12 @@ class LazyHeap:
 
     def peek(self, state: SimState):
         """The best current (key, job) without removing it, or None."""
-        while self.heap:
-            k, n, v, s = self.heap[0]
-            if self._current(state, n, v, s):
+        heap, version, stamp, ready = self.heap, state.version, self.stamp, state.ready
+        while heap:
+            k, n, v, s = heap[0]
+            if v == version[n] and s == stamp.get(n, 0) and ready[n] > 0:  # _current, inline
                 return k, n
-            heapq.heappop(self.heap)
+            heapq.heappop(heap)
         return None
 
     def push(self, state: SimState, k, n: int) -> None:
