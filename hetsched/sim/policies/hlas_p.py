@@ -16,6 +16,11 @@ job short of its hint in bucket -1, always re-keyed), and a completion that move
 only those below the larger of the two means. Every entry of the heap, and so every decision, is
 the same as re-keying every waiting job of the name (tests compare the schedules); on an overloaded
 trace a completion costs the jobs whose prediction may move, not the backlog of the name.
+
+The buckets are kept lazily: a job is filed when it arrives, and moved (or dropped, once complete)
+only when a re-keying reads its bucket. R^r only grows, so a job is never in a bucket above its
+own, and a re-keying that reads buckets -1, 0, 1, ... in turn meets every job of the ones below
+its bound in its true bucket. A round's end costs nothing here; means move far less often.
 """
 
 from __future__ import annotations
@@ -56,41 +61,41 @@ class HlasP(Hlas):
         self._completed: dict[str, int] = {}
         self._mean_of: dict[str | None, float] = {}  # names with history only
         self._members: dict[str, dict[int, set[int]]] = {}
-        self._member_key: dict[int, int] = {}
-        self._seen = [-1] * view.n_jobs  # R^r when the job was last filed in its bucket
+        # 0: not seen yet; 1: filed in its name's buckets; 2: in the history (or no name)
+        self._status = [0] * view.n_jobs
 
     def _mean(self, family: str) -> float:
         """The mean rounds of the name's completed jobs; 0 before the first (R^p = alpha then,
         which is 0 at or past the hint)."""
         return self._mean_of.get(family, 0.0)
 
+    def _bucket(self, state: SimState, n: int) -> int:
+        """Job n's bucket: R^r, or -1 while short of its hint."""
+        done = state.rounds_done[n]
+        return done if done >= self._hint[n] else -1
+
     def _learn(self, state: SimState) -> dict[str, float]:
-        """Record the rounds of jobs that completed since the last decision (the history) and keep
-        each name's unfinished jobs in their R^r buckets; the model names whose history changed,
-        each with its mean before the change. A job's bucket moves only when R^r does (a round
-        ends, or the job), so a change that leaves R^r where it was (a task placed) is skipped."""
+        """File newly arrived jobs in their name's buckets and record the rounds of jobs that
+        completed since the last decision (the history); the model names whose history changed,
+        each with its mean before the change."""
         learned: dict[str, float] = {}
-        seen, rounds_done = self._seen, state.rounds_done
+        status, finished = self._status, state.done
         for n in state.changed:
-            done = rounds_done[n]
-            family = self._family[n]
-            if done == seen[n] or family is None:
+            seen = status[n]
+            if seen == 2 or (seen == 1 and not finished[n]):  # most changes: a task placed
                 continue
-            seen[n] = done
-            by_rounds = self._members.setdefault(family, {})
-            old = self._member_key.get(n)
-            key = None
-            if not state.done[n]:
-                key = done if done >= self._hint[n] else -1
-            if key != old:
-                if old is not None:
-                    by_rounds[old].discard(n)
-                    del self._member_key[n]
-                if key is not None:
-                    by_rounds.setdefault(key, set()).add(n)
-                    self._member_key[n] = key
-            if state.done[n]:  # its last round ended now: it joins the history
+            family = self._family[n]
+            if family is None:
+                status[n] = 2
+                continue
+            if seen == 0:
+                by_rounds = self._members.setdefault(family, {})
+                by_rounds.setdefault(self._bucket(state, n), set()).add(n)
+                status[n] = 1
+            if finished[n]:  # its last round ended now: it joins the history (the bucket lets
+                status[n] = 2  # it go when next read)
                 learned.setdefault(family, self._mean(family))
+                done = state.rounds_done[n]
                 total = self._rounds_sum[family] = self._rounds_sum.get(family, 0) + done
                 count = self._completed[family] = self._completed.get(family, 0) + 1
                 self._mean_of[family] = total / count
@@ -119,9 +124,17 @@ class HlasP(Hlas):
             # jobs at or past both means (and their hint) predict 0 before and after: skipped
             below = math.ceil(max(before, after))
             by_rounds = self._members[family]
-            for rounds in range(-1, below):
-                for n in by_rounds.get(rounds, ()):
-                    if state.ready[n] > 0:
+            for rounds in range(-1, below):  # upwards: a job moved up is met again (module doc)
+                bucket = by_rounds.get(rounds)
+                for n in list(bucket or ()):
+                    if state.done[n]:
+                        bucket.discard(n)
+                        continue
+                    now = self._bucket(state, n)
+                    if now != rounds:
+                        bucket.discard(n)
+                        by_rounds.setdefault(now, set()).add(n)
+                    elif state.ready[n] > 0:
                         key = self._key(state, n, state.rank[n], state.started[n] > 0)
                         self._heap.rekey(state, key, n)
 
