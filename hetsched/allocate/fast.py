@@ -27,6 +27,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from hetsched.allocate.max_min import max_min_by_decomposition
 from hetsched.allocation.conventions import check_convention
 from hetsched.allocation.policies import (
     coefficients,
@@ -100,10 +101,34 @@ def _solve_arrays(
 
 
 def solve_max_min(
-    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True, solver: str = "ipm"
+    a: np.ndarray,
+    scale: np.ndarray,
+    count: np.ndarray,
+    merge: bool = True,
+    method: str = "decomposition",
+    notes: list[str] | None = None,
 ) -> tuple[Status, float, np.ndarray, int]:
-    """max z over the LP above; returns (status, z, x[j, r], number of job classes solved)."""
-    return _solve_arrays(a, scale, count, merge, solver, epigraph=True)
+    """max z over the LP above; returns (status, z, x[j, r], number of job classes solved).
+
+    ``method``: ``decomposition`` (:mod:`hetsched.allocate.max_min`: column generation over the
+    GPU types, linear in the jobs; should it not meet its bound within its rounds, the same LP
+    goes to HiGHS's interior point instead, and ``notes`` says so), or ``ipm`` / ``simplex``:
+    the whole LP to HiGHS. ``notes``: a list the method appends what it did to."""
+    log = notes if notes is not None else []
+    if method == "decomposition":
+        ca, cs, mult, inverse = _classes(a, scale, merge)
+        converged, z, upper, x, rounds = max_min_by_decomposition(ca, mult * cs, count)
+        if converged:
+            log.append(
+                f"decomposition: {rounds} pricing rounds, z {z:.12g}, Lagrangian bound {upper:.12g}"
+            )
+            return Status.OPTIMAL, z, x[inverse], len(ca)
+        log.append(
+            f"decomposition stopped after {rounds} rounds (z {z:.12g}, bound {upper:.12g}): "
+            "HiGHS interior point instead"
+        )
+        method = "ipm"
+    return _solve_arrays(a, scale, count, merge, method, epigraph=True)
 
 
 def solve_max_sum(
@@ -121,12 +146,13 @@ def fast_solve(
     """The fast path behind the same result type as :func:`hetsched.solve.solve`."""
     t0 = time.perf_counter()
     view = allocation_view(instance)
+    log: list[str] = []
     if fast_path(policy, check_convention(convention)) == "sum":
         a = sum_coefficients(view, policy, convention)
         status, z, x, classes = solve_max_sum(a, view.scale, view.count, merge=merge)
     else:
         a = coefficients(view, policy, convention)
-        status, z, x, classes = solve_max_min(a, view.scale, view.count, merge=merge)
+        status, z, x, classes = solve_max_min(a, view.scale, view.count, merge, notes=log)
     objective, sense = fast_objective(policy, convention)
     claimed = z
     if sense == "min":  # makespan, min-total-duration: zeta = M / makespan
@@ -144,7 +170,8 @@ def fast_solve(
         notes=[
             f"fast path: {classes} job classes for {view.n_jobs} jobs"
             if merge
-            else "fast path, no merging"
+            else "fast path, no merging",
+            *log,
         ],
     )
     finalize(result, report)  # proven optimal: the bound is the validated objective

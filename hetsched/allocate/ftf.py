@@ -67,12 +67,19 @@ def bisect_rho(
     )
 
 
-def fast_test(view: AllocationView, t: np.ndarray, convention: str, isolated=None):
-    """The LP test of rho as arrays (:func:`hetsched.allocate.fast.solve_max_min`)."""
+def fast_test(
+    view: AllocationView,
+    t: np.ndarray,
+    convention: str,
+    isolated=None,
+    method: str = "decomposition",
+):
+    """The LP test of rho as arrays (:func:`hetsched.allocate.fast.solve_max_min`, ``method``)."""
 
     def test(rho: float):
         req = need(view, t, rho, convention, isolated)
-        status, z, x, _ = solve_max_min(view.throughput / req[:, None], view.scale, view.count)
+        a = view.throughput / req[:, None]
+        status, z, x, _ = solve_max_min(a, view.scale, view.count, method=method)
         return status, z, x
 
     return test

@@ -44,15 +44,20 @@ def allocation_view(instance: Instance) -> AllocationView:
     for g in instance.gpus:
         counts[g.type] = counts.get(g.type, 0) + 1
     types = tuple(sorted(counts))
-    thr = np.zeros((len(instance.jobs), len(types)))
-    for j, job in enumerate(instance.jobs):
-        thr[j] = throughput_row(instance, j, types)
-        if not np.any(thr[j] > 0):
-            raise InputError(
-                instance.name,
-                f"$.jobs[{j}].throughput",
-                "zero on every GPU type: the job can never run",
-            )
+    try:
+        rows = [[job.throughput[t] for t in types] for job in instance.jobs]
+    except KeyError:  # the first job missing a type says which, in the one shared message
+        for j in range(len(instance.jobs)):
+            throughput_row(instance, j, types)
+        raise
+    thr = np.array(rows, dtype=float).reshape(len(instance.jobs), len(types))
+    never = np.flatnonzero(~np.any(thr > 0, axis=1))
+    if len(never):
+        raise InputError(
+            instance.name,
+            f"$.jobs[{int(never[0])}].throughput",
+            "zero on every GPU type: the job can never run",
+        )
     steps = np.array(
         [
             j.epochs * j.iterations_per_epoch if j.epochs and j.iterations_per_epoch else np.nan

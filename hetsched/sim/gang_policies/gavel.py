@@ -113,7 +113,9 @@ class Gavel:
                 # the agnostic policy weighs every type alike; here a type the job cannot run on
                 # gets no share (else its whole share may land there and it never runs)
                 a = np.where(view.throughput > 0, a, 0.0)
-            status, _, x, _ = solve_max_min(a, view.scale, view.count)
+            # HiGHS's vertex, as the documented runs had (the decomposition finds another
+            # optimum of the same value, and the rounds' priorities follow the allocation)
+            status, _, x, _ = solve_max_min(a, view.scale, view.count, method="ipm")
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
             raise HetschedError(
@@ -137,7 +139,7 @@ class Gavel:
             isolated = self.isolated_time[active]
             iso = isolated_throughput(view, "gavel")
             self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
-        test = fast_test(view, t, state.convention, isolated)
+        test = fast_test(view, t, state.convention, isolated, method="ipm")  # as in _solve
         found = bisect_rho(view, t, test, state.convention, isolated, tol=1e-6)
         status = Status.OPTIMAL if found.x is not None else Status.ERROR
         return status, found.x if found.x is not None else np.zeros_like(view.throughput)

@@ -36,7 +36,7 @@ import numpy as np
 
 from hetsched.errors import SolverError
 from hetsched.solvers.colgen.branching import branch_and_price
-from hetsched.solvers.colgen.generate import generate
+from hetsched.solvers.colgen.generate import Generation, generate
 from hetsched.solvers.colgen.problem import (
     Column,
     DantzigWolfeProblem,
@@ -87,6 +87,9 @@ class _Master:
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         self.h.setOptionValue("random_seed", int(seed))
+        if problem.lp_tolerance is not None:
+            for option in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+                self.h.setOptionValue(option, float(problem.lp_tolerance))
         # no "threads": HiGHS fixes its thread pool once per process, and a later Highs object
         # asking for another size fails every run (the master LP is a serial simplex anyway)
         inf = highspy.kHighsInf
@@ -170,6 +173,28 @@ class _Master:
         )
         self.h.setOptionValue("time_limit", highspy.kHighsInf)
         return (float(info.objective_function_value), x) if ok else None
+
+
+def lp_relaxation(
+    problem: DantzigWolfeProblem, time_limit: float | None = None, smoothing: float = 0.8
+) -> tuple[Generation, list[Column], np.ndarray]:
+    """The master LP's optimum by the column-generation loop alone (for an LP whose columns are
+    the solutions of a block, not an integer program): how the loop ended (with the best
+    Lagrangian bound), the columns generated and their weights in the last LP solution."""
+    deadline = time.perf_counter() + (math.inf if time_limit is None else float(time_limit))
+    master = _Master(problem, 0)
+    for col in problem.initial:
+        master.add(col)
+    full = (-math.inf, math.inf)
+    run = generate(
+        master,
+        problem,
+        deadline,
+        lambda pi: lambda b: (pi, *full),
+        smoothing=smoothing,
+        max_rounds=problem.max_iterations,
+    )
+    return run, master.columns, master.lambdas()
 
 
 def solve_colgen(

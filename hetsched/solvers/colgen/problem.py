@@ -56,6 +56,10 @@ class DantzigWolfeProblem:
     max_iterations: int | None = (
         None  # stop the root column generation after this many rounds (None: until done)
     )
+    # HiGHS's primal and dual feasibility tolerance on the master LP (None: HiGHS's 1e-7). A
+    # master whose optimum must be exact to 1e-9 needs a tighter one: under 1e-7 a column that
+    # prices out by less is not taken and the loop stalls short of the bound
+    lp_tolerance: float | None = None
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:

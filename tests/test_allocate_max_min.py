@@ -1,0 +1,137 @@
+"""The max-min allocation LP by decomposition (:mod:`hetsched.allocate.max_min`) against the
+same LP solved whole by HiGHS, its pricing against an LP per price vector, and one GPU type
+against the closed form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hetsched.allocate.max_min as max_min
+from hetsched.allocate.fast import solve_max_min
+from hetsched.allocate.max_min import best_allocation, max_min_by_decomposition
+from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
+from hetsched.solvers.result import Status
+
+
+def _lp(seed: int, n: int, k: int, distinct: bool = True, zeros: float = 0.0):
+    """Rows a (n x k), scale factors from {1, 2, 4, 8}, k type counts; ``zeros``: the chance a
+    job cannot use a type (a 0 rate; every job keeps one type it can use)."""
+    rng = np.random.default_rng(seed)
+    if distinct:
+        a = rng.uniform(0.1, 10.0, (n, k))
+    else:  # few kinds of job: many identical rows
+        a = rng.uniform(0.1, 10.0, (5, k))[rng.integers(0, 5, n)]
+    if zeros:
+        off = rng.random((n, k)) < zeros
+        off[np.arange(n), rng.integers(0, k, n)] = False
+        a = np.where(off, 0.0, a)
+    scale = rng.choice([1.0, 2.0, 4.0, 8.0], n)
+    count = rng.integers(1, max(2, n), k).astype(float)
+    return a, scale, count
+
+
+def _check(a, scale, count, x):
+    assert np.all(x >= 0)
+    assert np.all(x.sum(axis=1) <= 1 + 1e-9)
+    assert np.all(scale @ x <= count + 1e-7 * np.maximum(1.0, count))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.parametrize("distinct, zeros", [(True, 0.0), (False, 0.0), (True, 0.3)])
+def test_the_decomposition_meets_the_whole_lp(seed, k, distinct, zeros):
+    a, scale, count = _lp(seed, 60, k, distinct, zeros)
+    converged, z, upper, x, _ = max_min_by_decomposition(a, scale, count)
+    _, whole, _, _ = solve_max_min(a, scale, count, merge=False, method="ipm")
+    assert converged
+    _check(a, scale, count, x)
+    assert z == pytest.approx(float((a * x).sum(axis=1).min()), rel=1e-12)
+    assert z == pytest.approx(whole, rel=1e-8)
+    assert upper >= whole - 1e-8 * whole  # the Lagrangian bound is an upper bound
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_merged_classes_reach_the_same_optimum(seed):
+    a, scale, count = _lp(seed, 200, 3, distinct=False)
+    notes: list[str] = []
+    status, z, x, classes = solve_max_min(a, scale, count, notes=notes)
+    _, whole, _, _ = solve_max_min(a, scale, count, merge=False, method="ipm")
+    assert status == Status.OPTIMAL and classes < 200
+    assert z == pytest.approx(whole, rel=1e-8)
+    _check(a, scale, count, x)
+    assert notes and notes[0].startswith("decomposition:")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_gpu_type_meets_the_closed_form(seed):
+    """One type: x_j = z / a_j, so z* = min(min_j a_j, N / sum_j s_j / a_j)."""
+    a, scale, count = _lp(seed, 40, 1)
+    closed = min(a.min(), count[0] / float((scale / a[:, 0]).sum()))
+    converged, z, _, _, _ = max_min_by_decomposition(a, scale, count)
+    assert converged and z == pytest.approx(closed, rel=1e-9)
+
+
+def _pricing_lp(a, scale, lam) -> float:
+    """max z - lam . sum_j s_j x_j s.t. a_j . x_j >= z, sum x_j <= 1, x >= 0, z <= min_j
+    max_r a_jr (one LP)."""
+    n, k = a.shape
+    nv = n * k + 1
+    rows, cols, vals = [], [], []
+    for j in range(n):
+        for r in range(k):
+            rows += [j, n + j]
+            cols += [j * k + r, j * k + r]
+            vals += [-a[j, r], 1.0]
+        rows.append(j)
+        cols.append(n * k)
+        vals.append(1.0)
+    import scipy.sparse as sp
+
+    m = sp.csc_matrix((vals, (rows, cols)), shape=(2 * n, nv))
+    cost = np.concatenate([np.repeat(scale, k) * np.tile(lam, n), [-1.0]])
+    lp = ArrayLP(
+        cost,
+        m,
+        np.full(2 * n, -INF),
+        np.concatenate([np.zeros(n), np.ones(n)]),
+        np.zeros(nv),
+        np.full(nv, INF),
+    )
+    h, _ = run_highs(lp)
+    return -h.getInfo().objective_function_value
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 12),
+    k=st.integers(1, 4),
+    lam_scale=st.sampled_from([1e-4, 1e-2, 1.0]),
+    free_type=st.booleans(),
+)
+def test_pricing_is_the_best_allocation_at_its_prices(seed, n, k, lam_scale, free_type):
+    rng = np.random.default_rng(seed)
+    a = np.where(rng.random((n, k)) < 0.2, 0.0, rng.uniform(0.1, 10.0, (n, k)))
+    a[np.arange(n), rng.integers(0, k, n)] = rng.uniform(0.1, 10.0, n)
+    scale = rng.choice([1.0, 2.0, 4.0], n)
+    lam = rng.uniform(0.0, 1.0, k) * lam_scale
+    if free_type:
+        lam[rng.integers(0, k)] = 0.0
+    z, x = best_allocation(a, scale, lam)
+    assert np.all(x >= 0) and np.all(x.sum(axis=1) <= 1 + 1e-12)
+    assert np.all((a * x).sum(axis=1) >= z - 1e-9 * max(1.0, z))
+    value = z - float(lam @ (scale @ x))
+    assert value == pytest.approx(_pricing_lp(a, scale, lam), rel=1e-9, abs=1e-12)
+
+
+def test_a_run_that_does_not_converge_goes_to_highs(monkeypatch):
+    a, scale, count = _lp(0, 80, 3)
+    monkeypatch.setattr(max_min, "MAX_ROUNDS", 2)
+    notes: list[str] = []
+    status, z, x, _ = solve_max_min(a, scale, count, merge=False, notes=notes)
+    _, whole, _, _ = solve_max_min(a, scale, count, merge=False, method="ipm")
+    assert status == Status.OPTIMAL and z == pytest.approx(whole, rel=1e-12)
+    assert "HiGHS interior point instead" in notes[0]
