@@ -13,7 +13,11 @@ same base constraints (:func:`solve_max_sum`). Two things make it fast:
    within the class) and does not lower min_j a_j x_j (nor change a linear sum), so the LP over classes (capacity
    sum_c m_c s_c x_{c,r} <= N_r) has the same optimum. Gavel's table has 83 job types, so a
    2048-job LP shrinks to at most 83 x (distinct weights) rows.
-2. **The LP is passed to HiGHS as arrays** (highspy, CSC matrix), without a modelling layer.
+2. **The max-min LPs are solved by column generation over the GPU types**
+   (:mod:`hetsched.allocate.max_min`): linear in the jobs, where HiGHS's interior point on the
+   whole LP grows as n^1.34 when no two jobs are alike. The throughput sums, and the max-min
+   LPs on request (``method``), go to HiGHS as arrays (highspy, CSC matrix), without a
+   modelling layer.
 
 The result is checked by the same independent validator as the Pyomo models, and
 :func:`fast_solve` returns the same :class:`SolveResult`.
@@ -27,7 +31,6 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.allocate.max_min import max_min_by_decomposition
 from hetsched.allocation.conventions import check_convention
 from hetsched.allocation.policies import (
     coefficients,
@@ -116,6 +119,8 @@ def solve_max_min(
     the whole LP to HiGHS. ``notes``: a list the method appends what it did to."""
     log = notes if notes is not None else []
     if method == "decomposition":
+        from hetsched.allocate.max_min import max_min_by_decomposition  # numba: when it is used
+
         ca, cs, mult, inverse = _classes(a, scale, merge)
         converged, z, upper, x, rounds = max_min_by_decomposition(ca, mult * cs, count)
         if converged:

@@ -28,6 +28,7 @@ Wentges smoothing) stops when the master's value meets it, within 1e-9.
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem, lp_relaxation
@@ -38,52 +39,85 @@ MASTER_TOLERANCE = 1e-10
 MAX_ROUNDS = 500
 
 
-def _hull(a: np.ndarray, cost: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+@nb.njit(cache=True)
+def _hulls(a: np.ndarray, cost: np.ndarray):
     """Each job's lower convex hull from (0, 0) over the points (a[j, r], cost[j, r]), as up to
-    K segments: (start z, end z, slope, type at the start (-1: the origin), type at the end);
-    a job with fewer segments has NaN ends (and type -1) in the rest."""
+    K segments (gift wrapping; of collinear points the farthest): start z, end z and slope
+    (NaN where a job has fewer segments), and the types at the start (-1: the origin) and end."""
     n, k = a.shape
-    rows = np.arange(n)
-    at_z, at_cost, at_type = np.zeros(n), np.zeros(n), np.full(n, -1)
-    alive = np.ones(n, dtype=bool)
-    segments = []
-    for _ in range(k):
-        ahead = (a > at_z[:, None]) & alive[:, None]  # points to the right of the current vertex
-        run = np.where(ahead, a - at_z[:, None], 1.0)
-        slope = np.where(ahead, (cost - at_cost[:, None]) / run, np.inf)
-        least = slope.min(axis=1)
-        # of the points on the least slope, the farthest (a collinear nearer one is no vertex)
-        nxt = np.where(slope <= least[:, None], a, -np.inf).argmax(axis=1)
-        alive = np.isfinite(least)
-        end = np.where(alive, a[rows, nxt], np.nan)
-        segments.append(
-            (
-                at_z.copy(),
-                end,
-                np.where(alive, least, np.nan),
-                at_type.copy(),
-                np.where(alive, nxt, -1),
-            )
-        )
-        at_z = np.where(alive, end, at_z)
-        at_cost = np.where(alive, cost[rows, nxt], at_cost)
-        at_type = np.where(alive, nxt, at_type)
-    return segments
+    start = np.full((n, k), np.nan)
+    end = np.full((n, k), np.nan)
+    slope = np.full((n, k), np.nan)
+    first = np.full((n, k), -1, dtype=np.int64)
+    last = np.full((n, k), -1, dtype=np.int64)
+    for j in range(n):
+        at_z, at_cost, at_type = 0.0, 0.0, -1
+        for step in range(k):
+            least, nxt = np.inf, -1
+            for r in range(k):
+                if a[j, r] > at_z:
+                    s = (cost[j, r] - at_cost) / (a[j, r] - at_z)
+                    if s < least or (s == least and a[j, r] > a[j, nxt]):
+                        least, nxt = s, r
+            if nxt < 0:
+                break
+            start[j, step], end[j, step], slope[j, step] = at_z, a[j, nxt], least
+            first[j, step], last[j, step] = at_type, nxt
+            at_z, at_cost, at_type = a[j, nxt], cost[j, nxt], nxt
+    return start, end, slope, first, last
 
 
-def _allocation_at(segments: list[tuple[np.ndarray, ...]], z: float, shape) -> np.ndarray:
+@nb.njit(cache=True)
+def _allocation_at(start, end, first, last, z: float) -> np.ndarray:
     """Every job's point of its hull at throughput z: shares of the two types its segment joins."""
-    x = np.zeros(shape)
-    placed = np.zeros(shape[0], dtype=bool)
-    for start, end, _, first, last in segments:  # the segment holding z, once per job
-        on = ~placed & ~np.isnan(end) & (start <= z) & (z <= end)
-        share = (z - start[on]) / (end[on] - start[on])
-        jobs = np.flatnonzero(on)
-        x[jobs, last[on]] = share
-        inner = first[on] >= 0
-        x[jobs[inner], first[on][inner]] += 1.0 - share[inner]
-        placed |= on
+    n, k = start.shape
+    x = np.zeros((n, k))
+    for j in range(n):
+        for step in range(k):
+            if not np.isnan(end[j, step]) and start[j, step] <= z <= end[j, step]:
+                share = (z - start[j, step]) / (end[j, step] - start[j, step])
+                x[j, last[j, step]] = share
+                if first[j, step] >= 0:
+                    x[j, first[j, step]] += 1.0 - share
+                break
     return x
+
+
+@nb.njit(cache=True)
+def _best_z(start, slope, z_max: float) -> tuple[float, float]:
+    """The z where the slope of sum_j c_j reaches 1 (at most ``z_max``), and the breakpoint
+    below it (-1 if none, or if z = 0)."""
+    n, k = start.shape
+    rise0 = 0.0
+    for j in range(n):
+        if not np.isnan(slope[j, 0]):
+            rise0 += slope[j, 0]
+    if rise0 >= 1.0:
+        return 0.0, -1.0
+    at = np.empty(n * (k - 1))
+    rise = np.empty(n * (k - 1))
+    m = 0
+    for j in range(n):
+        for step in range(1, k):
+            if not np.isnan(slope[j, step]):
+                at[m], rise[m] = start[j, step], slope[j, step] - slope[j, step - 1]
+                m += 1
+    order = np.argsort(at[:m], kind="mergesort")
+    z, total = z_max, rise0
+    for i in order:
+        if at[i] >= z_max:
+            break
+        total += rise[i]
+        if total >= 1.0:
+            z = at[i]
+            break
+    below = 0.0
+    for i in order:
+        if at[i] >= z:
+            break
+        if at[i] > 0:
+            below = at[i]
+    return z, below
 
 
 def best_allocations(
@@ -93,26 +127,13 @@ def best_allocations(
     subject to every job's throughput a_j . x_j >= z and time share sum x_j <= 1 (module doc);
     then, if there is one, the allocation at the breakpoint below that z (the other end of the
     segment where the slope passes 1: the master often needs both)."""
-    n, k = a.shape
-    segments = _hull(a, scale[:, None] * lam[None, :])
-    z_max = float(a.max(axis=1).min()) if n else 0.0  # the slowest job's best rate
-    slope = float(np.nansum(segments[0][2]))  # d/dz sum_j c_j just after z = 0
-    z, below = 0.0, None
-    if slope < 1.0:
-        at = np.concatenate([seg[0][~np.isnan(seg[2])] for seg in segments[1:]] or [np.zeros(0)])
-        rise = np.concatenate(
-            [(seg[2] - prev[2])[~np.isnan(seg[2])] for prev, seg in zip(segments, segments[1:])]
-            or [np.zeros(0)]
-        )
-        order = np.argsort(at, kind="stable")
-        at, rise = at[order], rise[order]
-        reached = np.flatnonzero((slope + np.cumsum(rise) >= 1.0) & (at < z_max))
-        z = float(at[reached[0]]) if len(reached) else z_max
-        earlier = at[(at < z) & (at > 0)]
-        below = float(earlier[-1]) if len(earlier) else 0.0
-    best = [(z, _allocation_at(segments, z, a.shape))]
-    if below is not None and below < z:
-        best.append((below, _allocation_at(segments, below, a.shape)))
+    if not len(a):
+        return [(0.0, np.zeros_like(a))]
+    start, end, slope, first, last = _hulls(a, scale[:, None] * lam[None, :])
+    z, below = _best_z(start, slope, float(a.max(axis=1).min()))  # the slowest job's best rate
+    best = [(z, _allocation_at(start, end, first, last, z))]
+    if 0.0 <= below < z:
+        best.append((below, _allocation_at(start, end, first, last, below)))
     return best
 
 

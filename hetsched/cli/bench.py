@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "suite",
         choices=["exact", "hare", "gavel", "hadar", "sim", "startup"],
         help="exact: largest sizes each exact method proves; hare: Algorithm 1 tasks/s, the paper-scale "
-        "pipeline and heuristic's memory per task; gavel: max-min fairness at 256-2048 jobs against "
+        "pipeline and heuristic's memory per task; gavel: max-min fairness at 256-16,384 jobs against "
         "cvxpy+ECOS; hadar: DP_allocation "
         "with 2000 queued jobs on 60 GPUs (exact DP vs branch and bound, one round, online rounds); sim: simulated "
         "jobs/s on the Philly window and 10,000 jobs; startup: CPU time, memory and libraries loaded "

@@ -110,7 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     route.add_argument(
         "--fast",
         action="store_true",
-        help="insist on the fast path: the LP built as arrays with identical jobs merged "
+        help="insist on the fast path: identical jobs merged, the max-min LPs solved by "
+        "column generation over the GPU types, certified by their Lagrangian bound "
         "(max-min-fairness, max-min-fairness-perf, makespan, min-total-duration, "
         "finish-time-fairness[-agnostic]); the default "
         "takes it wherever it exists",
