@@ -78,7 +78,7 @@ class HlasP(Hlas):
         """File newly arrived jobs in their name's buckets and record the rounds of jobs that
         completed since the last decision (the history); the model names whose history changed,
         each with its mean before the change."""
-        learned: dict[str, float] = {}
+        learned: dict[str, float] = {}  # stays empty at most decisions (no job completed)
         status, finished = self._status, state.done
         for n in state.changed:
             seen = status[n]
@@ -117,7 +117,10 @@ class HlasP(Hlas):
 
     def _learn_and_rekey(self, state: SimState) -> None:
         """The history's step before each decision (module doc)."""
-        for family, before in self._learn(state).items():  # these predictions may have moved
+        learned = self._learn(state)
+        if not learned:
+            return
+        for family, before in learned.items():  # these predictions may have moved
             after = self._mean(family)
             if after == before:  # the same mean (0 only before the first completion): same keys
                 continue
@@ -145,9 +148,10 @@ class HlasP(Hlas):
         return (state.rounds_done[n] + rp) * self._units[n]
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
-        """Queue, partially scheduled first, then q^1 by R^p descending before q^2, then FIFO
-        (one flat tuple: it orders as the nested (queue, partial, (q, -R^p), position)). R^p and
-        the size as :meth:`predicted` and :meth:`size` (inline: a key per change of a job)."""
+        """Queue, partially scheduled first, then q^1 by R^p descending before q^2, then FIFO:
+        (4 queue + 2 [not partial] + [in q^2], -R^p or 0, position), which orders as the nested
+        (queue, not partial, (q, -R^p), position) and compares faster in the heap. R^p and the
+        size as :meth:`predicted` and :meth:`size` (inline: a key per change of a job)."""
         done = state.rounds_done[n]
         alpha = self._hint[n] - done
         if alpha < 0:
@@ -160,6 +164,7 @@ class HlasP(Hlas):
             if rp < 0:
                 rp = 0.0
         queue = bisect_right(self.thresholds, (done + rp) * self._units[n] * (1 + 1e-12))
+        head = 4 * queue + 2 * (not partial)
         if rp > 0:
-            return (queue, not partial, 0, -rp, position)
-        return (queue, not partial, 1, 0, position)
+            return (head, -rp, position)
+        return (head + 1, 0, position)

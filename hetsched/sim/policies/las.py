@@ -93,7 +93,8 @@ class Hlas(_Queues):
         return state.rounds_done[n] * self._units[n]  # H_n(t)
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._setup(state)
+        if self._units is None:
+            self._setup(state)
         self._learn_and_rekey(state)
         self._heap.refresh(
             state, lambda n: self._key(state, n, state.rank[n], state.started[n] > 0)
@@ -130,8 +131,10 @@ class Hlas(_Queues):
         own state (none here; HLAS-P's history)."""
 
     def _key(self, state: SimState, n: int, position: int, partial: bool) -> tuple:
-        """Queue, then partially scheduled first, then FIFO (Algorithm 3)."""
-        return (self.queue_of(self.size(state, n)), not partial, position)
+        """Queue, then partially scheduled first, then FIFO (Algorithm 3): (2 queue + [not
+        partial], position), which orders as (queue, not partial, position) and compares faster
+        in the heap."""
+        return (2 * self.queue_of(self.size(state, n)) + (not partial), position)
 
 
 class Las2d(_Queues):
