@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import hetsched.allocate.max_min as max_min
 from hetsched.allocate.fast import solve_max_min
-from hetsched.allocate.max_min import best_allocation, max_min_by_decomposition
+from hetsched.allocate.max_min import best_allocations, max_min_by_decomposition
 from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
 from hetsched.solvers.result import Status
 
@@ -120,7 +120,7 @@ def test_pricing_is_the_best_allocation_at_its_prices(seed, n, k, lam_scale, fre
     lam = rng.uniform(0.0, 1.0, k) * lam_scale
     if free_type:
         lam[rng.integers(0, k)] = 0.0
-    z, x = best_allocation(a, scale, lam)
+    z, x = best_allocations(a, scale, lam)[0]
     assert np.all(x >= 0) and np.all(x.sum(axis=1) <= 1 + 1e-12)
     assert np.all((a * x).sum(axis=1) >= z - 1e-9 * max(1.0, z))
     value = z - float(lam @ (scale @ x))

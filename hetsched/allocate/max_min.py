@@ -111,7 +111,7 @@ def _best_z(start, slope, z_max: float) -> tuple[float, float]:
         if total >= 1.0:
             z = at[i]
             break
-    below = 0.0
+    below = -1.0
     for i in order:
         if at[i] >= z:
             break
@@ -132,14 +132,9 @@ def best_allocations(
     start, end, slope, first, last = _hulls(a, scale[:, None] * lam[None, :])
     z, below = _best_z(start, slope, float(a.max(axis=1).min()))  # the slowest job's best rate
     best = [(z, _allocation_at(start, end, first, last, z))]
-    if 0.0 <= below < z:
+    if below > 0.0:
         best.append((below, _allocation_at(start, end, first, last, below)))
     return best
-
-
-def best_allocation(a: np.ndarray, scale: np.ndarray, lam: np.ndarray) -> tuple[float, np.ndarray]:
-    """The pricing problem's optimum (the first of :func:`best_allocations`)."""
-    return best_allocations(a, scale, lam)[0]
 
 
 def max_min_by_decomposition(
@@ -168,8 +163,11 @@ def max_min_by_decomposition(
         lp_tolerance=MASTER_TOLERANCE,
     )
     run, columns, theta = lp_relaxation(problem, time_limit)
-    x = sum(t * c.payload for t, c in zip(theta, columns) if t > 0)
-    x = np.clip(x, 0.0, None) if isinstance(x, np.ndarray) else np.zeros_like(a)
+    x = np.zeros_like(a)
+    for weight, col in zip(theta, columns):  # the master's convex combination of allocations
+        if weight > 0:
+            x += weight * col.payload
+    x = np.clip(x, 0.0, None)
     z = float((a * x).sum(axis=1).min()) if len(a) else 0.0
     upper = -run.bound  # the engine minimizes -z: its Lagrangian lower bound is -(upper bound)
     converged = run.end == "done" and upper - z <= 1e-9 * max(1.0, abs(upper))

@@ -175,6 +175,37 @@ class _Master:
         return (float(info.objective_function_value), x) if ok else None
 
 
+def _root(
+    problem: DantzigWolfeProblem,
+    deadline: float,
+    seed: int,
+    smoothing: float,
+    cutoff: float = math.inf,
+) -> tuple[_Master, Generation]:
+    """The root's column generation: a master holding the initial columns, then the loop at
+    every block's full cost range (the prices each block sees through ``problem.prepare``)."""
+    master = _Master(problem, seed)
+    for col in problem.initial:
+        master.add(col)
+    full = (-math.inf, math.inf)
+
+    def root_prices(pi: np.ndarray):
+        priced = pi if problem.prepare is None else problem.prepare(pi)
+        return lambda b: (priced, *full)
+
+    run = generate(
+        master,
+        problem,
+        deadline,
+        root_prices,
+        smoothing=smoothing,
+        cutoff=cutoff,
+        round_up=lambda v: _round_up(v, problem.objective_step),
+        max_rounds=problem.max_iterations,
+    )
+    return master, run
+
+
 def lp_relaxation(
     problem: DantzigWolfeProblem, time_limit: float | None = None, smoothing: float = 0.8
 ) -> tuple[Generation, list[Column], np.ndarray]:
@@ -182,18 +213,7 @@ def lp_relaxation(
     the solutions of a block, not an integer program): how the loop ended (with the best
     Lagrangian bound), the columns generated and their weights in the last LP solution."""
     deadline = time.perf_counter() + (math.inf if time_limit is None else float(time_limit))
-    master = _Master(problem, 0)
-    for col in problem.initial:
-        master.add(col)
-    full = (-math.inf, math.inf)
-    run = generate(
-        master,
-        problem,
-        deadline,
-        lambda pi: lambda b: (pi, *full),
-        smoothing=smoothing,
-        max_rounds=problem.max_iterations,
-    )
+    master, run = _root(problem, deadline, 0, smoothing)
     return run, master.columns, master.lambdas()
 
 
@@ -211,27 +231,10 @@ def solve_colgen(
     time_limit, gap, seed = opts.time_limit, opts.gap, opts.seed
     t0 = time.perf_counter()
     deadline = t0 + (float(time_limit) if time_limit is not None else math.inf)
-    master = _Master(problem, seed)
-    for col in problem.initial:
-        master.add(col)
     incumbent = sum(c.cost for c in problem.initial)
     stats = ColgenStats()
-    full = (-math.inf, math.inf)
-
-    def root_prices(pi: np.ndarray):
-        priced = pi if problem.prepare is None else problem.prepare(pi)
-        return lambda b: (priced, *full)
-
-    run = generate(
-        master,
-        problem,
-        deadline,
-        root_prices,
-        smoothing=smoothing,
-        cutoff=incumbent * (1 - gap) - 1e-9 * max(1.0, abs(incumbent)),
-        round_up=lambda v: _round_up(v, problem.objective_step),
-        max_rounds=problem.max_iterations,
-    )
+    cutoff = incumbent * (1 - gap) - 1e-9 * max(1.0, abs(incumbent))
+    master, run = _root(problem, deadline, seed, smoothing, cutoff)
     stats.iterations, stats.lp_value = run.rounds, run.lp
     stats.lagrangian_bound, stats.prices = run.bound, run.prices
     # done: the LP optimum, or a bound that cannot rise further; cutoff: the bound meets the
