@@ -81,9 +81,10 @@ class KeyedHeap:
     round ends inside a queue) leave the key where it was, and the push and the later stale pop
     are saved. The current entries, and so every pop, are the same as :class:`LazyHeap`'s.
 
-    An entry is current while its token is the job's latest (a push or :meth:`invalidate` moves
-    it on) and the job has a ready task; ``_key`` holds the key of each job's current entry while
-    it is in the heap."""
+    An entry is current while its token is the job's latest (a push moves it on) and the job has
+    a ready task; ``_key`` holds the key of each job's current entry while it is in the heap.
+    HLAS reads the top with :meth:`peek` and removes it with :meth:`drop_top` only when it
+    moves."""
 
     def __init__(self):
         self.heap: list[tuple] = []
@@ -97,23 +98,6 @@ class KeyedHeap:
                 k = key(n)
                 if held.get(n) != k:
                     self.push(state, k, n)
-
-    def pop(self, state: SimState):
-        """The best current (key, job), or None; it leaves the heap."""
-        heap, token, ready, pop, held = (
-            self.heap,
-            self._token,
-            state.ready,
-            heapq.heappop,
-            self._key,
-        )
-        while heap:
-            k, n, t = pop(heap)
-            if t == token[n]:
-                del held[n]  # n has no entry now
-                if ready[n] > 0:
-                    return k, n
-        return None
 
     def peek(self, state: SimState):
         """The best current (key, job), left in the heap (stale entries above it are dropped), or
@@ -145,11 +129,6 @@ class KeyedHeap:
         token = self._token
         self.heap = [e for e in self.heap if e[2] == token[e[1]]]
         heapq.heapify(self.heap)
-
-    def invalidate(self, n: int) -> None:
-        """Job n's entries go stale."""
-        self._token[n] = self._token.get(n, 0) + 1
-        self._key.pop(n, None)
 
     def rekey(self, state: SimState, k, n: int) -> None:
         """Job n's key is now ``k``."""
