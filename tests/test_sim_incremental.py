@@ -198,3 +198,28 @@ def test_allox_decides_as_weighing_every_waiting_job(seed, per_gpu):
     fast = simulate(inst, AlloX(), record_events=False)
     slow = simulate(inst, WeighEveryone(), record_events=False)
     assert fast.schedule.assignments == slow.schedule.assignments
+
+
+class KeyFromDefinitions(HlasP):
+    """HLAS-P with its key built from :meth:`predicted`, :meth:`size` and :meth:`queue_of` (the
+    readable definitions), checked at every key against the inline one the policy uses."""
+
+    checked = 0
+
+    def _key(self, state, n, position, partial):
+        fast = super()._key(state, n, position, partial)
+        rp = self.predicted(state, n)
+        head = 4 * self.queue_of(self.size(state, n, rp)) + 2 * (not partial)
+        assert fast == ((head, -rp, position) if rp > 0 else (head + 1, 0, position))
+        KeyFromDefinitions.checked += 1
+        return fast
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("hinted", [True, False])
+def test_hlas_p_inline_key_is_its_definitions(seed, hinted):
+    inst = gavel_poisson(seed=seed, n_jobs=200, rate_per_hour=40.0, per_type=4)
+    hints = _hints(inst, seed) if hinted else {}
+    KeyFromDefinitions.checked = 0
+    run = simulate(inst, KeyFromDefinitions(min_rounds=hints), record_events=False)
+    assert run.validation.valid and KeyFromDefinitions.checked > inst.n_tasks // 2

@@ -103,7 +103,7 @@ class HlasP(Hlas):
 
     def learned(self) -> dict[str, tuple[int, float]]:
         """Model name -> (completed jobs recorded, their mean number of rounds)."""
-        return {f: (c, self._rounds_sum[f] / c) for f, c in self._completed.items()}
+        return {f: (c, self._mean_of[f]) for f, c in self._completed.items()}
 
     def predicted(self, state: SimState, n: int) -> float:
         """R^p_n(t): alpha = the hint's rounds still to run; with similar completed jobs (same model
