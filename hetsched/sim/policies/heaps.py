@@ -1,5 +1,10 @@
 """Waiting jobs by priority for the task policies: heaps whose stale entries are skipped when
-popped (a job's key moves only when its state does, :attr:`SimState.changed`)."""
+popped (a job's key moves only when its state does, :attr:`SimState.changed`).
+
+Keys are tuples of one length per heap. An entry is the key with the job and its freshness
+appended, ``key + (n, ...)``, not ``(key, n, ...)``: the order is the same, and a flat tuple
+compares about twice as fast as a nested one (measured with ``heapq``), which is most of what
+a heap costs."""
 
 from __future__ import annotations
 
@@ -36,24 +41,26 @@ class LazyHeap:
             heapq.heappop,
         )
         while heap:
-            k, n, v, s = pop(heap)
-            if v == version[n] and s == stamp.get(n, 0) and ready[n] > 0:
-                return k, n
+            e = pop(heap)
+            n = e[-3]
+            if e[-2] == version[n] and e[-1] == stamp.get(n, 0) and ready[n] > 0:
+                return e[:-3], n
         return None
 
     def peek(self, state: SimState):
         """The best current (key, job) without removing it, or None."""
         heap, version, stamp, ready = self.heap, state.version, self.stamp, state.ready
         while heap:
-            k, n, v, s = heap[0]
-            if v == version[n] and s == stamp.get(n, 0) and ready[n] > 0:  # _current, inline
-                return k, n
+            e = heap[0]
+            n = e[-3]
+            if e[-2] == version[n] and e[-1] == stamp.get(n, 0) and ready[n] > 0:  # _current
+                return e[:-3], n
             heapq.heappop(heap)
         return None
 
     def push(self, state: SimState, k, n: int) -> None:
         heap = self.heap
-        heapq.heappush(heap, (k, n, state.version[n], self.stamp.get(n, 0)))
+        heapq.heappush(heap, k + (n, state.version[n], self.stamp.get(n, 0)))
         if len(heap) & 1023 == 0 and len(heap) > 4 * state.n_waiting + 4096:
             self._compact(state)  # looked at every 1,024 entries
 
@@ -61,7 +68,7 @@ class LazyHeap:
         """Drop the stale entries at once (a policy that re-keys often leaves many): the current
         entries, and so every later pop, are the same; the cost is paid for by the pushes that
         made the heap this large."""
-        self.heap = [e for e in self.heap if self._current(state, *e[1:])]
+        self.heap = [e for e in self.heap if self._current(state, *e[-3:])]
         heapq.heapify(self.heap)
 
     def invalidate(self, n: int) -> None:
@@ -104,30 +111,31 @@ class KeyedHeap:
         None."""
         heap, token, ready, held = self.heap, self._token, state.ready, self._key
         while heap:
-            k, n, t = heap[0]
-            if t == token[n]:
+            e = heap[0]
+            n = e[-2]
+            if e[-1] == token[n]:
                 if ready[n] > 0:
-                    return k, n
+                    return held[n], n
                 del held[n]
             heapq.heappop(heap)
         return None
 
     def drop_top(self) -> None:
         """Remove the entry :meth:`peek` returned."""
-        del self._key[heapq.heappop(self.heap)[1]]
+        del self._key[heapq.heappop(self.heap)[-2]]
 
     def push(self, state: SimState, k, n: int) -> None:
         t = self._token[n] = self._token.get(n, 0) + 1
         self._key[n] = k
         heap = self.heap
-        heapq.heappush(heap, (k, n, t))
+        heapq.heappush(heap, k + (n, t))
         if len(heap) & 1023 == 0 and len(heap) > 4 * state.n_waiting + 4096:
             self._compact()  # looked at every 1,024 entries
 
     def _compact(self) -> None:
         """Drop the stale entries at once (as :meth:`LazyHeap._compact`)."""
         token = self._token
-        self.heap = [e for e in self.heap if e[2] == token[e[1]]]
+        self.heap = [e for e in self.heap if e[-1] == token[e[-2]]]
         heapq.heapify(self.heap)
 
     def rekey(self, state: SimState, k, n: int) -> None:
