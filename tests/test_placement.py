@@ -5,6 +5,7 @@ optimum, the learned predictor, input errors and the audit."""
 from __future__ import annotations
 
 import json
+from itertools import product
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,13 @@ from hetsched.instance.io import instance_to_dict, load_instance, parse_instance
 from hetsched.placement import Placement, check_placement, data, placement_view
 from hetsched.placement.exhaustive import exhaustive_placement
 from hetsched.placement.generate import make_instance, random_instance
-from hetsched.placement.heuristics import RULES, greedy_by_reward, place_by_rule
+from hetsched.placement.heuristics import (
+    RULES,
+    _State,
+    greedy_by_reward,
+    job_candidates,
+    place_by_rule,
+)
 from hetsched.placement.predictor import default_predictor, train_predictor
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.registry import make_policy
@@ -156,6 +163,63 @@ def test_rules_give_valid_placements(seed, servers, new, old):
             for n in placed_new:
                 for s in np.flatnonzero(tasks[n]):
                     assert (tasks[:, s] > 0).sum() == 1
+
+
+def _counts(k: int, servers: int) -> list[tuple[int, ...]]:
+    """Every vector of ``servers`` counts that sum to k."""
+    return [c for c in product(range(k + 1), repeat=servers) if sum(c) == k]
+
+
+def _fits_by_hand(v, n: int, w: tuple, p: tuple, used: np.ndarray, allowed) -> bool:
+    """Does (workers w, ps p per server) of job n fit next to ``used``? Server by server."""
+    for s in range(v.n_servers):
+        for r in range(len(v.resources)):
+            need = w[s] * v.worker_demand[n, r] + p[s] * v.ps_demand[n, r]
+            if need > v.capacity[s, r] - used[s, r] + 1e-9:
+                return False
+        if allowed is not None and (w[s] + p[s]) > 0 and not allowed[n, s]:
+            return False
+    return True
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    servers=st.integers(1, 4),
+    old=st.integers(0, 3),
+    forbid=st.integers(0, 2**12 - 1),
+)
+def test_job_candidates_are_every_placement_that_fits(seed, servers, old, forbid):
+    """Every distribution of a job's workers and parameter servers that fits (and runs only
+    where allowed), in the order workers' distribution first, each once: against a brute force
+    over all count vectors."""
+    from dataclasses import replace
+
+    v = placement_view(random_instance(seed, n_servers=servers, n_new=2, n_old=old))
+    mask = np.array(
+        [[(forbid >> (n * 4 + s)) & 1 == 0 for s in range(v.n_servers)] for n in range(v.n_jobs)]
+    )
+    for allowed in (None, mask):
+        view = v if allowed is None else replace(v, allowed=allowed)
+        st_ = _State(view)
+        for n in np.flatnonzero(view.new):
+            got = [(tuple(w), tuple(p)) for w, p in job_candidates(view, int(n), st_)]
+            W, P = int(view.workers[n]), int(view.parameter_servers[n])
+            expected = {
+                (w, p)
+                for w in _counts(W, view.n_servers)
+                for p in _counts(P, view.n_servers)
+                if _fits_by_hand(view, int(n), w, p, st_.used, allowed)
+            }
+            assert len(got) == len(set(got)) and set(got) == expected
+            order = [w for w, _ in got]  # workers' distributions in combinations order
+            assert order == sorted(order, reverse=True)
+        # past max_candidates: the rules' placements and one-server consolidations, each once
+        for n in np.flatnonzero(view.new):
+            few = job_candidates(view, int(n), st_, max_candidates=0)
+            pairs = [(tuple(w), tuple(p)) for w, p in few]
+            assert len(pairs) == len(set(pairs))
+            assert all(_fits_by_hand(view, int(n), w, p, st_.used, allowed) for w, p in pairs)
 
 
 def test_tetris_counterexample_is_shipped_and_exact():

@@ -2,8 +2,9 @@
 HLAS-P re-keys only the jobs whose prediction may move (against re-keying every waiting job of
 the model), HLAS and HLAS-P keep a job's heap entry while its key stays (against popping and
 pushing the job at every placement, with entries that go stale at every change), Tiresias reads a heap of (queue, arrival rank) (against sorting every active job each
-round), the task engine's backlog is a sorted list (against the minimal event loop), and AlloX
-takes its candidates from heaps per GPU class (against weighing every waiting job)."""
+round), the task engine's backlog is a sorted list (against the minimal event loop), AlloX
+takes its candidates from heaps per GPU class (against weighing every waiting job), and Harmony
+reads the waiting jobs in one pass per round (against listing them again for every chunk)."""
 
 import dataclasses
 
@@ -16,6 +17,7 @@ from hetsched.instance.hare_view import hare_view
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.common import place_in_order
+from hetsched.sim.gang_policies.harmony import Harmony
 from hetsched.sim.gang_policies.tiresias import Tiresias
 from hetsched.sim.policies import HlasP
 from hetsched.sim.policies.allox import CANDIDATES, AlloX
@@ -151,6 +153,44 @@ def test_hlas_keeps_entries_and_decides_as_popping_and_pushing(seed, policy, nev
     plain = simulate(inst, plain, record_events=False)
     assert fast.validation.valid
     assert _assignments(fast) == _assignments(plain)
+    assert fast.completion == plain.completion
+
+
+class RescanEveryChunk(Harmony):
+    """Harmony as first written: the waiting jobs listed, then filtered again for every chunk."""
+
+    def allocate(self, state):
+        d = self.data
+        plan = dict(state.held)
+        taken = {g for gs in plan.values() for g in gs}
+        free = [[g for g in gs if g not in taken] for gs in self.groups]
+        waiting = [j for j in state.active() if j not in plan]
+        while waiting and any(free):
+            n_free = sum(len(f) for f in free)
+            chunk = [j for j in waiting if d.gang[j] <= n_free]
+            if self.method != "exact":
+                chunk = chunk[:n_free]
+            if not chunk:
+                break
+            for j, counts in self._place(state, plan, chunk).items():
+                gpus = []
+                for k, c in enumerate(counts):
+                    gpus += free[k][:c]
+                    free[k] = free[k][c:]
+                plan[j] = tuple(gpus)
+            tried = set(chunk)
+            waiting = [j for j in waiting if j not in tried]
+        return plan
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("method", ["greedy", "tetris", "exact"])
+def test_harmony_decides_as_rescanning_the_waiting_jobs(seed, method):
+    inst = gavel_poisson(seed=seed, n_jobs=120 if method == "exact" else 300, per_type=4)
+    fast = simulate_gang(inst, make_policy(f"harmony:{method}"), 360.0, 10.0)
+    plain = simulate_gang(inst, RescanEveryChunk(method), 360.0, 10.0)
+    assert fast.validation.valid
+    assert fast.segments == plain.segments
     assert fast.completion == plain.completion
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 from math import comb
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 
@@ -109,13 +109,14 @@ def place_by_rule(view: PlacementView, rule: str) -> Placement:
     return Placement.from_arrays(view, st.xw, st.xp)
 
 
-def distributions(count: int, n_servers: int) -> Iterator[tuple[int, ...]]:
-    """Every way of putting ``count`` identical tasks on ``n_servers`` servers (counts per server)."""
-    for combo in itertools.combinations_with_replacement(range(n_servers), count):
-        out = [0] * n_servers
-        for s in combo:
-            out[s] += 1
-        yield tuple(out)
+def distributions(count: int, n_servers: int) -> np.ndarray:
+    """Every way of putting ``count`` identical tasks on ``n_servers`` servers, one row of counts
+    per server each, in the order of ``itertools.combinations_with_replacement``."""
+    rows = list(itertools.combinations_with_replacement(range(n_servers), count))
+    combos = np.array(rows, dtype=np.int64).reshape(len(rows), count)
+    out = np.zeros((len(combos), n_servers), dtype=np.int64)
+    np.add.at(out, (np.arange(len(combos))[:, None], combos), 1)
+    return out
 
 
 def n_distributions(view: PlacementView, n: int) -> int:
@@ -132,12 +133,10 @@ def job_candidates(
     them up to ``max_candidates``, else the rules' placements and single-server consolidations."""
     st = st or _State(view)
     free = view.capacity - st.used + EPS
-    out = []
-    if n_distributions(view, n) <= max_candidates:
-        pairs = itertools.product(
-            distributions(int(view.workers[n]), view.n_servers),
-            distributions(int(view.parameter_servers[n]), view.n_servers),
-        )
+    if n_distributions(view, n) <= max_candidates:  # every pair, workers' choice outermost
+        ws = distributions(int(view.workers[n]), view.n_servers)
+        ps = distributions(int(view.parameter_servers[n]), view.n_servers)
+        pairs = (np.repeat(ws, len(ps), axis=0), np.tile(ps, (len(ws), 1)))
     else:
         pairs = []
         for rule in RULES:
@@ -149,18 +148,24 @@ def job_candidates(
             w, p = [0] * view.n_servers, [0] * view.n_servers
             w[s], p[s] = int(view.workers[n]), int(view.parameter_servers[n])
             pairs.append((tuple(w), tuple(p)))
-    seen = set()
-    for w, p in pairs:
-        if (w, p) in seen:
-            continue
-        seen.add((w, p))
-        wa, pa = np.array(w), np.array(p)
-        need = np.outer(wa, view.worker_demand[n]) + np.outer(pa, view.ps_demand[n])
-        if (need <= free).all() and (
-            view.allowed is None or not ((wa + pa) > 0)[~view.allowed[n]].any()
-        ):
-            out.append((wa, pa))
-    return out
+    w, p = _unique_pairs(pairs) if isinstance(pairs, list) else pairs
+    # what each candidate needs of each server's resources, all at once: (candidates, S, R)
+    need = (
+        w[:, :, None] * view.worker_demand[n][None, None, :]
+        + p[:, :, None] * view.ps_demand[n][None, None, :]
+    )
+    fit = (need <= free[None]).all(axis=(1, 2))
+    if view.allowed is not None:
+        fit &= ~((w + p) > 0)[:, ~view.allowed[n]].any(axis=1)
+    return [(w[i].copy(), p[i].copy()) for i in np.flatnonzero(fit)]
+
+
+def _unique_pairs(pairs: list[tuple[tuple, tuple]]) -> tuple[np.ndarray, np.ndarray]:
+    """The (workers, ps) pairs without repeats, first occurrences in order, as two arrays."""
+    kept = list(dict.fromkeys(pairs))
+    return np.array([w for w, _ in kept], dtype=np.int64), np.array(
+        [q for _, q in kept], dtype=np.int64
+    )
 
 
 def greedy_by_reward(

@@ -36,6 +36,8 @@ at submission), so they count as clairvoyant.
 
 from __future__ import annotations
 
+from itertools import islice
+
 import numpy as np
 
 from hetsched.errors import HetschedError, InputError
@@ -110,14 +112,16 @@ class Harmony:
         plan = dict(state.held)  # placed jobs keep their GPUs until they complete
         taken = {g for gs in plan.values() for g in gs}
         free = [[g for g in gs if g not in taken] for gs in self.groups]
-        waiting = [j for j in state.active() if j not in plan]
+        gang = d.gang_sizes
         # in arrival order, as many jobs at a time as there are free GPUs (a job takes at least
-        # one): each is placed or waits, as if all were placed in one pass
-        while waiting and any(free):
+        # one): each is placed or waits, as if all were placed in one pass. One pass over the
+        # waiting jobs: a job passed over for a gang larger than the free GPUs stays too large,
+        # as free GPUs only get fewer; the optimum looks at every waiting job at once
+        waiting = (j for j in state.active_in_order() if j not in state.held)
+        while any(free):
             n_free = sum(len(f) for f in free)
-            chunk = [j for j in waiting if d.gang[j] <= n_free]
-            if self.method != "exact":  # the optimum looks at every waiting job at once
-                chunk = chunk[:n_free]
+            fits = (j for j in waiting if gang[j] <= n_free)
+            chunk = list(fits) if self.method == "exact" else list(islice(fits, n_free))
             if not chunk:
                 break
             for j, counts in self._place(state, plan, chunk).items():
@@ -126,8 +130,6 @@ class Harmony:
                     gpus += free[k][:c]
                     free[k] = free[k][c:]
                 plan[j] = tuple(gpus)
-            tried = set(chunk)
-            waiting = [j for j in waiting if j not in tried]
         return plan
 
     def _place(self, state, plan, new: list[int]) -> dict[int, np.ndarray]:
