@@ -25,6 +25,7 @@ jobs placed so far; the best is kept. Like Harmony's agent it places a job whene
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 from math import comb
 from typing import Callable
 
@@ -109,13 +110,16 @@ def place_by_rule(view: PlacementView, rule: str) -> Placement:
     return Placement.from_arrays(view, st.xw, st.xp)
 
 
+@lru_cache(maxsize=1024)
 def distributions(count: int, n_servers: int) -> np.ndarray:
     """Every way of putting ``count`` identical tasks on ``n_servers`` servers, one row of counts
-    per server each, in the order of ``itertools.combinations_with_replacement``."""
+    per server each, in the order of ``itertools.combinations_with_replacement``. Read-only and
+    remembered: a simulation asks for the same few (count, servers) pairs every round."""
     rows = list(itertools.combinations_with_replacement(range(n_servers), count))
     combos = np.array(rows, dtype=np.int64).reshape(len(rows), count)
     out = np.zeros((len(combos), n_servers), dtype=np.int64)
     np.add.at(out, (np.arange(len(combos))[:, None], combos), 1)
+    out.setflags(write=False)
     return out
 
 
