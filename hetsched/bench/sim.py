@@ -43,7 +43,14 @@ from hetsched.sim.workloads import gavel_poisson, load_workload, philly_window
 from hetsched.tables import aligned
 
 LARGE_POLICIES = ("fifo", "gavel-fifo", "sched-homo", "srtf", "hlas", "hlas-p", "las2d", "allox")
-LARGE_GANG_POLICIES = ("yarn-cs", "tiresias", "gavel", "gavel:makespan")
+LARGE_GANG_POLICIES = (
+    "yarn-cs",
+    "tiresias",
+    "harmony-greedy",
+    "similarity",
+    "gavel",
+    "gavel:makespan",
+)
 SLOW_GANG_POLICIES = ("hadar:dp", "hadar")
 
 
@@ -195,7 +202,7 @@ def scaling(sizes: tuple[int, ...]) -> list[dict]:
 
 
 HUNDRED_K = 100_000
-HUNDRED_K_GANG_POLICIES = ("yarn-cs", "tiresias")
+HUNDRED_K_GANG_POLICIES = ("yarn-cs", "tiresias", "harmony-greedy", "similarity")
 
 
 def hundred_thousand() -> list[dict]:

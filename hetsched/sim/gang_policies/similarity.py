@@ -38,7 +38,7 @@ from hetsched.packing.problem import PackingView
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_model import Run
 from hetsched.sim.similarity import cluster_by_type
-from hetsched.similarity.reference import gavel_reference_db, row_features
+from hetsched.similarity.reference import ReferenceJob, gavel_reference_db, row_features
 from hetsched.similarity.round import VARIANTS, Option, check_round, greedy_round, round_view
 
 #: what each variant needs of the workload's ``metadata.gang.resize``
@@ -85,6 +85,7 @@ class Similarity:
         self.index = {jid: j for j, jid in enumerate(jobs.job_ids)}
         self.ranked: list[list[int]] = []
         count = jobs.type_count()
+        closest: dict[str, ReferenceJob] = {}
         for k, job in enumerate(instance.jobs):
             own = job.model.name if job.model else None
             if not own:
@@ -93,10 +94,12 @@ class Similarity:
                     f"$.jobs[{k}].model.name",
                     "the similarity policy needs the job's row of Gavel's table",
                 )
-            try:
-                ref, _ = db.closest(row_features(own), exclude=own)
-            except InputError as err:  # a model Algorithm 1 has no characteristics of
-                raise InputError(instance.name, f"$.jobs[{k}].model.name", err.reason) from err
+            ref = closest.get(own)
+            if ref is None:  # Algorithm 1 once per model row: jobs of one row share the answer
+                try:
+                    ref = closest[own] = db.closest(row_features(own), exclude=own)[0]
+                except InputError as err:  # a model Algorithm 1 has no characteristics of
+                    raise InputError(instance.name, f"$.jobs[{k}].model.name", err.reason) from err
             need = int(jobs.gang[k])
             usable = [
                 r
@@ -135,7 +138,7 @@ class Similarity:
         d = self.data
         left = {r: len(gs) for r, gs in free.items()}
         chosen: dict[int, tuple[int, int, str | None]] = {}
-        for j in state.active():
+        for j in state.active_in_order():  # stops once the GPUs are taken
             if not any(left.values()):
                 break
             if j in plan:
@@ -197,14 +200,14 @@ class Similarity:
         runs on as it ran keeps its GPUs where they are still free (no restore), so those are
         placed first."""
         d = self.data
-        same = [
-            j
+        same = {
+            j: None
             for j, (r, n, row) in chosen.items()
             if j in state.held
             and (d.type_of[state.held[j][0]], len(state.held[j]), state.held_rows.get(j))
             == (r, n, row)
-        ]
-        for j in same + [j for j in chosen if j not in same]:
+        }
+        for j in [*same, *(j for j in chosen if j not in same)]:
             r, n, row = chosen[j]
             prev = state.held.get(j)
             keep = j in same and all(g in free[r] for g in prev)  # a packed pair held them both
