@@ -209,11 +209,14 @@ def test_bench_sim_quick(tmp_path, capsys):
     assert {r["policy"] for r in out["large_gang"]} == {
         "yarn-cs",
         "tiresias",
+        "harmony-greedy",
+        "similarity",
         "gavel",
         "gavel:makespan",
     }
     assert all(r["same_completions"] and r["engine_to_minimal"] > 0 for r in out["event_rate"])
-    assert {r["policy"] for r in out["scaling"]} >= {"hlas", "hlas-p", "tiresias", "gavel"}
+    scaled = {r["policy"] for r in out["scaling"]}
+    assert scaled >= {"hlas", "hlas-p", "tiresias", "harmony-greedy", "similarity", "gavel"}
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,10 @@ Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000
 5. Scaling: CPU seconds of every large-trace policy at 2,000 and 8,000 jobs (where the backlog
    grows to thousands of jobs: a policy that scans it every decision shows) and the log-log slope
    (issue 21: at most 1.1). With ``all_sizes`` (``--all-sizes``) also 100,000 jobs (6.2M tasks)
-   for every online task policy and the gang policies that are linear by design (issue 21: under
-   60 s each); Gavel's gang policy solves an LP over every active job whenever the set changes,
-   as Gavel does, and is left out there.
+   for every online task policy and the gang policies that are linear by design: YARN-CS,
+   Tiresias, Harmony's greedy and the similarity policy (issue 21: under 60 s each). Gavel's
+   gang policy solves an LP over every active job whenever the set changes, as Gavel does, and
+   Hadar a DP or branch and bound per round: both are left out there.
 6. Every run of parts 1-3 beside the proven lower bounds of its model (:mod:`hetsched.sim.bounds`):
    average JCT and makespan over their bounds, and the seconds the bounds took (issue 19).
 7. Gavel's physical-cluster traces: Gavel's policies under Gavel's convention (its simulator's
