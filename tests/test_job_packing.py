@@ -97,3 +97,47 @@ def test_audit_packing_cli(tmp_path, capsys):
         "worst_instance",
     } <= set(out)
     assert out["claim"] == "packing" and out["violations"] > 0 and out["worst_ratio"] > 1
+
+
+def _algorithm_3_as_printed(view, gain_only: bool = False) -> Packing:
+    """Line 6 pair by pair: for each solo job in order, the untaken queued job of the largest
+    (own share, w), the first of equals."""
+    taken, pairs = set(), []
+    for a, s in enumerate(view.solo):
+        best = None
+        for b, q in enumerate(view.queue):
+            w = view.gain[a, b]
+            if b in taken or np.isnan(w) or (gain_only and w <= 0):
+                continue
+            key = (view.own[a, b], w)
+            if best is None or key > best[0]:
+                best = (key, b)
+        if best is not None:
+            taken.add(best[1])
+            pairs.append((view.job_ids[s], view.job_ids[view.queue[best[1]]]))
+    return Packing(tuple(pairs))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_algorithm_3_reads_each_row_as_printed(seed):
+    """Ties in the own share and in w (values drawn from a few levels), pairs that cannot share
+    (NaN), more solo jobs than queued ones and the other way round."""
+    from hetsched.packing.problem import PackingView
+
+    rng = np.random.default_rng([seed, 3])
+    n_solo, n_queue = (int(x) for x in rng.integers(0, 7, size=2))
+    own = rng.choice([0.5, 0.7, 0.9], size=(n_solo, n_queue))
+    gain = own + rng.choice([-0.4, 0.2, 0.5], size=own.shape) - 1.0
+    cannot = rng.random(own.shape) < 0.3
+    own[cannot], gain[cannot] = np.nan, np.nan
+    ids = tuple(f"J{k}" for k in range(n_solo + n_queue))
+    view = PackingView(
+        ids,
+        tuple(range(n_solo)),
+        (),
+        tuple(range(n_solo, n_solo + n_queue)),
+        gain,
+        own,
+    )
+    for gain_only in (False, True):
+        assert greedy_packing(view, gain_only) == _algorithm_3_as_printed(view, gain_only)

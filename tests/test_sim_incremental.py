@@ -3,8 +3,10 @@ HLAS-P re-keys only the jobs whose prediction may move (against re-keying every 
 the model), HLAS and HLAS-P keep a job's heap entry while its key stays (against popping and
 pushing the job at every placement, with entries that go stale at every change), Tiresias reads a heap of (queue, arrival rank) (against sorting every active job each
 round), the task engine's backlog is a sorted list (against the minimal event loop), AlloX
-takes its candidates from heaps per GPU class (against weighing every waiting job), and Harmony
-reads the waiting jobs in one pass per round (against listing them again for every chunk)."""
+takes its candidates from heaps per GPU class (against weighing every waiting job), Harmony
+reads the waiting jobs in one pass per round (against listing them again for every chunk), and
+the similarity policy's packing keeps its queue by kind and each kind's pair once (against
+scanning every active job and pricing every pair each round)."""
 
 import dataclasses
 
@@ -18,13 +20,14 @@ from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.common import place_in_order
 from hetsched.sim.gang_policies.harmony import Harmony
+from hetsched.sim.gang_policies.similarity import Similarity
 from hetsched.sim.gang_policies.tiresias import Tiresias
 from hetsched.sim.policies import HlasP
 from hetsched.sim.policies.allox import CANDIDATES, AlloX
 from hetsched.sim.policies.heaps import LazyHeap
 from hetsched.sim.policies.las import Hlas
 from hetsched.sim.registry import make_policy
-from hetsched.sim.workloads import gavel_poisson
+from hetsched.sim.workloads import gavel_poisson, load_workload
 
 
 class RekeyEveryone(HlasP):
@@ -189,6 +192,81 @@ def test_harmony_decides_as_rescanning_the_waiting_jobs(seed, method):
     inst = gavel_poisson(seed=seed, n_jobs=120 if method == "exact" else 300, per_type=4)
     fast = simulate_gang(inst, make_policy(f"harmony:{method}"), 360.0, 10.0)
     plain = simulate_gang(inst, RescanEveryChunk(method), 360.0, 10.0)
+    assert fast.validation.valid
+    assert fast.segments == plain.segments
+    assert fast.completion == plain.completion
+
+
+class PriceEveryPair(Similarity):
+    """The similarity policy's packing as first written: every active job scanned, every
+    (solo, queued) pair priced, Algorithm 3 pair by pair."""
+
+    def _pack(self, state, plan):
+        from hetsched.packing.problem import PackingView
+        from hetsched.sim.gang_model import Run
+
+        d = self.data
+        gpus_of = {j: v.gpus if isinstance(v, Run) else v for j, v in plan.items()}
+        row_of = {j: v.row for j, v in plan.items() if isinstance(v, Run)}
+        solo = [j for j in plan if len(gpus_of[j]) == 1]
+        if not solo:
+            return set()
+        seen, queue = {}, []
+        for j in state.active():
+            if j in plan or (d.gang[j] != 1 and d.resize == "none"):
+                continue
+            kind = (d.models[j], d.memory_gb[j], tuple(d.throughput[j] > 0), int(d.gang[j]))
+            if seen.get(kind, 0) < len(solo):
+                seen[kind] = seen.get(kind, 0) + 1
+                queue.append(j)
+        if not queue:
+            return set()
+        gain = np.full((len(solo), len(queue)), np.nan)
+        own = np.full_like(gain, np.nan)
+        for a, s in enumerate(solo):
+            r, row = d.type_of[gpus_of[s][0]], row_of.get(s)
+            for b, q in enumerate(queue):
+                solo_q = d.resize_fraction(q, r, 1)
+                if d.throughput[q, r] <= 0 or solo_q <= 0:
+                    continue
+                mine = d.pair_fraction(s, q, r, 1, (row, None)) / d.resize_fraction(s, r, 1, row)
+                theirs = d.pair_fraction(q, s, r, 1, (None, row)) / solo_q
+                if mine > 0 and theirs > 0:
+                    own[a, b], gain[a, b] = mine, mine + theirs - 1.0
+        view = PackingView(d.job_ids, tuple(solo), (), tuple(queue), gain, own)
+        taken, packed = set(), set()
+        for a, s in enumerate(solo):  # Algorithm 3, line 6, pair by pair
+            best = None
+            for b in range(len(queue)):
+                if b in taken or np.isnan(gain[a, b]):
+                    continue
+                if best is None or (own[a, b], gain[a, b]) > best[0]:
+                    best = ((own[a, b], gain[a, b]), b)
+            if best is not None:
+                taken.add(best[1])
+                q = queue[best[1]]
+                plan[q] = gpus_of[s] if d.gang[q] == 1 else Run(gpus_of[s])
+                packed.add(q)
+        assert view.queue == tuple(queue)
+        return packed
+
+
+@pytest.mark.parametrize(
+    "workload,mode",
+    [
+        ("gavel-poisson", "pack"),
+        ("gavel-poisson", "keep-pack"),
+        ("similarity-jobs", "gpu_ngpu-pack"),
+        ("similarity-jobs", "gpu_ngpu_bs-keep-pack"),
+    ],
+)
+def test_similarity_packs_as_pricing_every_pair(workload, mode):
+    if workload == "gavel-poisson":
+        inst = gavel_poisson(seed=1, n_jobs=60, rate_per_hour=60.0, per_type=8)
+    else:
+        inst = load_workload(workload, 0)
+    fast = simulate_gang(inst, make_policy(f"similarity:{mode}"), 360.0, 10.0)
+    plain = simulate_gang(inst, PriceEveryPair(mode), 360.0, 10.0)
     assert fast.validation.valid
     assert fast.segments == plain.segments
     assert fast.completion == plain.completion

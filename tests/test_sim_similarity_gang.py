@@ -68,3 +68,15 @@ def test_compare_puts_it_beside_the_other_job_level_policies(tmp_path):
     )  # compare() returns what it wrote: rows and bounds
     assert [r["policy"] for r in rows] == ["gavel", "similarity", "yarn-cs"]
     assert all(r["valid"] and r["ratio_to_bound"]["avg_jct"] >= 1.0 for r in rows)
+
+
+@pytest.mark.parametrize("mode", ["", "pack", "truth"])
+def test_a_job_no_gpu_type_can_hold_is_refused_at_once(mode):
+    """The `gpu` variant runs a job on one type at its requested count: an 8-GPU job on 4 GPUs
+    per type would wait for ever (it used to stop after 1,000 idle rounds); it is refused before
+    time 0, naming the job's field."""
+    inst = gavel_poisson(seed=1, n_jobs=200, rate_per_hour=40.0, per_type=4)
+    big = next(k for k, j in enumerate(inst.jobs) if j.requested_workers == 8)
+    policy = make_policy(f"similarity:{mode}" if mode else "similarity")
+    with pytest.raises(InputError, match=rf"\$\.jobs\[{big}\]\.requested_workers.*no type has 8"):
+        simulate_gang(inst, policy, 360.0, 10.0)

@@ -24,23 +24,22 @@ from hetsched.reports import ValidationReport, Violation
 
 def greedy_packing(view: PackingView, gain_only: bool = False) -> Packing:
     """Algorithm 3; ``gain_only``: skip pairs that lower the round's value (w <= 0), a repair
-    the paper does not make."""
-    taken: set[int] = set()
+    the paper does not make. Each solo job's pick is read from its row at once: the largest
+    own share, then the largest w, then the first in queue order."""
+    gain, own = np.asarray(view.gain, dtype=float), np.asarray(view.own, dtype=float)
+    open_ = np.ones(len(view.queue), dtype=bool)  # not yet taken
     pairs = []
     for a, s in enumerate(view.solo):
-        best = None
-        for b, q in enumerate(view.queue):
-            if b in taken or np.isnan(view.gain[a, b]) or (gain_only and view.gain[a, b] <= 0):
-                continue
-            key = (
-                view.own[a, b],
-                view.gain[a, b],
-            )  # keep sj fast, then the larger combined throughput
-            if best is None or key > best[0]:
-                best = (key, b)
-        if best is not None:
-            taken.add(best[1])
-            pairs.append((view.job_ids[s], view.job_ids[view.queue[best[1]]]))
+        ok = open_ & ~np.isnan(gain[a]) & ~np.isnan(own[a])
+        if gain_only:
+            ok &= gain[a] > 0
+        if not ok.any():
+            continue
+        cand = np.flatnonzero(ok)
+        top = cand[own[a, cand] == own[a, cand].max()]  # keep sj fast
+        b = int(top[np.argmax(gain[a, top])])  # then the larger combined; argmax: the first
+        open_[b] = False
+        pairs.append((view.job_ids[s], view.job_ids[view.queue[b]]))
     return Packing(tuple(pairs))
 
 

@@ -106,12 +106,32 @@ class Similarity:
                 for r, t in enumerate(jobs.types)
                 if jobs.throughput[k, r] > 0 and count[r] >= need
             ]
+            if not usable and self.variant == "gpu":  # it would wait for ever
+                raise InputError(
+                    instance.name,
+                    f"$.jobs[{k}].requested_workers",
+                    f"{self.name} runs a job on one GPU type at its requested count; no type "
+                    f"has {need} GPUs the job can use",
+                )
             estimate = {r: ref.throughput.get((jobs.types[r], need)) for r in usable}
             known = [r for r in usable if estimate[r] is not None]
             # the reference's measured types, best first (Algorithm 2, line 6); a job whose
             # reference was measured on none of its types takes any, so that it cannot starve
             ranked = sorted(known, key=lambda r: (-estimate[r], jobs.types[r]))
             self.ranked.append(ranked or sorted(usable, key=lambda r: jobs.types[r]))
+        # packing (Algorithm 3) tells the queue's jobs apart only by what decides a pair: their
+        # kind. Each kind's admitted jobs in arrival order (done ones dropped when met), and
+        # each (solo job's kind, type, row, queued kind)'s pair, worked out once
+        self._kind = [
+            (m, mem, tuple(row > 0), int(g))
+            for m, mem, row, g in zip(jobs.models, jobs.memory_gb, jobs.throughput, jobs.gang)
+        ]
+        self._by_kind: dict[tuple, list[int]] = {}
+        self._admitted = 0
+        self._rank = [0] * jobs.n_jobs  # arrival rank (the engine's order)
+        for i, j in enumerate(np.argsort(jobs.arrival, kind="stable").tolist()):
+            self._rank[j] = i
+        self._pairs: dict[tuple, tuple[float, float] | None] = {}
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
         d = self.data
@@ -225,31 +245,35 @@ class Similarity:
         solo = [j for j in plan if len(gpus_of[j]) == 1]
         if not solo:
             return set()
-        # a job of the queue is only told apart by what decides a pair: of each kind, the first
-        # len(solo) in arrival order are all Algorithm 3 can take (it breaks ties by order)
-        seen: dict[tuple, int] = {}
-        queue = []
-        for j in state.active():
-            if j in plan or (d.gang[j] != 1 and d.resize == "none"):
-                continue
-            kind = (d.models[j], d.memory_gb[j], tuple(d.throughput[j] > 0), int(d.gang[j]))
-            if seen.get(kind, 0) < len(solo):
-                seen[kind] = seen.get(kind, 0) + 1
-                queue.append(j)
+        # of each kind, the first len(solo) waiting in arrival order are all Algorithm 3 can
+        # take (it breaks ties by order); the queue keeps arrival order across kinds
+        self._admit(state, d)
+        firsts = {
+            kind: self._first_waiting(state, members, plan, len(solo))
+            for kind, members in self._by_kind.items()
+        }
+        queue = sorted((j for js in firsts.values() for j in js), key=self._rank.__getitem__)
         if not queue:
             return set()
+        at = {j: b for b, j in enumerate(queue)}
+        cols = {kind: [at[j] for j in js] for kind, js in firsts.items() if js}
         gain = np.full((len(solo), len(queue)), np.nan)
         own = np.full_like(gain, np.nan)
+        rows: dict[tuple, int] = {}  # a solo job's (kind, type, row) -> the first row filled so
         for a, s in enumerate(solo):
             r, row = d.type_of[gpus_of[s][0]], row_of.get(s)
-            for b, q in enumerate(queue):
-                solo_q = d.resize_fraction(q, r, 1)
-                if d.throughput[q, r] <= 0 or solo_q <= 0:
-                    continue
-                mine = d.pair_fraction(s, q, r, 1, (row, None)) / d.resize_fraction(s, r, 1, row)
-                theirs = d.pair_fraction(q, s, r, 1, (None, row)) / solo_q
-                if mine > 0 and theirs > 0:
-                    own[a, b], gain[a, b] = mine, mine + theirs - 1.0
+            alike = (self._kind[s], r, row)
+            if alike in rows:  # it pairs as that job does
+                own[a], gain[a] = own[rows[alike]], gain[rows[alike]]
+                continue
+            rows[alike] = a
+            for kind, c in cols.items():  # one pair per kind: its jobs pair alike
+                key = (*alike, kind)
+                if key not in self._pairs:
+                    self._pairs[key] = self._pair(s, queue[c[0]], r, row)
+                pair = self._pairs[key]
+                if pair is not None:
+                    own[a, c], gain[a, c] = pair[0], pair[0] + pair[1] - 1.0
         view = PackingView(d.job_ids, tuple(solo), (), tuple(queue), gain, own)
         packed = set()
         pairs = optimal_packing(view) if self.exact else greedy_packing(view)
@@ -258,6 +282,45 @@ class Similarity:
             plan[q] = gpus_of[self.index[sj]] if d.gang[q] == 1 else Run(gpus_of[self.index[sj]])
             packed.add(q)
         return packed
+
+    def _admit(self, state: GangState, d) -> None:
+        """File the jobs that arrived since the last look by kind (the engine's arrival order).
+        A job of a gang other than 1 is never queued for a GPU unless jobs may run resized."""
+        order = state.order
+        while self._admitted < len(order) and state.arrived[order[self._admitted]]:
+            j = int(order[self._admitted])
+            self._admitted += 1
+            if d.gang[j] == 1 or d.resize != "none":
+                self._by_kind.setdefault(self._kind[j], []).append(j)
+
+    @staticmethod
+    def _first_waiting(state: GangState, members: list[int], plan: dict, limit: int) -> list[int]:
+        """The first ``limit`` of a kind's jobs that wait (not done, not in ``plan``), in
+        arrival order; the done jobs passed on the way are dropped from ``members``."""
+        out: list[int] = []
+        kept: list[int] = []
+        i = 0
+        while i < len(members) and len(out) < limit:
+            j = members[i]
+            i += 1
+            if state.done[j]:
+                continue
+            kept.append(j)
+            if j not in plan:
+                out.append(j)
+        members[:i] = kept
+        return out
+
+    def _pair(self, s: int, q: int, r: int, row) -> tuple[float, float] | None:
+        """(the share of its own rate solo job s keeps, the share queued job q gets) when q
+        joins s on its type-r GPU, s run as ``row``; None if they cannot share."""
+        d = self.data
+        solo_q = d.resize_fraction(q, r, 1)
+        if d.throughput[q, r] <= 0 or solo_q <= 0:
+            return None
+        mine = d.pair_fraction(s, q, r, 1, (row, None)) / d.resize_fraction(s, r, 1, row)
+        theirs = d.pair_fraction(q, s, r, 1, (None, row)) / solo_q
+        return (mine, theirs) if mine > 0 and theirs > 0 else None
 
 
 def _job(job: Job, types) -> Job:
