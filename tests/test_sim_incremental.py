@@ -162,28 +162,19 @@ def test_hlas_keeps_entries_and_decides_as_popping_and_pushing(seed, policy, nev
 class RescanEveryChunk(Harmony):
     """Harmony as first written: the waiting jobs listed, then filtered again for every chunk."""
 
-    def allocate(self, state):
+    def _chunks(self, state, free):
         d = self.data
-        plan = dict(state.held)
-        taken = {g for gs in plan.values() for g in gs}
-        free = [[g for g in gs if g not in taken] for gs in self.groups]
-        waiting = [j for j in state.active() if j not in plan]
+        waiting = [j for j in state.active() if j not in state.held]
         while waiting and any(free):
             n_free = sum(len(f) for f in free)
             chunk = [j for j in waiting if d.gang[j] <= n_free]
             if self.method != "exact":
                 chunk = chunk[:n_free]
             if not chunk:
-                break
-            for j, counts in self._place(state, plan, chunk).items():
-                gpus = []
-                for k, c in enumerate(counts):
-                    gpus += free[k][:c]
-                    free[k] = free[k][c:]
-                plan[j] = tuple(gpus)
+                return
+            yield chunk
             tried = set(chunk)
             waiting = [j for j in waiting if j not in tried]
-        return plan
 
 
 @pytest.mark.parametrize("seed", range(2))

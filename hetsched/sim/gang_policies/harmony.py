@@ -37,6 +37,7 @@ at submission), so they count as clairvoyant.
 from __future__ import annotations
 
 from itertools import islice
+from typing import Iterator
 
 import numpy as np
 
@@ -108,22 +109,10 @@ class Harmony:
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
         if self.interference is not None:
             return self._interval(state)
-        d = self.data
         plan = dict(state.held)  # placed jobs keep their GPUs until they complete
         taken = {g for gs in plan.values() for g in gs}
         free = [[g for g in gs if g not in taken] for gs in self.groups]
-        gang = d.gang_sizes
-        # in arrival order, as many jobs at a time as there are free GPUs (a job takes at least
-        # one): each is placed or waits, as if all were placed in one pass. One pass over the
-        # waiting jobs: a job passed over for a gang larger than the free GPUs stays too large,
-        # as free GPUs only get fewer; the optimum looks at every waiting job at once
-        waiting = (j for j in state.active_in_order() if j not in state.held)
-        while any(free):
-            n_free = sum(len(f) for f in free)
-            fits = (j for j in waiting if gang[j] <= n_free)
-            chunk = list(fits) if self.method == "exact" else list(islice(fits, n_free))
-            if not chunk:
-                break
+        for chunk in self._chunks(state, free):
             for j, counts in self._place(state, plan, chunk).items():
                 gpus = []
                 for k, c in enumerate(counts):
@@ -131,6 +120,22 @@ class Harmony:
                     free[k] = free[k][c:]
                 plan[j] = tuple(gpus)
         return plan
+
+    def _chunks(self, state: GangState, free: list[list[int]]) -> Iterator[list[int]]:
+        """The waiting jobs in arrival order, as many at a time as there are ``free`` GPUs (a job
+        takes at least one; read again after each chunk is placed): each is placed or waits, as
+        if all were placed in one pass; the optimum looks at every waiting job at once. One pass
+        over the waiting jobs: a job passed over for a gang larger than the free GPUs stays too
+        large, as free GPUs only get fewer."""
+        gang = self.data.gang_sizes
+        waiting = (j for j in state.active_in_order() if j not in state.held)
+        while any(free):
+            n_free = sum(len(f) for f in free)
+            fits = (j for j in waiting if gang[j] <= n_free)
+            chunk = list(fits) if self.method == "exact" else list(islice(fits, n_free))
+            if not chunk:
+                return
+            yield chunk
 
     def _place(self, state, plan, new: list[int]) -> dict[int, np.ndarray]:
         """GPUs per group for each job of ``new`` placed this time (the rest wait)."""
