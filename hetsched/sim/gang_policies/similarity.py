@@ -259,7 +259,7 @@ class Similarity:
         cols = {kind: [at[j] for j in js] for kind, js in firsts.items() if js}
         gain = np.full((len(solo), len(queue)), np.nan)
         own = np.full_like(gain, np.nan)
-        rows: dict[tuple, int] = {}  # a solo job's (kind, type, row) -> the first row filled so
+        rows: dict[tuple, int] = {}  # (kind, type, row) -> the first solo job's row of these
         for a, s in enumerate(solo):
             r, row = d.type_of[gpus_of[s][0]], row_of.get(s)
             alike = (self._kind[s], r, row)
