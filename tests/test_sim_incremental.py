@@ -20,7 +20,7 @@ from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.common import place_in_order
 from hetsched.sim.gang_policies.harmony import Harmony
-from hetsched.sim.gang_policies.similarity import Similarity
+from hetsched.sim.gang_policies.similarity import Similarity, _solo_jobs
 from hetsched.sim.gang_policies.tiresias import Tiresias
 from hetsched.sim.policies import HlasP
 from hetsched.sim.policies.allox import CANDIDATES, AlloX
@@ -197,9 +197,7 @@ class PriceEveryPair(Similarity):
         from hetsched.sim.gang_model import Run
 
         d = self.data
-        gpus_of = {j: v.gpus if isinstance(v, Run) else v for j, v in plan.items()}
-        row_of = {j: v.row for j, v in plan.items() if isinstance(v, Run)}
-        solo = [j for j in plan if len(gpus_of[j]) == 1]
+        gpus_of, row_of, solo = _solo_jobs(plan)
         if not solo:
             return set()
         seen, queue = {}, []

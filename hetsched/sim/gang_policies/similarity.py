@@ -240,9 +240,7 @@ class Similarity:
         returns them. A job that runs alone on one GPU may take a waiting job that can run on
         one GPU (as itself) onto it."""
         d = self.data
-        gpus_of = {j: v.gpus if isinstance(v, Run) else v for j, v in plan.items()}
-        row_of = {j: v.row for j, v in plan.items() if isinstance(v, Run)}
-        solo = [j for j in plan if len(gpus_of[j]) == 1]
+        gpus_of, row_of, solo = _solo_jobs(plan)
         if not solo:
             return set()
         # of each kind, the first len(solo) waiting in arrival order are all Algorithm 3 can
@@ -321,6 +319,14 @@ class Similarity:
         mine = d.pair_fraction(s, q, r, 1, (row, None)) / d.resize_fraction(s, r, 1, row)
         theirs = d.pair_fraction(q, s, r, 1, (None, row)) / solo_q
         return (mine, theirs) if mine > 0 and theirs > 0 else None
+
+
+def _solo_jobs(plan: dict) -> tuple[dict, dict, list[int]]:
+    """The round's GPUs and rows per job, and the jobs that run alone on one GPU (the ones
+    Algorithm 3 may pack), in plan order."""
+    gpus_of = {j: v.gpus if isinstance(v, Run) else v for j, v in plan.items()}
+    row_of = {j: v.row for j, v in plan.items() if isinstance(v, Run)}
+    return gpus_of, row_of, [j for j in plan if len(gpus_of[j]) == 1]
 
 
 def _job(job: Job, types) -> Job:
