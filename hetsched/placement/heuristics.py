@@ -140,19 +140,19 @@ def job_candidates(
     if n_distributions(view, n) <= max_candidates:  # every pair, workers' choice outermost
         ws = distributions(int(view.workers[n]), view.n_servers)
         ps = distributions(int(view.parameter_servers[n]), view.n_servers)
-        pairs = (np.repeat(ws, len(ps), axis=0), np.tile(ps, (len(ws), 1)))
+        w, p = np.repeat(ws, len(ps), axis=0), np.tile(ps, (len(ws), 1))
     else:
-        pairs = []
+        found = []
         for rule in RULES:
             trial = _State(view)
             trial.used, trial.xw, trial.xp = st.used.copy(), st.xw.copy(), st.xp.copy()
             if _place_job_by_rule(trial, n, rule):
-                pairs.append((tuple(trial.xw[n] - st.xw[n]), tuple(trial.xp[n] - st.xp[n])))
+                found.append((tuple(trial.xw[n] - st.xw[n]), tuple(trial.xp[n] - st.xp[n])))
         for s in range(view.n_servers):
-            w, p = [0] * view.n_servers, [0] * view.n_servers
-            w[s], p[s] = int(view.workers[n]), int(view.parameter_servers[n])
-            pairs.append((tuple(w), tuple(p)))
-    w, p = _unique_pairs(pairs) if isinstance(pairs, list) else pairs
+            alone_w, alone_p = [0] * view.n_servers, [0] * view.n_servers
+            alone_w[s], alone_p[s] = int(view.workers[n]), int(view.parameter_servers[n])
+            found.append((tuple(alone_w), tuple(alone_p)))
+        w, p = _unique_pairs(found)
     # what each candidate needs of each server's resources, all at once: (candidates, S, R)
     need = (
         w[:, :, None] * view.worker_demand[n][None, None, :]
