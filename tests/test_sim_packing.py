@@ -85,6 +85,42 @@ def test_the_validator_refuses_three_jobs_on_one_gpu_and_recomputes_pairs():
     assert any(v.kind == "progress" for v in validate_gang(inst, wrong, 10.0).violations)
 
 
+@pytest.mark.parametrize("late", [0.0, 1e8])
+def test_a_short_shared_stretch_counts_however_late_the_run_ends(late):
+    """B joins A's GPU 0.5 s before A completes. A runs at 2 until then and at its pair rate
+    2 f_A after; B at f_B while A holds the GPU and at 1 after. A job Z that runs at ``late``
+    stretches the run's horizon: the validator once took 1e-7 of the horizon as its slack (10 s
+    here), missed the shared 0.5 s and moved A's completion to 50 without a violation (a
+    100,000-job similarity:pack run then disagreed with the engine on a job's completion)."""
+    fa, fb = _fractions()
+    inst = Instance(
+        "late",
+        cluster({"v100": 2}),
+        (
+            _modelled("A", 0.0, 100, {"v100": 2.0}, R50),
+            _modelled("B", 0.0, 200, {"v100": 1.0}, TRF),
+            _modelled("Z", late, 100, {"v100": 2.0}, None),
+        ),
+    )
+    g0, g1 = (inst.gpus[0].id,), (inst.gpus[1].id,)
+    joins = (100 - fa) / 2  # 2 joins + 2 f_A 0.5 = 100
+    ends = joins + 0.5
+    segs = [
+        Segment("A", 0.0, ends, g0),
+        Segment("B", joins, ends + 200 - 0.5 * fb, g0),
+        Segment("Z", late, late + 50.0, g1),
+    ]
+    report = validate_gang(inst, segs, 10.0)
+    assert report.valid, [v.message for v in report.violations]
+    assert report.completion == pytest.approx(
+        {"A": ends, "B": ends + 200 - 0.5 * fb, "Z": late + 50.0}, rel=1e-12
+    )
+    # A claimed to end at its solo time, 50, though B joined 0.5 s before: A falls short
+    early = [Segment("A", 0.0, 50.0, g0), Segment("B", 49.5, 250.0 - 0.5 * fb, g0), segs[2]]
+    found = [(v.kind, v.message[:2]) for v in validate_gang(inst, early, 10.0).violations]
+    assert found == [("incomplete", "A ")]
+
+
 class _ShareAll:
     """Puts every active job on GPU 0 (illegal unless it is a measured pair)."""
 

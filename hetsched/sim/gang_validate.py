@@ -86,8 +86,6 @@ def validate_gang(
         )
     jobs = {jid: j for j, jid in enumerate(data.job_ids)}
     gpus = {gid: g for g, gid in enumerate(data.gpu_ids)}
-    horizon = max([1.0] + [s.end for s in segments if math.isfinite(s.end)])
-    tol = 1e-7 * horizon
     rows, type_of = data.rows, data.type_of  # throughput[j][type], type of each GPU
     bad: list[Violation] = []
     by_job: dict[int, list[Segment]] = defaultdict(list)
@@ -108,7 +106,7 @@ def validate_gang(
             )
             continue
         j = jobs[s.job]
-        if s.start < data.arrival[j] - tol:
+        if s.start < data.arrival[j] - _slack(data.arrival[j]):
             bad.append(
                 Violation(
                     "arrival", f"{s.job} runs at {s.start} before it arrives at {data.arrival[j]}"
@@ -144,7 +142,7 @@ def validate_gang(
         for k, (a0, a1, ia) in enumerate(spans):
             for b in range(k + 1, len(spans)):  # the spans that start before a ends (no copy)
                 b0, b1, ib = spans[b]
-                if b0 >= a1 - tol:
+                if b0 >= a1 - _slack(a1):
                     break
                 sa, sb = segments[ia], segments[ib]
                 if not _may_share(data, jobs, gpus, sa, sb):
@@ -162,7 +160,7 @@ def validate_gang(
                     busy -= len(sa.gpus) * (hi - lo)  # a shared GPU is busy once
         held = 0
         for t, step in sorted(
-            [(a0, 1) for a0, _, _ in spans] + [(a1 - tol, -1) for _, a1, _ in spans]
+            [(a0, 1) for a0, _, _ in spans] + [(a1 - _slack(a1), -1) for _, a1, _ in spans]
         ):
             held += step
             if held > 2:
@@ -186,7 +184,7 @@ def validate_gang(
         for k, (i, s) in enumerate(segs):
             before = segs[k - 1][1] if k else None
             resumed = before is not None and (
-                abs(before.end - s.start) > tol
+                abs(before.end - s.start) > _slack(s.start)
                 or set(before.gpus) != set(s.gpus)
                 or before.row != s.row
                 or sorted(before.ps) != sorted(s.ps)
@@ -224,7 +222,7 @@ def validate_gang(
                     break
                 done += v * (b - a)
             if finish is not None:
-                if k < len(segs) - 1 or abs(finish - s.end) > tol + 1e-9 * finish:
+                if k < len(segs) - 1 or abs(finish - s.end) > _slack(s.end):
                     bad.append(
                         Violation(
                             "progress",
@@ -238,6 +236,13 @@ def validate_gang(
                 Violation("incomplete", f"{jid} does {done:.6g} of its {work:.6g} units of work")
             )
     return GangReport(not bad, completion, first, busy, restores, bad)
+
+
+def _slack(time: float) -> float:
+    """How far two float times may differ and still be the same instant: 1e-9 relative to the
+    time compared. Relative to that time, not to the run's horizon: at 100,000 jobs the horizon
+    is ~2e7 s, and 1e-7 of it (the old slack) hid a packed partner's last 1.9 s."""
+    return 1e-9 * max(1.0, abs(time))
 
 
 def _may_share(data, jobs: dict, gpus: dict, a: Segment, b: Segment) -> bool:
