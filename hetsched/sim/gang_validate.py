@@ -240,8 +240,9 @@ def validate_gang(
 
 def _slack(time: float) -> float:
     """How far two float times may differ and still be the same instant: 1e-9 relative to the
-    time compared. Relative to that time, not to the run's horizon: at 100,000 jobs the horizon
-    is ~2e7 s, and 1e-7 of it (the old slack) hid a packed partner's last 1.9 s."""
+    time compared. Relative to that time, not to the run's horizon: similarity:pack on 100,000
+    jobs ends at 4.5e7 s, and 1e-7 of that (the old slack, 4.5 s) hid a packed partner that
+    joined 1.9 s before a job completed."""
     return 1e-9 * max(1.0, abs(time))
 
 
