@@ -29,11 +29,14 @@ trace, Gavel's traces, ``gavel-poisson`` and ``similarity-jobs`` do.
 
 from __future__ import annotations
 
+from itertools import islice
+from typing import Iterator
+
 import numpy as np
 
 from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance, Job, ModelInfo
-from hetsched.packing import greedy_packing, optimal_packing
+from hetsched.packing import optimal_packing
 from hetsched.packing.problem import PackingView
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_model import Run
@@ -132,6 +135,9 @@ class Similarity:
         for i, j in enumerate(np.argsort(jobs.arrival, kind="stable").tolist()):
             self._rank[j] = i
         self._pairs: dict[tuple, tuple[float, float] | None] = {}
+        self._examples: dict[tuple, list[int]] = {}  # a kind's first two jobs price its pairs
+        self._priced = 0  # how many examples were filed: the kinds' rankings are that recent
+        self._ranked_kinds: dict[tuple, tuple[int, list[list[tuple]]]] = {}
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
         d = self.data
@@ -243,43 +249,83 @@ class Similarity:
         gpus_of, row_of, solo = _solo_jobs(plan)
         if not solo:
             return set()
-        # of each kind, the first len(solo) waiting in arrival order are all Algorithm 3 can
-        # take (it breaks ties by order); the queue keeps arrival order across kinds
         self._admit(state, d)
+        alike = [(self._kind[s], d.type_of[gpus_of[s][0]], row_of.get(s)) for s in solo]
+        if self.exact:
+            pairs = self._pack_exactly(state, plan, solo, alike)
+        else:
+            pairs = self._pack_greedily(state, plan, solo, alike)
+        for s, q in pairs:
+            plan[q] = gpus_of[s] if d.gang[q] == 1 else Run(gpus_of[s])
+        return {q for _, q in pairs}
+
+    def _pack_greedily(self, state, plan, solo: list[int], alike: list[tuple]) -> list[tuple]:
+        """Algorithm 3 (:func:`hetsched.packing.greedy_packing`) read by kind: every waiting job
+        of a kind pairs alike, so a solo job's pick is the first waiting job of its best kind
+        (largest own share, then largest w, then the earliest in arrival order, as the printed
+        algorithm breaks ties). Each kind's waiting jobs are read only as far as they are taken."""
+        waiting: dict[tuple, Iterator[int]] = {}
+        head: dict[tuple, int | None] = {}
+
+        def first(kind: tuple) -> int | None:
+            if kind not in head:
+                waiting[kind] = self._waiting(state, self._by_kind[kind], plan)
+                head[kind] = next(waiting[kind], None)
+            return head[kind]
+
+        pairs = []
+        for s, key in zip(solo, alike):
+            for group in self._kinds_by_pair(key, s):  # tied kinds, best pair first
+                live = [j for j in map(first, group) if j is not None]
+                if live:
+                    q = min(live, key=self._rank.__getitem__)
+                    kind = self._kind[q]
+                    head[kind] = next(waiting[kind], None)
+                    pairs.append((s, q))
+                    break
+        return pairs
+
+    def _kinds_by_pair(self, key: tuple, s: int) -> list[list[tuple]]:
+        """The admitted kinds a solo job ``s`` alike ``key`` (its kind, type, row) may pair with,
+        in groups of equal (own share, w), best first; worked out again when a kind has a new
+        example job (its first or second)."""
+        known = self._priced
+        cached = self._ranked_kinds.get(key)
+        if cached is None or cached[0] != known:
+            scored: dict[tuple, list[tuple]] = {}
+            for kind in self._by_kind:
+                pair = self._pair_of(key, kind, s)
+                if pair is not None:
+                    scored.setdefault((pair[0], pair[0] + pair[1] - 1.0), []).append(kind)
+            cached = self._ranked_kinds[key] = (
+                known,
+                [scored[v] for v in sorted(scored, key=lambda v: (-v[0], -v[1]))],
+            )
+        return cached[1]
+
+    def _pack_exactly(self, state, plan, solo: list[int], alike: list[tuple]) -> list[tuple]:
+        """The packing of largest total normalized throughput
+        (:func:`hetsched.packing.optimal_packing`) over each kind's first ``len(solo)`` waiting
+        jobs (no optimum takes more of one kind)."""
+        d = self.data
         firsts = {
-            kind: self._first_waiting(state, members, plan, len(solo))
+            kind: list(islice(self._waiting(state, members, plan), len(solo)))
             for kind, members in self._by_kind.items()
         }
         queue = sorted((j for js in firsts.values() for j in js), key=self._rank.__getitem__)
         if not queue:
-            return set()
+            return []
         at = {j: b for b, j in enumerate(queue)}
-        cols = {kind: [at[j] for j in js] for kind, js in firsts.items() if js}
         gain = np.full((len(solo), len(queue)), np.nan)
         own = np.full_like(gain, np.nan)
-        rows: dict[tuple, int] = {}  # (kind, type, row) -> the first solo job's row of these
-        for a, s in enumerate(solo):
-            r, row = d.type_of[gpus_of[s][0]], row_of.get(s)
-            alike = (self._kind[s], r, row)
-            if alike in rows:  # it pairs as that job does
-                own[a], gain[a] = own[rows[alike]], gain[rows[alike]]
-                continue
-            rows[alike] = a
-            for kind, c in cols.items():  # one pair per kind: its jobs pair alike
-                key = (*alike, kind)
-                if key not in self._pairs:
-                    self._pairs[key] = self._pair(s, queue[c[0]], r, row)
-                pair = self._pairs[key]
+        for a, (s, key) in enumerate(zip(solo, alike)):
+            for kind, js in firsts.items():
+                pair = self._pair_of(key, kind, s) if js else None
                 if pair is not None:
+                    c = [at[j] for j in js]
                     own[a, c], gain[a, c] = pair[0], pair[0] + pair[1] - 1.0
         view = PackingView(d.job_ids, tuple(solo), (), tuple(queue), gain, own)
-        packed = set()
-        pairs = optimal_packing(view) if self.exact else greedy_packing(view)
-        for sj, qj in pairs.pairs:
-            q = self.index[qj]
-            plan[q] = gpus_of[self.index[sj]] if d.gang[q] == 1 else Run(gpus_of[self.index[sj]])
-            packed.add(q)
-        return packed
+        return [(self.index[s], self.index[q]) for s, q in optimal_packing(view).pairs]
 
     def _admit(self, state: GangState, d) -> None:
         """File the jobs that arrived since the last look by kind (the engine's arrival order).
@@ -290,24 +336,35 @@ class Similarity:
             self._admitted += 1
             if d.gang[j] == 1 or d.resize != "none":
                 self._by_kind.setdefault(self._kind[j], []).append(j)
+                examples = self._examples.setdefault(self._kind[j], [])
+                if len(examples) < 2:  # a kind's first two jobs: one is not the solo job
+                    examples.append(j)
+                    self._priced += 1
 
     @staticmethod
-    def _first_waiting(state: GangState, members: list[int], plan: dict, limit: int) -> list[int]:
-        """The first ``limit`` of a kind's jobs that wait (not done, not in ``plan``), in
-        arrival order; the done jobs passed on the way are dropped from ``members``."""
-        out: list[int] = []
-        kept: list[int] = []
+    def _waiting(state: GangState, members: list[int], plan: dict) -> Iterator[int]:
+        """A kind's jobs that wait (not done, not in ``plan``), in arrival order; the done jobs
+        met on the way are dropped from ``members``."""
         i = 0
-        while i < len(members) and len(out) < limit:
+        while i < len(members):
             j = members[i]
-            i += 1
             if state.done[j]:
+                del members[i]
                 continue
-            kept.append(j)
+            i += 1
             if j not in plan:
-                out.append(j)
-        members[:i] = kept
-        return out
+                yield j
+
+    def _pair_of(self, key: tuple, kind: tuple, s: int) -> tuple[float, float] | None:
+        """:meth:`_pair` of solo job ``s`` (alike ``key``) and any other job of ``kind``, worked
+        out once; None, not kept, while ``s`` is the only job of its kind so far (a job does not
+        pair with itself)."""
+        if (*key, kind) not in self._pairs:
+            other = [q for q in self._examples[kind] if q != s]
+            if not other:
+                return None
+            self._pairs[(*key, kind)] = self._pair(s, other[0], key[1], key[2])
+        return self._pairs[(*key, kind)]
 
     def _pair(self, s: int, q: int, r: int, row) -> tuple[float, float] | None:
         """(the share of its own rate solo job s keeps, the share queued job q gets) when q
