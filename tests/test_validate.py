@@ -62,6 +62,19 @@ def test_sync_may_overlap_the_next_task_on_a_gpu():
     assert r.valid and r.objective == 7
 
 
+def test_a_short_overlap_is_caught_however_late_the_instance_runs():
+    """A job arriving at 2e7 s stretches the time scale; the slack was 1e-6 of it (20 s here),
+    which let n's task train on GPU3 0.5 s before J3's task left it."""
+    late = dataclasses.replace(FIG5.jobs[0], id="late", arrival=2e7)
+    inst = dataclasses.replace(FIG5, jobs=FIG5.jobs + (late,))
+    ok = list(hand_schedule().assignments) + [TaskAssignment("late", 0, 0, "GPU1", 2e7)]
+    assert validate(inst, TaskSchedule.of(ok)).valid
+    moved = [x for x in ok if (x.job, x.task) != ("n", 1)]
+    moved.append(TaskAssignment("n", 0, 1, "GPU3", 5.5))  # J3 trains there until 6
+    kinds = [v.kind for v in validate(inst, TaskSchedule.of(moved)).violations]
+    assert kinds == ["overlap"]
+
+
 def _mutations(base: TaskSchedule):
     a = sorted(base.assignments)
     by = {(x.job, x.round, x.task): x for x in a}
