@@ -180,9 +180,20 @@ class GangJobs(JobsIndexed, GpusIndexed):
         """The fraction of X_j^r job j keeps while job k shares its gang of n type-r GPUs (n:
         their requested gang; ``rows``: the rows the two run as, None: their own; module doc); 0
         if the two cannot share: unequal or disallowed runs, a pair Gavel did not measure or
-        measured as (0, 0), or too little memory."""
+        measured as (0, 0), or too little memory. Worked out once per pair of job kinds (model,
+        gang, memory: all it reads of a job)."""
         n = int(self.gang[j]) if n is None else n
-        if j == k or not self.models or None in (self.models[j], self.models[k]):
+        if j == k or not self.models:
+            return 0.0
+        kind = self._pair_kind
+        key = (kind[j], kind[k], r, n, rows)
+        got = self._pair_fractions.get(key)
+        if got is None:
+            got = self._pair_fractions[key] = self._pair_fraction(j, k, r, n, rows)
+        return got
+
+    def _pair_fraction(self, j: int, k: int, r: int, n: int, rows: tuple) -> float:
+        if None in (self.models[j], self.models[k]):
             return 0.0
         row_j, row_k = rows[0] or self.models[j], rows[1] or self.models[k]
         for x, row in ((j, row_j), (k, row_k)):
@@ -192,6 +203,20 @@ class GangJobs(JobsIndexed, GpusIndexed):
         if None not in (mem_j, mem_k, cap) and mem_j + mem_k > cap + 1e-9:
             return 0.0
         return self._scaled(self.models[j], int(self.gang[j]), r, n, row_j, row_k)
+
+    @cached_property
+    def _pair_kind(self) -> list[int]:
+        """Each job's kind for :meth:`pair_fraction`: one number per (model, gang, memory)."""
+        kinds: dict[tuple, int] = {}
+        memory = self.memory_gb or (None,) * self.n_jobs
+        return [
+            kinds.setdefault((m, int(g), mem), len(kinds))
+            for m, g, mem in zip(self.models, self.gang, memory)
+        ]
+
+    @cached_property
+    def _pair_fractions(self) -> dict:
+        return {}
 
     def pair_rate(
         self, j: int, k: int, r: int, n: int | None = None, rows: tuple = (None, None)
