@@ -274,15 +274,20 @@ class Similarity:
             return head[kind]
 
         pairs = []
+        passed: dict[tuple, int] = {}  # key -> its groups found empty this round (they stay so)
         for s, key in zip(solo, alike):
-            for group in self._kinds_by_pair(key, s):  # tied kinds, best pair first
-                live = [j for j in map(first, group) if j is not None]
+            groups = self._kinds_by_pair(key, s)  # tied kinds, best pair first
+            i = passed.get(key, 0)
+            while i < len(groups):
+                live = [j for j in map(first, groups[i]) if j is not None]
                 if live:
                     q = min(live, key=self._rank.__getitem__)
                     kind = self._kind[q]
                     head[kind] = next(waiting[kind], None)
                     pairs.append((s, q))
                     break
+                i += 1
+            passed[key] = i
         return pairs
 
     def _kinds_by_pair(self, key: tuple, s: int) -> list[list[tuple]]:
