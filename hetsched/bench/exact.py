@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hetsched.bench.runlog import run_line, solve_row
+from hetsched.bench.runlog import largest_proven, run_line, solve_row
 from hetsched.generators import ladder
 from hetsched.jsonout import json_text
 from hetsched.runstore import RunStore
@@ -76,11 +76,7 @@ def run_exact_bench(
                 if not as_json:
                     label = f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus}"
                     print(run_line(label, row), flush=True)
-    largest = {}
-    for r in rows:
-        if r["status"] == Status.OPTIMAL.value:
-            k = f"{r['model']}/{r['solver']}@{r['gpus']}gpus"
-            largest[k] = max(largest.get(k, 0), r["tasks"])
+    largest = largest_proven(rows, "{model}/{solver}@{gpus}gpus", "tasks")
     summary = {"time_limit": time_limit, "largest_proven_tasks": largest, "runs": rows}
     if as_json:
         print(json_text(summary))

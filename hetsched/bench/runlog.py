@@ -8,6 +8,7 @@ import time
 
 from hetsched.instance.model import Instance
 from hetsched.solve import solve
+from hetsched.solvers.result import Status
 
 
 def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwargs) -> dict:
@@ -41,3 +42,13 @@ def run_line(label: str, row: dict) -> str:
         f"{label} {row['status']:<10} obj={row.get('objective')} gap={gap:<9} "
         f"t={row.get('seconds', '-')}s cpu={row.get('cpu_seconds', '-')}s"
     )
+
+
+def largest_proven(rows: list[dict], label: str, size: str) -> dict[str, int]:
+    """Per ``label`` (a format string over a row's fields), the largest ``size`` at which every
+    run was proven optimal (0: none)."""
+    proven: dict[str, dict[int, bool]] = {}
+    for r in rows:
+        at = proven.setdefault(label.format(**r), {})
+        at[r[size]] = at.get(r[size], True) and r["status"] == Status.OPTIMAL.value
+    return {k: max((n for n, ok in v.items() if ok), default=0) for k, v in proven.items()}

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.bench.runlog import run_line, solve_row
+from hetsched.bench.runlog import largest_proven, run_line, solve_row
 from hetsched.generators import FAMILIES
 from hetsched.jsonout import json_text
 from hetsched.runstore import RunStore
@@ -64,14 +64,7 @@ def run_wct_bench(
                     if not as_json:
                         label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
                         print(run_line(label, row), flush=True)
-    proven = {}
-    for r in rows:
-        k = f"{r['family']}/{r['solver']}@{r['gpus']}gpus"
-        ok = r["status"] == "optimal"
-        proven.setdefault(k, {}).setdefault(r["jobs"], []).append(ok)
-    largest = {
-        k: max((n for n, oks in v.items() if all(oks)), default=0) for k, v in proven.items()
-    }
+    largest = largest_proven(rows, "{family}/{solver}@{gpus}gpus", "jobs")
     if as_json:
         print(
             json_text({"time_limit": time_limit, "largest_all_seeds_proven": largest, "runs": rows})
