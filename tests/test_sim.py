@@ -211,12 +211,14 @@ def test_bench_sim_quick(tmp_path, capsys):
         "tiresias",
         "harmony-greedy",
         "similarity",
+        "similarity:pack",
         "gavel",
         "gavel:makespan",
     }
     assert all(r["same_completions"] and r["engine_to_minimal"] > 0 for r in out["event_rate"])
     scaled = {r["policy"] for r in out["scaling"]}
     assert scaled >= {"hlas", "hlas-p", "tiresias", "harmony-greedy", "similarity", "gavel"}
+    assert "similarity:pack" in scaled
 
 
 @pytest.mark.parametrize(

@@ -49,6 +49,7 @@ LARGE_GANG_POLICIES = (
     "tiresias",
     "harmony-greedy",
     "similarity",
+    "similarity:pack",
     "gavel",
     "gavel:makespan",
 )
