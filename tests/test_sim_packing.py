@@ -24,13 +24,15 @@ def _modelled(jid, arrival, work, thr, model):
     return replace(job(jid, arrival, work, thr), model=ModelInfo(name=model) if model else None)
 
 
-def _pair_instance(model_b=TRF, n_gpus=1):
+def _pair_instance(model_b=TRF, n_gpus=1, more=(), name="pair"):
+    """A (ResNet-50, 100 units at 2/s) and B (200 at 1/s) at time 0, and ``more`` jobs."""
     return Instance(
-        "pair",
+        name,
         cluster({"v100": n_gpus}),
         (
             _modelled("A", 0.0, 100, {"v100": 2.0}, R50),
             _modelled("B", 0.0, 200, {"v100": 1.0}, model_b),
+            *more,
         ),
     )
 
@@ -67,15 +69,7 @@ def test_the_validator_refuses_sharing_that_is_not_a_measured_pair():
 
 def test_the_validator_refuses_three_jobs_on_one_gpu_and_recomputes_pairs():
     fa, fb = _fractions()
-    inst = Instance(
-        "three",
-        cluster({"v100": 1}),
-        (
-            _modelled("A", 0.0, 100, {"v100": 2.0}, R50),
-            _modelled("B", 0.0, 200, {"v100": 1.0}, TRF),
-            _modelled("C", 0.0, 200, {"v100": 1.0}, TRF),
-        ),
-    )
+    inst = _pair_instance(more=(_modelled("C", 0.0, 200, {"v100": 1.0}, TRF),), name="three")
     g = (inst.gpus[0].id,)
     ca = 100 / (2 * fa)
     three = [Segment("A", 0.0, ca, g), Segment("B", 0.0, 300.0, g), Segment("C", 0.0, 300.0, g)]
@@ -93,15 +87,7 @@ def test_a_short_shared_stretch_counts_however_late_the_run_ends(late):
     here), missed the shared 0.5 s and moved A's completion to 50 without a violation (a
     100,000-job similarity:pack run then disagreed with the engine on a job's completion)."""
     fa, fb = _fractions()
-    inst = Instance(
-        "late",
-        cluster({"v100": 2}),
-        (
-            _modelled("A", 0.0, 100, {"v100": 2.0}, R50),
-            _modelled("B", 0.0, 200, {"v100": 1.0}, TRF),
-            _modelled("Z", late, 100, {"v100": 2.0}, None),
-        ),
-    )
+    inst = _pair_instance(n_gpus=2, more=(_modelled("Z", late, 100, {"v100": 2.0}, None),))
     g0, g1 = (inst.gpus[0].id,), (inst.gpus[1].id,)
     joins = (100 - fa) / 2  # 2 joins + 2 f_A 0.5 = 100
     ends = joins + 0.5
