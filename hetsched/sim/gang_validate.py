@@ -140,9 +140,10 @@ def validate_gang(
     for g, spans in by_gpu.items():
         spans.sort()
         for k, (a0, a1, ia) in enumerate(spans):
+            ends = a1 - _slack(a1)
             for b in range(k + 1, len(spans)):  # the spans that start before a ends (no copy)
                 b0, b1, ib = spans[b]
-                if b0 >= a1 - _slack(a1):
+                if b0 >= ends:
                     break
                 sa, sb = segments[ia], segments[ib]
                 if not _may_share(data, jobs, gpus, sa, sb):

@@ -321,13 +321,13 @@ class Similarity:
         if not queue:
             return []
         at = {j: b for b, j in enumerate(queue)}
+        cols = {kind: [at[j] for j in js] for kind, js in firsts.items() if js}
         gain = np.full((len(solo), len(queue)), np.nan)
         own = np.full_like(gain, np.nan)
         for a, (s, key) in enumerate(zip(solo, alike)):
-            for kind, js in firsts.items():
-                pair = self._pair_of(key, kind, s) if js else None
+            for kind, c in cols.items():
+                pair = self._pair_of(key, kind, s)
                 if pair is not None:
-                    c = [at[j] for j in js]
                     own[a, c], gain[a, c] = pair[0], pair[0] + pair[1] - 1.0
         view = PackingView(d.job_ids, tuple(solo), (), tuple(queue), gain, own)
         return [(self.index[s], self.index[q]) for s, q in optimal_packing(view).pairs]
