@@ -53,6 +53,7 @@ from hetsched.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 from hetsched.sim.gang_interference import interference_of, round_speeds
 from hetsched.sim.gang_model import GangJobs, Run, gang_jobs
+from hetsched.sim.gang_packing import PairRates, packed_round
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
 IDLE_LIMIT = (
@@ -197,6 +198,7 @@ def simulate_gang(
     runs: list[list] = []
     # job -> (GPUs, row, rate) of its last run: the rate is worked out again only when they change
     rate_of: dict[int, tuple[tuple[int, ...], str | None, float]] = {}
+    pair_rates = PairRates(data)  # the packed pairs' rates, kept while a pair runs on
     pending = [int(j) for j in state.order]
     nxt = 0
     left = data.n_jobs
@@ -228,7 +230,7 @@ def simulate_gang(
             open_seg = {}
             continue
         plan, rows, given = _runs(policy.allocate(state), data)
-        _check_plan(plan, rows, state, data, policy)
+        pairs = _check_plan(plan, rows, state, data, policy, pair_rates)
         factor, ps = round_speeds(plan, given, data, harmony, policy.name, t)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
@@ -257,10 +259,9 @@ def simulate_gang(
             )
         delays = {j: restore_seconds if ran_before[j] and not same_gpus[j] else 0.0 for j in plan}
         finish: dict[int, tuple[float, float, bool]] = {}  # packed: (end, progress, completes)
-        for j, mate in _partners(plan).items():
-            if j < mate:
-                finish.update(_packed_round(state, data, plan, rows, delays, t, L, j, mate))
         remaining, job_ids = state._remaining, data.job_ids
+        for pair, rates in pairs.items():
+            finish.update(packed_round(remaining, data, plan, rows, delays, t, L, pair, rates))
         for j, gpus in sorted(plan.items()):
             same, delay, row = same_gpus[j], delays[j], rows.get(j)
             known = rate_of.get(j)
@@ -377,63 +378,22 @@ def _runs(plan: dict, data: GangJobs) -> tuple[dict, dict[int, str], dict[int, t
     return gpus, rows, ps
 
 
-def _partners(plan: dict[int, tuple[int, ...]]) -> dict[int, int]:
-    """Job -> the job it shares its gang with this round (packing)."""
-    owner: dict[int, int] = {}
-    out: dict[int, int] = {}
-    for j, gpus in plan.items():
-        for g in gpus:
-            if g in owner:
-                out[j], out[owner[g]] = owner[g], j
-            owner[g] = j
-    return out
-
-
-def _packed_round(state, data, plan, rows, d, t, L, a, b) -> dict:
-    """(end, progress, completes) of two jobs sharing a gang in the round [t, t + L]: each
-    restores for its delay ``d[j]``, runs at its pair rate while the other holds the gang and
-    at its own rate after the other completes."""
-    r, n = int(data.gpu_type[plan[a][0]]), len(plan[a])
-    out = {}
-    pair = {
-        a: data.pair_rate(a, b, r, n, (rows.get(a), rows.get(b))),
-        b: data.pair_rate(b, a, r, n, (rows.get(b), rows.get(a))),
-    }
-    rem = {j: float(state._remaining[j]) for j in (a, b)}
-    T = t + L
-    fin = {
-        j: t + d[j] + rem[j] / pair[j] if rem[j] <= pair[j] * (L - d[j]) * (1 + 1e-12) else math.inf
-        for j in (a, b)
-    }
-    first = min((a, b), key=lambda j: (fin[j], j))
-    other = b if first == a else a
-    if fin[first] == math.inf:  # both run the whole round together
-        return {j: (T, pair[j] * (L - d[j]), False) for j in (a, b)}
-    out[first] = (fin[first], rem[first], True)
-    start = t + d[other]
-    together = pair[other] * max(0.0, fin[first] - start)
-    if rem[other] <= together * (1 + 1e-12):
-        out[other] = (start + rem[other] / pair[other], rem[other], True)
-        return out
-    alone_from = max(fin[first], start)
-    solo = data.run_rate(other, plan[other], rows.get(other))
-    more = solo * (T - alone_from)
-    if rem[other] <= (together + more) * (1 + 1e-12):
-        out[other] = (alone_from + (rem[other] - together) / solo, rem[other], True)
-    else:
-        out[other] = (T, together + more, False)
-    return out
-
-
 def _check_plan(
-    plan: dict[int, tuple[int, ...]], rows: dict[int, str], state: GangState, data: GangJobs, policy
-) -> None:
+    plan: dict[int, tuple[int, ...]],
+    rows: dict[int, str],
+    state: GangState,
+    data: GangJobs,
+    policy,
+    pair_rates: PairRates,
+) -> dict[tuple[int, int], tuple[float, float]]:
     """Every decision is legal: an active job, a full gang of distinct GPUs it can run on (or a
     resized run the workload allows), no GPU twice unless two jobs share the same gang as a
     pair that may be packed. A job that runs on as it ran (the same GPUs in the same order, the
-    same row) passed the first checks when it started, so only its GPUs are counted again."""
+    same row) passed the first checks when it started, so only its GPUs are counted again.
+    Returns the packed pairs (a, b), a < b, and their pair rates."""
     owner: dict[int, int] = {}  # GPU -> the last job placed there so far
     shared: set[int] = set()  # GPUs two jobs hold already
+    pairs: dict[tuple[int, int], tuple[float, float]] = {}
     type_of, held, held_rows = data.type_of, state.held, state.held_rows
     for j, gpus in plan.items():
         was = held.get(j)
@@ -445,22 +405,27 @@ def _check_plan(
         if both:
             mine = set(gs)
             k = owner[min(both)]
-            r = type_of[gs[0]]
+            a, b = (j, k) if j < k else (k, j)
             if not (
                 state.convention == "hetsched"
                 and set(plan[k]) == mine
                 and len({type_of[g] for g in gs}) == 1
                 and not shared & mine
-                and data.pair_rate(j, k, r, len(gs), (rows.get(j), rows.get(k))) > 0
-                and data.pair_rate(k, j, r, len(gs), (rows.get(k), rows.get(j))) > 0
+                and min(
+                    rates := pair_rates(a, b, type_of[gs[0]], len(gs), rows.get(a), rows.get(b))
+                )
+                > 0
             ):
                 raise HetschedError(
                     f"policy {policy.name} gave a GPU to two jobs at t={state.now} "
                     "(only a pair that may be packed can share a gang, under the hetsched convention)"
                 )
             shared |= mine
+            pairs[a, b] = rates
         for g in gs:
             owner[g] = j
+    pair_rates.next_round()
+    return pairs
 
 
 def _check_run(

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,8 +43,10 @@ from hetsched.sim.gang_interference import interference_of
 from hetsched.sim.gang_model import gang_jobs
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
+    """A stretch of time [start, end) during which ``job`` held exactly ``gpus`` (a tuple: a run
+    makes one per job per move, hundreds of thousands on a long trace)."""
+
     job: str
     start: float
     end: float
@@ -252,7 +255,7 @@ def _may_share(data, jobs: dict, gpus: dict, a: Segment, b: Segment) -> bool:
     ja, jb = jobs[a.job], jobs[b.job]
     if ja == jb or set(a.gpus) != set(b.gpus):
         return False
-    kinds = {int(data.gpu_type[gpus[g]]) for g in a.gpus}
+    kinds = {data.type_of[gpus[g]] for g in a.gpus}
     if len(kinds) != 1:
         return False
     r, n = kinds.pop(), len(a.gpus)

@@ -225,21 +225,32 @@ class Similarity:
         """The round's choices (job -> type, GPU count, row) on GPUs, in queue order: a job that
         runs on as it ran keeps its GPUs where they are still free (no restore), so those are
         placed first."""
-        d = self.data
+        d, held, held_rows = self.data, state.held, state.held_rows
         same = {
             j: None
             for j, (r, n, row) in chosen.items()
-            if j in state.held
-            and (d.type_of[state.held[j][0]], len(state.held[j]), state.held_rows.get(j))
-            == (r, n, row)
+            if j in held and (d.type_of[held[j][0]], len(held[j]), held_rows.get(j)) == (r, n, row)
         }
+        was_free = {r: set(gs) for r, gs in free.items()}
+        taken: set[int] = set()
+        at = dict.fromkeys(free, 0)  # per type: free[r][:at[r]] are taken
         for j in [*same, *(j for j in chosen if j not in same)]:
             r, n, row = chosen[j]
-            prev = state.held.get(j)
-            keep = j in same and all(g in free[r] for g in prev)  # a packed pair held them both
-            gpus = prev if keep else tuple(free[r][:n])
-            free[r] = [g for g in free[r] if g not in gpus]
+            prev = held.get(j)
+            # a packed pair held them both: the first of the two to be placed keeps them
+            if j in same and all(g in was_free[r] and g not in taken for g in prev):
+                gpus = prev
+            else:  # the n lowest free GPUs of the type
+                gs, i, picked = free[r], at[r], []
+                while len(picked) < n and i < len(gs):
+                    if gs[i] not in taken:
+                        picked.append(gs[i])
+                    i += 1
+                at[r], gpus = i, tuple(picked)
+            taken.update(gpus)
             plan[j] = Run(gpus, row) if row or n != d.gang[j] else gpus
+        for r, gs in free.items():
+            free[r] = [g for g in gs if g not in taken]
 
     def _pack(self, state: GangState, plan: dict) -> set[int]:
         """Algorithm 3 (or the exact packing) on this round: adds the packed jobs to ``plan``;
@@ -275,13 +286,18 @@ class Similarity:
 
         pairs = []
         passed: dict[tuple, int] = {}  # key -> its groups found empty this round (they stay so)
+        rank = self._rank.__getitem__
         for s, key in zip(solo, alike):
             groups = self._kinds_by_pair(key, s)  # tied kinds, best pair first
             i = passed.get(key, 0)
             while i < len(groups):
-                live = [j for j in map(first, groups[i]) if j is not None]
-                if live:
-                    q = min(live, key=self._rank.__getitem__)
+                group = groups[i]
+                if len(group) == 1:  # the common case: no tie
+                    q = first(group[0])
+                else:
+                    live = [j for j in map(first, group) if j is not None]
+                    q = min(live, key=rank) if live else None
+                if q is not None:
                     kind = self._kind[q]
                     head[kind] = next(waiting[kind], None)
                     pairs.append((s, q))
