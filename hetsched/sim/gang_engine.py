@@ -247,19 +247,22 @@ def simulate_gang(
         new_open: dict[int, int] = {}
         stops: dict[int, float] = {}  # Gavel's convention: when each job of the round stops
         held_before, rows_before, ps_before = state.held, state.held_rows, state.held_ps
-        same_gpus = {}
+        same_gpus: dict[int, bool] = {}  # the job runs on as it ran: no restore
+        delays: dict[int, float] = {}
         for j, g in plan.items():
             was = held_before.get(j)
-            same_gpus[j] = (
+            same = (
                 j in open_seg
                 and was is not None
                 and (was == g or set(was) == set(g))
                 and rows.get(j) == rows_before.get(j)
                 and ps.get(j) == ps_before.get(j)
             )
-        delays = {j: restore_seconds if ran_before[j] and not same_gpus[j] else 0.0 for j in plan}
+            same_gpus[j] = same
+            delays[j] = restore_seconds if ran_before[j] and not same else 0.0
         finish: dict[int, tuple[float, float, bool]] = {}  # packed: (end, progress, completes)
         remaining, job_ids = state._remaining, data.job_ids
+        attained, executed, rounds_run = state.attained, state.executed, state.rounds_run
         for pair, rates in pairs.items():
             finish.update(packed_round(remaining, data, plan, rows, delays, t, L, pair, rates))
         for j, gpus in sorted(plan.items()):
@@ -294,15 +297,15 @@ def simulate_gang(
                 idx = len(runs)
                 servers = tuple(data.servers[h] for h in ps.get(j, ()))
                 runs.append([job_ids[j], t, t, ids, row, servers])
-            if j in finish:  # packed: worked out with its partner
-                end, progress, done_now = finish[j]
-                if not done_now:
-                    remaining[j] -= progress
-            if j in finish and not done_now:
+            packed = finish.get(j)  # worked out with its partner
+            if packed is not None:
+                end, progress, done_now = packed
+            if packed is not None and not done_now:
+                remaining[j] -= progress
                 held[j] = gpus
                 new_open[j] = idx
-            elif j in finish or remaining[j] <= progress * (1 + 1e-12):
-                end = end if j in finish else t + delay + remaining[j] / rate
+            elif packed is not None or remaining[j] <= progress * (1 + 1e-12):
+                end = end if packed is not None else t + delay + remaining[j] / rate
                 remaining[j] = 0.0
                 state._finish(j)
                 left -= 1
@@ -314,12 +317,13 @@ def simulate_gang(
                 remaining[j] -= progress
                 held[j] = gpus
                 new_open[j] = idx
-            stops[j] = end
+            if gavel:
+                stops[j] = end
             runs[idx][2] = end
             ran_before[j] = True
-            state.attained[j] += len(gpus) * (end - t)
-            state.executed[j] += end - t
-            state.rounds_run[j] += 1
+            attained[j] += len(gpus) * (end - t)
+            executed[j] += end - t
+            rounds_run[j] += 1
         state.held = held
         state.held_rows = {j: rows[j] for j in held if j in rows}
         state.held_ps = {j: ps[j] for j in held if j in ps}
@@ -332,7 +336,7 @@ def simulate_gang(
                 open_seg = {j: i for j, i in new_open.items() if stops[j] >= t - 1e-9}
             elif nxt < len(pending):
                 t = float(data.arrival[pending[nxt]])
-    segments = [Segment(*run) for run in runs]
+    segments = [Segment._make(run) for run in runs]
     result = GangSimResult(
         policy.name,
         segments,
@@ -401,10 +405,14 @@ def _check_plan(
             gs = _check_run(j, gpus, rows, state, data, policy)
         else:
             gs = was  # Python ints already
-        both = [g for g in gs if g in owner]
-        if both:
-            mine = set(gs)
-            k = owner[min(both)]
+        low = None  # the lowest of j's GPUs that an earlier job of the plan holds, and that job
+        for g in gs:
+            k = owner.get(g)
+            if k is not None and (low is None or g < low):
+                low, mate = g, k
+            owner[g] = j
+        if low is not None:
+            k, mine = mate, set(gs)
             a, b = (j, k) if j < k else (k, j)
             if not (
                 state.convention == "hetsched"
@@ -422,8 +430,6 @@ def _check_plan(
                 )
             shared |= mine
             pairs[a, b] = rates
-        for g in gs:
-            owner[g] = j
     pair_rates.next_round()
     return pairs
 

@@ -253,12 +253,12 @@ def _slack(time: float) -> float:
 def _may_share(data, jobs: dict, gpus: dict, a: Segment, b: Segment) -> bool:
     """Two segments overlapping on a GPU are a legal packed pair (module docstring)."""
     ja, jb = jobs[a.job], jobs[b.job]
-    if ja == jb or set(a.gpus) != set(b.gpus):
+    if ja == jb or (a.gpus != b.gpus and set(a.gpus) != set(b.gpus)):
         return False
-    kinds = {data.type_of[gpus[g]] for g in a.gpus}
-    if len(kinds) != 1:
+    type_of = data.type_of
+    r, n = type_of[gpus[a.gpus[0]]], len(a.gpus)
+    if n > 1 and any(type_of[gpus[g]] != r for g in a.gpus):
         return False
-    r, n = kinds.pop(), len(a.gpus)
     return (
         data.pair_rate(ja, jb, r, n, (a.row, b.row)) > 0
         and data.pair_rate(jb, ja, r, n, (b.row, a.row)) > 0

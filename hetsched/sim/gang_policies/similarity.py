@@ -161,19 +161,21 @@ class Similarity:
 
     def _ranked_round(self, state: GangState, plan: dict, free: dict[int, list[int]]) -> None:
         """Algorithm 2 for the ``gpu`` variant: each job's types ranked once (``prepare``)."""
-        d = self.data
+        gang, ranked = self.data.gang_sizes, self.ranked
         left = {r: len(gs) for r, gs in free.items()}
+        unused = sum(left.values())
         chosen: dict[int, tuple[int, int, str | None]] = {}
         for j in state.active_in_order():  # stops once the GPUs are taken
-            if not any(left.values()):
+            if not unused:
                 break
             if j in plan:
                 continue
-            need = int(d.gang[j])
-            for r in self.ranked[j]:
+            need = gang[j]
+            for r in ranked[j]:
                 if left[r] >= need:
                     chosen[j] = (r, need, None)
                     left[r] -= need
+                    unused -= need
                     break
         self._place(state, plan, free, chosen)
 
