@@ -2,6 +2,7 @@
 rates, the survivor speeds up when its partner completes, the validator recomputes that and
 refuses any other sharing, and packing runs are bounded by the packing relaxation."""
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -77,6 +78,27 @@ def test_the_validator_refuses_three_jobs_on_one_gpu_and_recomputes_pairs():
     # a pair claimed to finish at its solo rate is caught: progress is recomputed at f_A
     wrong = [Segment("A", 0.0, 50.0, g), Segment("B", 0.0, 250.0, g)]
     assert any(v.kind == "progress" for v in validate_gang(inst, wrong, 10.0).violations)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_three_at_once_is_found_at_the_first_instant_three_segments_hold_the_gpu(seed):
+    """Random segments of three jobs that may pair, on one GPU, with shared ends and starts: the
+    validator reports three holders exactly when some instant lies inside three segments (a
+    segment holds [start, end)), at the earliest such instant."""
+    rng = random.Random(seed)
+    inst = _pair_instance(more=(_modelled("C", 0.0, 200, {"v100": 1.0}, TRF),), name="three")
+    g = (inst.gpus[0].id,)
+    segs = []
+    for jid in "ABC":
+        t = float(rng.randint(0, 3))
+        for _ in range(rng.randint(1, 3)):
+            start, t = t, t + rng.randint(1, 4)
+            segs.append(Segment(jid, start, float(t), g))
+            t += rng.randint(0, 2)
+    starts = sorted({s.start for s in segs})
+    crowded = [t for t in starts if sum(s.start <= t < s.end for s in segs) > 2]
+    found = [v.message for v in validate_gang(inst, segs, 10.0).violations if "three" in v.message]
+    assert found == ([f"GPU {g[0]} held by three jobs at {crowded[0]}"] if crowded else [])
 
 
 @pytest.mark.parametrize("late", [0.0, 1e8])

@@ -142,12 +142,14 @@ def validate_gang(
         busy += len(set(idx)) * (s.end - s.start)
     for g, spans in by_gpu.items():
         spans.sort()
+        earlier = [0] * len(spans)  # how many earlier spans still hold the GPU as each starts
         for k, (a0, a1, ia) in enumerate(spans):
             ends = a1 - _slack(a1)
             for b in range(k + 1, len(spans)):  # the spans that start before a ends (no copy)
                 b0, b1, ib = spans[b]
                 if b0 >= ends:
                     break
+                earlier[b] += 1
                 sa, sb = segments[ia], segments[ib]
                 if not _may_share(data, jobs, gpus, sa, sb):
                     bad.append(
@@ -162,14 +164,11 @@ def validate_gang(
                     shares[ia].append((lo, hi, jobs[sb.job], sb))
                     shares[ib].append((lo, hi, jobs[sa.job], sa))
                     busy -= len(sa.gpus) * (hi - lo)  # a shared GPU is busy once
-        held = 0
-        for t, step in sorted(
-            [(a0, 1) for a0, _, _ in spans] + [(a1 - _slack(a1), -1) for _, a1, _ in spans]
-        ):
-            held += step
-            if held > 2:
-                bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by three jobs at {t}"))
-                break
+        # three at once: a span that starts while two earlier ones hold the GPU (the first)
+        third = next((b for b, n in enumerate(earlier) if n > 1), None)
+        if third is not None:
+            t = spans[third][0]
+            bad.append(Violation("overlap", f"GPU {data.gpu_ids[g]} held by three jobs at {t}"))
     speed = (
         _harmony_speeds(data, harmony, jobs, gpus, segments, round_seconds, bad)
         if harmony is not None

@@ -269,7 +269,7 @@ class Similarity:
         else:
             pairs = self._pack_greedily(state, plan, solo, alike)
         for s, q in pairs:
-            plan[q] = gpus_of[s] if d.gang[q] == 1 else Run(gpus_of[s])
+            plan[q] = gpus_of[s] if d.gang_sizes[q] == 1 else Run(gpus_of[s])
         return {q for _, q in pairs}
 
     def _pack_greedily(self, state, plan, solo: list[int], alike: list[tuple]) -> list[tuple]:
