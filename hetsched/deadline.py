@@ -1,4 +1,5 @@
-"""A time limit on Python code that has no time limit of its own (a Pyomo model build).
+"""A time limit on Python code that has no time limit of its own (a Pyomo model build, a
+simulation).
 
 Solvers honour their time limits; building a large Pyomo model does not check the clock. Inside
 :func:`deadline` a POSIX interval timer interrupts the main thread at the limit with
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -17,6 +19,12 @@ from typing import Iterator
 class BuildTimeout(BaseException):
     """The block did not finish within its deadline. A BaseException, as KeyboardInterrupt is,
     so that the ``except Exception`` of the code it interrupts does not swallow it."""
+
+
+class RunTimeout(BaseException):
+    """A simulation did not finish within its time limit: another class than
+    :class:`BuildTimeout`, so that a solve inside the run (which turns its own BuildTimeout into
+    a time-limit result) does not swallow the run's."""
 
 
 def grace(time_limit: float) -> float:
@@ -34,10 +42,18 @@ def _not_the_timeout(record: logging.LogRecord) -> bool:
 
 
 @contextmanager
-def deadline(seconds: float | None, quiet: tuple[str, ...] = ("pyomo",)) -> Iterator[None]:
-    """Raise :class:`BuildTimeout` in the block once ``seconds`` of wall time pass (None: no
-    limit); the handlers of the ``quiet`` loggers drop their reports of that exception. Not
-    reentrant: one deadline at a time (``solve`` holds it only around the build and hand-over)."""
+def deadline(
+    seconds: float | None,
+    quiet: tuple[str, ...] = ("pyomo",),
+    exception: type[BaseException] = BuildTimeout,
+) -> Iterator[None]:
+    """Raise ``exception`` (:class:`BuildTimeout`) in the block once ``seconds`` of wall time
+    pass (None: no limit); the handlers of the ``quiet`` loggers drop their reports of it.
+
+    Deadlines nest: inside another deadline (a simulation's, around a policy that solves a
+    model each round) the inner one raises its own exception at its own limit, the outer one
+    raises the outer exception at the outer limit even in the middle of the inner block, and
+    the outer timer runs on after the inner block ends."""
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
@@ -46,20 +62,27 @@ def deadline(seconds: float | None, quiet: tuple[str, ...] = ("pyomo",)) -> Iter
     if not usable:
         yield
         return
+    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]  # 0: no enclosing deadline
+    outer_end = time.monotonic() + outer_left if outer_left > 0 else None
 
     def fire(signum, frame):
-        raise BuildTimeout(f"not finished within {seconds:g} s")
+        if outer_end is not None and time.monotonic() >= outer_end and callable(previous):
+            previous(signum, frame)  # the enclosing deadline's: it raises its own exception
+        raise exception(f"not finished within {seconds:g} s")
 
     handlers = [h for name in quiet for h in logging.getLogger(name).handlers]
     for h in handlers:
         h.addFilter(_not_the_timeout)
     previous = signal.signal(signal.SIGALRM, fire)
+    first = float(seconds) if outer_end is None else min(float(seconds), outer_left)
     # and again every 0.5 s until the block ends, in case a handler swallowed the first one
-    signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 1e-3), 0.5)
+    signal.setitimer(signal.ITIMER_REAL, max(first, 1e-3), 0.5)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_end is not None:  # the enclosing deadline's timer runs on
+            signal.setitimer(signal.ITIMER_REAL, max(outer_end - time.monotonic(), 1e-3), 0.5)
         for h in handlers:
             h.removeFilter(_not_the_timeout)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hetsched.deadline import BuildTimeout, deadline
+from hetsched.deadline import BuildTimeout, RunTimeout, deadline
 from hetsched.errors import HetschedError
 from hetsched.formulation import find_formulation
 from hetsched.heuristic import run_heuristic
@@ -35,6 +35,34 @@ def test_deadline_interrupts_python_work_and_restores_the_timer():
     with deadline(5):  # a block that ends in time is left alone, and no alarm is left behind
         _spin(0.05)
     _spin(0.3)
+
+
+def test_an_outer_deadline_fires_inside_an_inner_one_with_its_own_exception():
+    """A simulation's limit (outer) passes while a policy's solve holds its own deadline
+    (inner, longer): the outer exception, at the outer limit, not the inner one."""
+    t0 = time.perf_counter()
+    with pytest.raises(RunTimeout):
+        with deadline(0.3, exception=RunTimeout):
+            with deadline(20):
+                _spin(30)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_an_inner_deadline_fires_first_and_the_outer_one_runs_on():
+    t0 = time.perf_counter()
+    with pytest.raises(RunTimeout):
+        with deadline(0.8, exception=RunTimeout):
+            with pytest.raises(BuildTimeout):  # the inner limit comes first: its exception
+                with deadline(0.1):
+                    _spin(30)
+            assert time.perf_counter() - t0 < 0.8
+            _spin(30)  # the outer timer was restored: it still stops this
+    assert time.perf_counter() - t0 < 10
+    with deadline(5, exception=RunTimeout):  # an inner block that ends in time changes nothing
+        with deadline(5):
+            _spin(0.05)
+        _spin(0.05)
+    _spin(0.3)  # and no alarm is left behind
 
 
 def test_deadline_none_is_no_limit():

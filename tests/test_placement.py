@@ -464,10 +464,10 @@ def test_the_validator_recomputes_interference_and_capacity():
     segs = run.segments
     assert validate_gang(inst, segs, 10.0, INTERVAL_SECONDS).valid
     k = next(i for i, s in enumerate(segs) if s.ps)
-    dropped = segs[:k] + [dataclasses.replace(segs[k], ps=segs[k].ps[1:])] + segs[k + 1 :]
+    dropped = segs[:k] + [segs[k]._replace(ps=segs[k].ps[1:])] + segs[k + 1 :]
     kinds = {v.kind for v in validate_gang(inst, dropped, 10.0, INTERVAL_SECONDS).violations}
     assert "interference" in kinds
-    crowded = [dataclasses.replace(s, ps=("s0",) * len(s.ps) * 8) for s in segs]
+    crowded = [s._replace(ps=("s0",) * len(s.ps) * 8) for s in segs]
     kinds = {v.kind for v in validate_gang(inst, crowded, 10.0, INTERVAL_SECONDS).violations}
     assert "interference" in kinds
     # the same run judged by a speed model without interference: its jobs finish too late

@@ -6,25 +6,30 @@ import argparse
 import sys
 
 from hetsched.cli.args import MAX_JOBS, count, json_flag, policy_list, positive
-from hetsched.cli.common import EXIT_OK, fmt
+from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt
 from hetsched.jsonout import json_text
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from hetsched.sim.run import file_stem, run_policy
+    from hetsched.sim.run import RunNotFinished, file_stem, run_policy
     from hetsched.sim.workloads import load_workload
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
-    s = run_policy(
-        inst,
-        args.policy,
-        seed=args.seed,
-        out=args.out,
-        workload=args.workload,
-        round_seconds=args.round_seconds,
-        restore_seconds=args.restore_seconds,
-        convention=args.convention,
-    )
+    try:
+        s = run_policy(
+            inst,
+            args.policy,
+            seed=args.seed,
+            out=args.out,
+            workload=args.workload,
+            round_seconds=args.round_seconds,
+            restore_seconds=args.restore_seconds,
+            convention=args.convention,
+            time_limit=args.time_limit,
+        )
+    except RunNotFinished as exc:  # not the input's fault: the run was stopped
+        print(f"hetsched simulate: {args.workload}: {exc}; nothing written", file=sys.stderr)
+        return EXIT_FAIL
     s.pop("_jct")
     if args.json:
         print(json_text(s))
@@ -61,6 +66,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         round_seconds=args.round_seconds,
         restore_seconds=args.restore_seconds,
         convention=args.convention,
+        time_limit=args.time_limit,
     )
     print_comparison(result)
     print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
@@ -103,7 +109,8 @@ def shortcut(args: argparse.Namespace, instance, policies: list[str], **engine):
 def print_comparison(result) -> None:
     """The table of a :class:`~hetsched.sim.run.Comparison`: each policy's metrics, the proven
     lower bounds and each policy over its bound."""
-    rows = result.rows
+    rows = [r for r in result.rows if r.get("finished", True)]
+    stopped = [r for r in result.rows if not r.get("finished", True)]
     keys = (
         "avg_jct",
         "median_jct",
@@ -140,6 +147,8 @@ def print_comparison(result) -> None:
             [(r["policy"], *(f"{r['ratio_to_bound'][k]:.3f}x" for k in BOUNDED)) for r in rows],
         )
     )
+    for r in stopped:
+        print(f"\n{r['policy']}: did not finish within the time limit ({r['time_limit']:g} s)")
 
 
 #: the commands this module registers, with their one-line help (``hetsched --help`` lists
@@ -157,7 +166,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     task_names, job_names = usage("task"), usage("job")
     policy_names = task_names + job_names
 
-    def add_engine_options(p: argparse.ArgumentParser) -> None:
+    def add_engine_options(p: argparse.ArgumentParser, stopped: str) -> None:
         p.add_argument(
             "--round-seconds",
             type=positive(float),
@@ -181,10 +190,18 @@ def register(sub: argparse._SubParsersAction) -> None:
             "simulator ('gavel'), or fixed rounds ('hetsched'); auto: gavel on gavel-trace: "
             "workloads (see docs/reproduction.md)",
         )
+        p.add_argument(
+            "--time-limit",
+            type=positive(float),
+            default=None,
+            metavar="S",
+            help=f"stop a policy's run after S s of wall time (default: none); {stopped}",
+        )
 
     workload_help = (
-        "an instance file, hare-table2, gavel-poisson, philly[:VC] (480-job busy window), philly-static[:VC] (its jobs all at time 0) or "
-        "gavel-trace:PATH (see hetsched.sim.workloads)"
+        "an instance file, hare-table2, gavel-poisson, philly[:VC] (480-job busy window), "
+        "philly-static[:VC] (its jobs all at time 0), harmony-jobs[:uniform|poisson], "
+        "similarity-jobs[:MINUTES] or gavel-trace:PATH (see hetsched.sim.workloads)"
     )
     sm = sub.add_parser("simulate", help=COMMANDS["simulate"])
     sm.add_argument("workload", help=workload_help)
@@ -202,7 +219,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out", default=None, help="directory for POLICY-jobs.csv and the run store runs.jsonl"
     )
     json_flag(sm, "policy, seed, workload, metrics, valid, seconds")
-    add_engine_options(sm)
+    add_engine_options(sm, "a stopped run writes nothing and exits 1")
     sm.set_defaults(func=cmd_simulate)
 
     cp = sub.add_parser("compare", help=COMMANDS["compare"])
@@ -216,5 +233,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out", default="sim-results", help="results; runs already there are kept (resume)"
     )
     cp.add_argument("--quiet", action="store_true")
-    add_engine_options(cp)
+    add_engine_options(
+        cp, "a stopped policy is not stored and gets a row saying so (compare.json: finished false)"
+    )
     cp.set_defaults(func=cmd_compare)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hetsched.deadline import RunTimeout, deadline
+from hetsched.errors import HetschedError
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.jsonfile import save_json
@@ -48,6 +50,14 @@ def resolve_convention(instance: Instance, convention: str = "auto") -> str:
     return convention
 
 
+class RunNotFinished(HetschedError):
+    """A policy's run did not finish within its time limit (wall time): nothing of it is kept."""
+
+    def __init__(self, policy: str, seconds: float):
+        self.policy, self.seconds = policy, seconds
+        super().__init__(f"{policy} did not finish within the time limit ({seconds:g} s)")
+
+
 def run_policy(
     instance: Instance,
     policy: str,
@@ -57,45 +67,53 @@ def run_policy(
     round_seconds: float = 360.0,
     restore_seconds: float | None = None,
     convention: str = "auto",
+    time_limit: float | None = None,
 ) -> dict:
     """Simulate, validate, measure; write ``out/POLICY-jobs.csv`` and add the summary to the run
     store ``out/runs.jsonl`` if ``out``.
     Job-level policies run on the gang engine with ``round_seconds`` rounds, ``restore_seconds``
     checkpoint-restore delays (default: 10 s, 0 under Gavel's convention) and the engine's
     ``convention`` (:func:`resolve_convention`); task-level ones on the task engine (these
-    options do not apply)."""
+    options do not apply). A run not done after ``time_limit`` seconds of wall time (None: no
+    limit) stops with :class:`RunNotFinished` and writes nothing."""
     t = time.perf_counter()
     pol = make_policy(policy, seed=seed)
     machine = instance
-    if is_job_level(policy):
-        convention = resolve_convention(instance, convention)
-        if restore_seconds is None:
-            restore_seconds = RESTORE_SECONDS[convention]
-        result = simulate_gang(instance, pol, round_seconds, restore_seconds, convention=convention)
-        extra = {
-            "level": "job",
-            "rounds": result.rounds,
-            "preemptions": result.preemptions,
-            "round_seconds": round_seconds,
-            "restore_seconds": restore_seconds,
-            "convention": convention,
-        }
-        if getattr(pol, "pack", False):
-            extra["packing"] = True
-        measured = gang_metrics(instance, result)
-    else:
-        machine = pol.machine(instance) if hasattr(pol, "machine") else instance
-        result = simulate(machine, pol)
-        extra = {"level": "task", "tasks": len(result.schedule)}
-        if machine is not instance:  # the policy ran on GPU groups: say which and how good
-            g = pol.grouping
-            extra["gpu_groups"] = {
-                "groups": len(g.groups),
-                "method": g.method,
-                "spread": g.spread,
-                "members": [[instance.gpus[m].id for m in grp] for grp in g.groups],
-            }
-        measured = metrics(machine, result)
+    try:
+        with deadline(time_limit, exception=RunTimeout):
+            if is_job_level(policy):
+                convention = resolve_convention(instance, convention)
+                if restore_seconds is None:
+                    restore_seconds = RESTORE_SECONDS[convention]
+                result = simulate_gang(
+                    instance, pol, round_seconds, restore_seconds, convention=convention
+                )
+                extra = {
+                    "level": "job",
+                    "rounds": result.rounds,
+                    "preemptions": result.preemptions,
+                    "round_seconds": round_seconds,
+                    "restore_seconds": restore_seconds,
+                    "convention": convention,
+                }
+                if getattr(pol, "pack", False):
+                    extra["packing"] = True
+                measured = gang_metrics(instance, result)
+            else:
+                machine = pol.machine(instance) if hasattr(pol, "machine") else instance
+                result = simulate(machine, pol)
+                extra = {"level": "task", "tasks": len(result.schedule)}
+                if machine is not instance:  # the policy ran on GPU groups: which, how good
+                    g = pol.grouping
+                    extra["gpu_groups"] = {
+                        "groups": len(g.groups),
+                        "method": g.method,
+                        "spread": g.spread,
+                        "members": [[instance.gpus[m].id for m in grp] for grp in g.groups],
+                    }
+                measured = metrics(machine, result)
+    except RunTimeout:
+        raise RunNotFinished(policy, float(time_limit)) from None
     seconds = time.perf_counter() - t
     summary = {
         "policy": policy,
@@ -131,11 +149,14 @@ def compare(
     round_seconds: float = 360.0,
     restore_seconds: float | None = None,
     convention: str = "auto",
+    time_limit: float | None = None,
 ) -> Comparison:
     """Run each policy (:func:`run_policy`) unless its result for the same workload and engine
     options is already in ``out``; put each run beside the proven lower bounds of its model
     (:mod:`hetsched.sim.bounds`: ``lower_bound`` and ``ratio_to_bound`` in each row); write
-    ``compare.json`` (workload, bounds, policies) and the JCT CDF; return the same."""
+    ``compare.json`` (workload, bounds, policies) and the JCT CDF; return the same. A policy
+    whose run is not done within ``time_limit`` seconds (each run's own) gets a row with
+    ``finished: false`` and no metrics, is not stored, and is run again by a rerun."""
     d = Path(out)
     h = instance_hash(instance)
     conv = resolve_convention(instance, convention)
@@ -155,17 +176,38 @@ def compare(
             if progress:
                 progress(f"{p}: already in {d}, kept")
         else:
-            summary = run_policy(instance, p, seed, d, workload, round_seconds, restore, conv)
+            try:
+                summary = run_policy(
+                    instance, p, seed, d, workload, round_seconds, restore, conv, time_limit
+                )
+            except RunNotFinished as exc:
+                rows.append(_unfinished(p, seed, workload or instance.name, exc.seconds))
+                if progress:
+                    progress(str(exc))
+                continue
             if progress:
                 progress(
                     f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"
                 )
         rows.append(summary)
-    bounds = _attach_bounds(instance, rows, seed, d / "compare.json", progress)
+    done = [r for r in rows if r.get("finished", True)]
+    bounds = _attach_bounds(instance, done, seed, d / "compare.json", progress)
     result = Comparison(workload or instance.name, h, bounds, rows)
     save_json(d / "compare.json", result.to_dict(), indent=1)
-    jct_cdf(rows, d)
+    jct_cdf(done, d)
     return result
+
+
+def _unfinished(policy: str, seed: int, workload: str, seconds: float) -> dict:
+    """A comparison's row for a run stopped at its time limit: no metrics."""
+    return {
+        "policy": policy,
+        "seed": seed,
+        "workload": workload,
+        "level": "job" if is_job_level(policy) else "task",
+        "finished": False,
+        "time_limit": seconds,
+    }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""A time limit on a simulation (``simulate``/``compare --time-limit``): a run not done in time
+stops near the limit, writes nothing, and a comparison keeps the policies that finished, says
+which did not, and runs those again when resumed."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from hetsched.sim.run import RunNotFinished, compare, run_policy
+from hetsched.sim.workloads import gavel_poisson
+
+# Hadar's exact DP on a long queue: minutes per run (README, gang policies)
+SLOW = "hadar:dp"
+
+
+@pytest.fixture(scope="module")
+def backlog():
+    return gavel_poisson(1, n_jobs=200, rate_per_hour=40.0, per_type=4)
+
+
+def test_a_run_past_its_time_limit_stops_near_it_and_writes_nothing(backlog, tmp_path):
+    t0 = time.perf_counter()
+    with pytest.raises(RunNotFinished, match=r"hadar:dp did not finish within the time limit"):
+        run_policy(backlog, SLOW, out=tmp_path, time_limit=1.0)
+    assert time.perf_counter() - t0 < 20
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_within_its_time_limit_is_the_run_without_one(backlog):
+    limited = run_policy(backlog, "tiresias", time_limit=600.0)
+    plain = run_policy(backlog, "tiresias")
+    assert limited["metrics"] == plain["metrics"] and limited["valid"]
+
+
+def test_compare_reports_the_stopped_policy_and_reruns_only_it(backlog, tmp_path):
+    lines: list[str] = []
+    result = compare(
+        backlog, ["tiresias", SLOW], out=tmp_path, progress=lines.append, time_limit=1.0
+    )
+    done, stopped = result.rows
+    assert done["policy"] == "tiresias" and done["ratio_to_bound"]["avg_jct"] >= 1.0
+    assert stopped == {
+        "policy": SLOW,
+        "seed": 0,
+        "workload": backlog.name,
+        "level": "job",
+        "finished": False,
+        "time_limit": 1.0,
+    }
+    assert any("hadar:dp did not finish within the time limit (1 s)" in x for x in lines)
+    saved = json.loads((tmp_path / "compare.json").read_text())
+    assert [p.get("finished", True) for p in saved["policies"]] == [True, False]
+    stored = [json.loads(x)["policy"] for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert stored == ["tiresias"]
+    lines.clear()  # resumed: tiresias kept, the stopped policy tried again
+    compare(backlog, ["tiresias", SLOW], out=tmp_path, progress=lines.append, time_limit=1.0)
+    assert lines[0] == f"tiresias: already in {tmp_path}, kept"
+    assert "hadar:dp did not finish" in lines[1]
+
+
+def test_simulate_cli_exits_1_with_one_line_and_compare_prints_the_stopped_row(
+    backlog, tmp_path, capsys, monkeypatch
+):
+    from hetsched.cli import main
+
+    monkeypatch.setattr("hetsched.sim.workloads.load_workload", lambda *a, **k: backlog)
+    assert main(["simulate", "gavel-poisson", "--policy", SLOW, "--time-limit", "1"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        "hetsched simulate: gavel-poisson: hadar:dp did not finish within the time limit (1 s); "
+        "nothing written"
+    ]
+    args = ["compare", "gavel-poisson", "--policies", f"tiresias,{SLOW}", "--quiet"]
+    assert main([*args, "--time-limit", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "hadar:dp: did not finish within the time limit (1 s)" in out
+    assert "tiresias" in out
+
+
+def test_the_time_limit_must_be_positive(capsys):
+    from hetsched.cli import main
+
+    with pytest.raises(SystemExit) as stop:  # argparse: exit 2, one line naming the option
+        main(["simulate", "philly", "--policy", "fifo", "--time-limit", "0"])
+    assert stop.value.code == 2
+    assert "--time-limit: must be a finite number > 0 (got 0)" in capsys.readouterr().err
