@@ -91,12 +91,13 @@ def validate_gang(
     gpus = {gid: g for g, gid in enumerate(data.gpu_ids)}
     rows, type_of = data.rows, data.type_of  # throughput[j][type], type of each GPU
     bad: list[Violation] = []
-    by_job: dict[int, list[Segment]] = defaultdict(list)
+    by_job: dict[int, list[tuple[int, Segment, list[int]]]] = defaultdict(list)  # (i, s, GPUs)
     by_gpu: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
     shares: dict[int, list[tuple]] = defaultdict(
         list
     )  # segment -> (from, to, partner, its segment)
     busy = 0.0
+    arrival, gang = data.arrival.tolist(), data.gang_sizes  # read segment by segment
     for i, s in enumerate(segments):
         if s.job not in jobs or any(g not in gpus for g in s.gpus):
             bad.append(Violation("unknown", f"segment {s}: unknown job or GPU"))
@@ -109,19 +110,18 @@ def validate_gang(
             )
             continue
         j = jobs[s.job]
-        if s.start < data.arrival[j] - _slack(data.arrival[j]):
+        if s.start < arrival[j] - _slack(arrival[j]):
             bad.append(
-                Violation(
-                    "arrival", f"{s.job} runs at {s.start} before it arrives at {data.arrival[j]}"
-                )
+                Violation("arrival", f"{s.job} runs at {s.start} before it arrives at {arrival[j]}")
             )
         idx = [gpus[g] for g in s.gpus]
-        resized = s.row is not None or len(idx) != data.gang[j]
-        if len(set(idx)) != len(idx) or (resized and data.resize == "none"):
+        distinct = set(idx)
+        resized = s.row is not None or len(idx) != gang[j]
+        if len(distinct) != len(idx) or (resized and data.resize == "none"):
             bad.append(
                 Violation(
                     "gang",
-                    f"{s.job} holds {len(set(idx))} distinct GPUs at {s.start}, its gang is {data.gang[j]}",
+                    f"{s.job} holds {len(distinct)} distinct GPUs at {s.start}, its gang is {gang[j]}",
                 )
             )
         elif not idx or any(rows[j][type_of[g]] <= 0 for g in idx):
@@ -136,10 +136,10 @@ def validate_gang(
                     f"{s.start}, which the workload does not allow or the table did not measure",
                 )
             )
-        by_job[j].append((i, s))
-        for g in set(idx):
+        by_job[j].append((i, s, idx))
+        for g in distinct:
             by_gpu[g].append((s.start, s.end, i))
-        busy += len(set(idx)) * (s.end - s.start)
+        busy += len(distinct) * (s.end - s.start)
     for g, spans in by_gpu.items():
         spans.sort()
         earlier = [0] * len(spans)  # how many earlier spans still hold the GPU as each starts
@@ -184,17 +184,16 @@ def validate_gang(
             continue
         first[jid] = segs[0][1].start
         done, work = 0.0, float(data.work[j])
-        for k, (i, s) in enumerate(segs):
+        for k, (i, s, idx) in enumerate(segs):
             before = segs[k - 1][1] if k else None
             resumed = before is not None and (
                 abs(before.end - s.start) > _slack(s.start)
-                or set(before.gpus) != set(s.gpus)
+                or (before.gpus != s.gpus and set(before.gpus) != set(s.gpus))
                 or before.row != s.row
-                or sorted(before.ps) != sorted(s.ps)
+                or (before.ps != s.ps and sorted(before.ps) != sorted(s.ps))
             )
             delay = restore_seconds if resumed else 0.0
             restores += resumed
-            idx = [gpus[g] for g in s.gpus]
             rate = data.run_rate(j, idx, s.row) if idx else 0.0
             if done >= work * (1 - 1e-9):
                 bad.append(
@@ -269,6 +268,8 @@ def _pieces(
 ) -> list[tuple[float, float, float]]:
     """[start, end) cut into (from, to, rate): ``solo`` except inside the shared spans (disjoint:
     at most one partner at a time), which carry their own rate."""
+    if not shared:  # the common case: alone throughout
+        return [(start, end, solo)] if end > start else []
     out, t = [], start
     for lo, hi, v in sorted(shared):
         lo, hi = max(lo, start), min(hi, end)
