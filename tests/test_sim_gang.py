@@ -2,6 +2,7 @@
 independent validator rejecting each kind of broken run, every gang policy valid and
 deterministic on every kind of workload, and policies that cheat are caught."""
 
+import gc
 import json
 
 import pytest
@@ -14,6 +15,7 @@ from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_model import gang_jobs
 from hetsched.sim.gang_validate import Segment, validate_gang
 from hetsched.sim.metrics import gang_metrics
+from hetsched.sim.placement import harmony_workload
 from hetsched.sim.registry import is_job_level, make_policy, names
 from hetsched.sim.workloads import gavel_poisson, philly_window
 
@@ -243,6 +245,24 @@ class _Cheat:
 
     def allocate(self, state):
         return self.plan(state)
+
+
+def test_the_validator_leaves_the_garbage_collector_as_it_found_it():
+    """It pauses the collector's automatic passes while it runs (gang_validate), and only then:
+    enabled or disabled before, the same after, also when it refuses its input."""
+    inst = Instance("v", cluster({"a": 1}), (job("A", 0.0, 100, {"a": 1.0}),))
+    run = [Segment("A", 0, 100, ("a0",))]
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            gc.enable() if enabled else gc.disable()
+            assert validate_gang(inst, run, 10.0).valid
+            assert gc.isenabled() is enabled
+            with pytest.raises(InputError):  # a Harmony workload needs the round length
+                validate_gang(harmony_workload(0, n_jobs=2), [], 10.0)
+            assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
 
 
 def test_policies_that_cheat_are_caught():

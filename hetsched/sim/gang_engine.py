@@ -193,9 +193,17 @@ def simulate_gang(
     completion: dict[str, float] = {}
     first_start: dict[str, float] = {}
     ran_before = [False] * data.n_jobs
-    # a job's run of consecutive rounds on the same GPUs: [job, start, end, GPU ids, row, ps],
-    # extended in place round by round, made a Segment at the end
-    runs: list[list] = []
+    # each job's runs of consecutive rounds on the same GPUs, extended round by round and made
+    # Segments at the end, in columns: job, start, end, GPU ids, row, parameter-server servers
+    # (a list per field, not one per run: a long trace has a million runs, and fewer objects keep
+    # the garbage collector's passes short); the ids of a gang's GPUs are one shared tuple
+    run_job: list[str] = []
+    run_start: list[float] = []
+    run_end: list[float] = []
+    run_gpus: list[tuple[str, ...]] = []
+    run_row: list[str | None] = []
+    run_ps: list[tuple[str, ...]] = []
+    ids_of: dict[tuple[int, ...], tuple[str, ...]] = {}
     # job -> (GPUs, row, rate) of its last run: the rate is worked out again only when they change
     rate_of: dict[int, tuple[tuple[int, ...], str | None, float]] = {}
     pair_rates = PairRates(data)  # the packed pairs' rates, kept while a pair runs on
@@ -281,7 +289,9 @@ def simulate_gang(
             if not ran_before[j]:
                 first_start[job_ids[j]] = t
             if not same:
-                ids = tuple(data.gpu_ids[g] for g in sorted(gpus))
+                ids = ids_of.get(gpus)
+                if ids is None:
+                    ids = ids_of[gpus] = tuple(data.gpu_ids[g] for g in sorted(gpus))
                 if record_events:
                     events.append(
                         (
@@ -294,9 +304,13 @@ def simulate_gang(
             if same and j in open_seg:  # the job runs on: extend its run
                 idx = open_seg[j]
             else:
-                idx = len(runs)
-                servers = tuple(data.servers[h] for h in ps.get(j, ()))
-                runs.append([job_ids[j], t, t, ids, row, servers])
+                idx = len(run_job)
+                run_job.append(job_ids[j])
+                run_start.append(t)
+                run_end.append(t)
+                run_gpus.append(ids)
+                run_row.append(row)
+                run_ps.append(tuple(data.servers[h] for h in ps.get(j, ())))
             packed = finish.get(j)  # worked out with its partner
             if packed is not None:
                 end, progress, done_now = packed
@@ -308,6 +322,7 @@ def simulate_gang(
                 end = end if packed is not None else t + delay + remaining[j] / rate
                 remaining[j] = 0.0
                 state._finish(j)
+                del rate_of[j]  # done: its rate is not asked again
                 left -= 1
                 completion[job_ids[j]] = end
                 if record_events:
@@ -319,7 +334,7 @@ def simulate_gang(
                 new_open[j] = idx
             if gavel:
                 stops[j] = end
-            runs[idx][2] = end
+            run_end[idx] = end
             ran_before[j] = True
             attained[j] += len(gpus) * (end - t)
             executed[j] += end - t
@@ -336,7 +351,7 @@ def simulate_gang(
                 open_seg = {j: i for j, i in new_open.items() if stops[j] >= t - 1e-9}
             elif nxt < len(pending):
                 t = float(data.arrival[pending[nxt]])
-    segments = [Segment._make(run) for run in runs]
+    segments = list(map(Segment, run_job, run_start, run_end, run_gpus, run_row, run_ps))
     result = GangSimResult(
         policy.name,
         segments,
