@@ -29,7 +29,8 @@ Two conventions (``convention``):
 Packing: a plan may give two jobs the same gang when the pair may share it
 (:meth:`~hetsched.sim.gang_model.GangJobs.pair_rate`); both then progress at their pair rates
 while both hold it, and the survivor at its own rate once the other completes (its GPUs are
-then its alone until the boundary). Under the ``hetsched`` convention only.
+then its alone until the boundary; :mod:`hetsched.sim.gang_packing`). Under the ``hetsched``
+convention only.
 
 Resized runs (another GPU count or batch size, where ``metadata.gang.resize`` allows it): a plan
 entry may be a :class:`~hetsched.sim.gang_model.Run` naming the row; a change of row is a move
