@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
 from typing import Iterator
 
 
-class BuildTimeout(BaseException):
-    """The block did not finish within its deadline. A BaseException, as KeyboardInterrupt is,
-    so that the ``except Exception`` of the code it interrupts does not swallow it."""
+class DeadlinePassed(BaseException):
+    """A block did not finish within its deadline. A BaseException, as KeyboardInterrupt is, so
+    that the ``except Exception`` of the code it interrupts does not swallow it."""
 
 
-class RunTimeout(BaseException):
+class BuildTimeout(DeadlinePassed):
+    """Building a model (or handing it to a solver) did not finish within its time limit."""
+
+
+class RunTimeout(DeadlinePassed):
     """A simulation did not finish within its time limit: another class than
     :class:`BuildTimeout`, so that a solve inside the run (which turns its own BuildTimeout into
     a time-limit result) does not swallow the run's."""
@@ -36,8 +41,11 @@ def grace(time_limit: float) -> float:
 
 def _not_the_timeout(record: logging.LogRecord) -> bool:
     """Pyomo logs an exception raised inside a component rule before re-raising it: not this one."""
-    return "BuildTimeout" not in record.getMessage() and not (
-        record.exc_info and isinstance(record.exc_info[1], BuildTimeout)
+    message = record.getMessage()
+    return (
+        "BuildTimeout" not in message
+        and "RunTimeout" not in message
+        and not (record.exc_info and isinstance(record.exc_info[1], DeadlinePassed))
     )
 
 
@@ -70,9 +78,17 @@ def deadline(
             previous(signum, frame)  # the enclosing deadline's: it raises its own exception
         raise exception(f"not finished within {seconds:g} s")
 
+    def unraisable(report) -> None:
+        """Where an exception cannot propagate (a garbage-collector callback or a ``__del__``
+        that the signal interrupted), Python would print it: say nothing, the timer fires
+        again in 0.5 s."""
+        if not isinstance(report.exc_value, DeadlinePassed):
+            previous_hook(report)
+
     handlers = [h for name in quiet for h in logging.getLogger(name).handlers]
     for h in handlers:
         h.addFilter(_not_the_timeout)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     previous = signal.signal(signal.SIGALRM, fire)
     first = float(seconds) if outer_end is None else min(float(seconds), outer_left)
     # and again every 0.5 s until the block ends, in case a handler swallowed the first one
@@ -82,6 +98,7 @@ def deadline(
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = previous_hook
         if outer_end is not None:  # the enclosing deadline's timer runs on
             signal.setitimer(signal.ITIMER_REAL, max(outer_end - time.monotonic(), 1e-3), 0.5)
         for h in handlers:

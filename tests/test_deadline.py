@@ -4,6 +4,8 @@ size guards refuse per-task work that cannot fit, before anything is built (issu
 from __future__ import annotations
 
 import dataclasses
+import gc
+import sys
 import time
 
 import pytest
@@ -63,6 +65,34 @@ def test_an_inner_deadline_fires_first_and_the_outer_one_runs_on():
             _spin(0.05)
         _spin(0.05)
     _spin(0.3)  # and no alarm is left behind
+
+
+def test_a_deadline_that_fires_where_exceptions_cannot_propagate_says_nothing_and_fires_again(
+    monkeypatch,
+):
+    """The first alarm lands in a garbage-collector callback, where Python can only report an
+    exception ("Exception ignored in ..."), not raise it: no report, and the next alarm, 0.5 s
+    later, stops the block."""
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    busy = {"once": True}
+
+    def slow_callback(phase, info):
+        if busy["once"]:  # the first collection holds the interpreter past the limit
+            busy["once"] = False
+            _spin(0.4)
+
+    gc.callbacks.append(slow_callback)
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(BuildTimeout):
+            with deadline(0.1):
+                gc.collect()  # the alarm fires inside the callback and is swallowed there
+                _spin(30)
+        assert time.perf_counter() - t0 < 10
+    finally:
+        gc.callbacks.remove(slow_callback)
+    assert reported == [] and sys.unraisablehook == reported.append  # restored
 
 
 def test_deadline_none_is_no_limit():
