@@ -84,24 +84,35 @@ def dp_allocation_bnb(
     cells = [(h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1]) if cap[h, r] > 0]
     finder = AllocFinder(view, prices, remaining, t, utility_name=utility_name, **opts)
 
-    def bound(idx: int, free: np.ndarray) -> float:
-        f_total = int(free.sum())
-        if idx >= n or f_total == 0:
+    # the bound's two halves, each worked out once per slot: V depends only on the queue suffix
+    # (pointwise in G, so one array up to the most free GPUs serves every node), C only on the
+    # free GPUs (a state the search meets again at other depths)
+    g_all = np.arange(int(free0.sum()) + 1)
+    suffix_value: dict[int, np.ndarray] = {}
+    cost_of: dict[bytes, np.ndarray] = {}
+
+    def bound(idx: int, free: np.ndarray, free_key: bytes) -> float:
+        if idx >= n:
             return 0.0
-        pos = by_ratio[by_ratio >= idx]
-        cum_w = np.concatenate([[0], np.cumsum(size[pos])])
-        cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
-        g = np.arange(f_total + 1)
-        value = np.interp(
-            g, cum_w, cum_v
-        )  # fractional knapsack V(G); flat past the suffix's total size
-        marg = []
-        for h, r in cells:
-            gamma0 = cap[h, r] - free[h, r]
-            for i in range(1, int(free[h, r]) + 1):
-                marg.append(prices.price(max(gamma0, gamma0 + i - w_max), cap[h, r]))
-        cost = np.concatenate([[0.0], np.cumsum(np.sort(marg))])
-        return float(max(0.0, (value - cost).max()))
+        cost = cost_of.get(free_key)
+        if cost is None:
+            marg = []
+            for h, r in cells:
+                gamma0 = cap[h, r] - free[h, r]
+                for i in range(1, int(free[h, r]) + 1):
+                    marg.append(prices.price(max(gamma0, gamma0 + i - w_max), cap[h, r]))
+            cost = cost_of[free_key] = np.concatenate([[0.0], np.cumsum(np.sort(marg))])
+        f_total = len(cost) - 1  # one price per free GPU
+        if f_total == 0:
+            return 0.0
+        value = suffix_value.get(idx)
+        if value is None:
+            pos = by_ratio[by_ratio >= idx]
+            cum_w = np.concatenate([[0], np.cumsum(size[pos])])
+            cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
+            # fractional knapsack V(G); flat past the suffix's total size
+            value = suffix_value[idx] = np.interp(g_all, cum_w, cum_v)
+        return float(max(0.0, (value[: f_total + 1] - cost).max()))
 
     best_value, best_chosen = 0.0, ()
     rank = np.empty(n, dtype=np.int64)
@@ -119,13 +130,16 @@ def dp_allocation_bnb(
                 value += cand.payoff
                 chosen.append((j, cand))
         if value > best_value:
-            best_value, best_chosen = value, tuple(chosen)
+            best_value, best_chosen = value, ()
+            for pair in chosen:
+                best_chosen = (pair, best_chosen)
         if m >= n:
             break
         m = min(n, max(m + 1, int(m * 1.25)))
     nodes = 0
     seen: dict[tuple[int, bytes], float] = {}  # (idx, free GPUs) -> best value it was reached with
-    # stack entries: (idx, free, value so far, chosen so far, bound of the parent)
+    # stack entries: (idx, free, value so far, chosen so far, bound of the parent); the jobs
+    # chosen are a chain ((job, candidate), the chain before it), shared, not copied per node
     stack: list[tuple[int, np.ndarray, float, tuple, float]] = [
         (0, free0.copy(), 0.0, (), math.inf)
     ]
@@ -137,7 +151,8 @@ def dp_allocation_bnb(
         idx, free, value, chosen, parent_bound = stack.pop()
         if parent_bound <= best_value + 1e-12:
             continue
-        key = (idx, free.tobytes())
+        free_key = free.tobytes()
+        key = (idx, free_key)
         if (
             seen.get(key, -math.inf) >= value
         ):  # the same state was reached before with at least this value
@@ -146,7 +161,7 @@ def dp_allocation_bnb(
         nodes += 1
         if value > best_value:
             best_value, best_chosen = value, chosen
-        b = value + bound(idx, free)
+        b = value + bound(idx, free, free_key)
         if b <= best_value + 1e-12 or idx >= n:
             continue
         j = queue[idx]
@@ -156,10 +171,14 @@ def dp_allocation_bnb(
             after = free.copy()
             for h, r, k in cand.alloc:
                 after[h, r] -= k
-            stack.append((idx + 1, after, value + cand.payoff, chosen + ((j, cand),), b))
+            stack.append((idx + 1, after, value + cand.payoff, ((j, cand), chosen), b))
     upper = max([best_value] + [e[4] for e in stack]) if stopped else best_value
+    taken = []
+    while best_chosen:
+        pair, best_chosen = best_chosen
+        taken.append(pair)
     return BnbResult(
-        best_value, dict(best_chosen), upper, not stopped, nodes, time.perf_counter() - start
+        best_value, dict(reversed(taken)), upper, not stopped, nodes, time.perf_counter() - start
     )
 
 
