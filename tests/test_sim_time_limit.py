@@ -88,3 +88,14 @@ def test_the_time_limit_must_be_positive(capsys):
         main(["simulate", "philly", "--policy", "fifo", "--time-limit", "0"])
     assert stop.value.code == 2
     assert "--time-limit: must be a finite number > 0 (got 0)" in capsys.readouterr().err
+
+
+def test_the_sim_bench_stops_a_slow_gang_policy_and_says_so(backlog):
+    """`hetsched bench sim` gives Hadar's exact DP SLOW_LIMIT seconds on the Philly window (its
+    first round takes minutes there): past the limit the row says it stopped."""
+    from hetsched.bench.sim import _measure_gang
+
+    row = _measure_gang(backlog, SLOW, time_limit=1.0)
+    assert row == {"policy": SLOW, "jobs": 200, "finished": False, "time_limit": 1.0}
+    done = _measure_gang(backlog, "tiresias", time_limit=600.0)
+    assert done["valid"] and done["seconds"] < 600.0 and "finished" not in done

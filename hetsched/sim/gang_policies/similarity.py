@@ -227,7 +227,7 @@ class Similarity:
         """The round's choices (job -> type, GPU count, row) on GPUs, in queue order: a job that
         runs on as it ran keeps its GPUs where they are still free (no restore), so those are
         placed first."""
-        d, held, held_rows = self.data, state.held, state.held_rows
+        d, held, held_rows, gang = self.data, state.held, state.held_rows, self.data.gang_sizes
         same = {
             j: None
             for j, (r, n, row) in chosen.items()
@@ -250,7 +250,7 @@ class Similarity:
                     i += 1
                 at[r], gpus = i, tuple(picked)
             taken.update(gpus)
-            plan[j] = Run(gpus, row) if row or n != d.gang[j] else gpus
+            plan[j] = Run(gpus, row) if row or n != gang[j] else gpus
         for r, gs in free.items():
             free[r] = [g for g in gs if g not in taken]
 
