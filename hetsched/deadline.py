@@ -61,7 +61,8 @@ def deadline(
     Deadlines nest: inside another deadline (a simulation's, around a policy that solves a
     model each round) the inner one raises its own exception at its own limit, the outer one
     raises the outer exception at the outer limit even in the middle of the inner block, and
-    the outer timer runs on after the inner block ends."""
+    the outer timer runs on after the inner block ends. Another program's timer (an embedding
+    application's) is honoured the same way: its handler gets its alarm, once if one-shot."""
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
@@ -70,13 +71,25 @@ def deadline(
     if not usable:
         yield
         return
-    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]  # 0: no enclosing deadline
-    outer_end = time.monotonic() + outer_left if outer_left > 0 else None
+    now = time.monotonic()
+    # 0: no enclosing timer; an enclosing deadline's repeats (every 0.5 s), a one-shot one not
+    outer_left, outer_every = signal.getitimer(signal.ITIMER_REAL)
+    outer_end = now + outer_left if outer_left > 0 else None
+    own_end = now + float(seconds)
+
+    passed_on = False  # a one-shot enclosing timer's alarm is passed on once
 
     def fire(signum, frame):
-        if outer_end is not None and time.monotonic() >= outer_end and callable(previous):
-            previous(signum, frame)  # the enclosing deadline's: it raises its own exception
-        raise exception(f"not finished within {seconds:g} s")
+        nonlocal passed_on
+        now = time.monotonic()
+        outer_due = outer_end is not None and now >= outer_end and callable(previous)
+        if outer_due and not (passed_on and outer_every == 0):
+            passed_on = True
+            previous(signum, frame)  # the enclosing deadline's raises its own exception
+        if now >= own_end - 0.05:
+            raise exception(f"not finished within {seconds:g} s")
+        # the alarm was someone else's: ours is next
+        signal.setitimer(signal.ITIMER_REAL, max(own_end - now, 1e-3), 0.5)
 
     def unraisable(report) -> None:
         """Where an exception cannot propagate (a garbage-collector callback or a ``__del__``
@@ -99,7 +112,8 @@ def deadline(
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         sys.unraisablehook = previous_hook
-        if outer_end is not None:  # the enclosing deadline's timer runs on
-            signal.setitimer(signal.ITIMER_REAL, max(outer_end - time.monotonic(), 1e-3), 0.5)
+        left = None if outer_end is None else outer_end - time.monotonic()
+        if left is not None and (left > 0 or outer_every > 0):  # the enclosing timer runs on
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_every)
         for h in handlers:
             h.removeFilter(_not_the_timeout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import signal
 import sys
 import time
 
@@ -93,6 +94,23 @@ def test_a_deadline_that_fires_where_exceptions_cannot_propagate_says_nothing_an
     finally:
         gc.callbacks.remove(slow_callback)
     assert reported == [] and sys.unraisablehook == reported.append  # restored
+
+
+def test_someone_elses_timer_neither_stops_the_block_early_nor_fires_twice():
+    ticks = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: ticks.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 0.1)  # a one-shot alarm of the embedding program
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(BuildTimeout):
+            with deadline(1.2):
+                _spin(30)  # its alarm at 0.1 s goes to its handler, once; ours stops the spin
+        assert 1.1 < time.perf_counter() - t0 < 5
+        _spin(0.3)
+        assert ticks == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_deadline_none_is_no_limit():
