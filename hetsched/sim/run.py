@@ -77,41 +77,11 @@ def run_policy(
     options do not apply). A run not done after ``time_limit`` seconds of wall time (None: no
     limit) stops with :class:`RunNotFinished` and writes nothing."""
     t = time.perf_counter()
-    pol = make_policy(policy, seed=seed)
-    machine = instance
     try:
         with deadline(time_limit, exception=RunTimeout):
-            if is_job_level(policy):
-                convention = resolve_convention(instance, convention)
-                if restore_seconds is None:
-                    restore_seconds = RESTORE_SECONDS[convention]
-                result = simulate_gang(
-                    instance, pol, round_seconds, restore_seconds, convention=convention
-                )
-                extra = {
-                    "level": "job",
-                    "rounds": result.rounds,
-                    "preemptions": result.preemptions,
-                    "round_seconds": round_seconds,
-                    "restore_seconds": restore_seconds,
-                    "convention": convention,
-                }
-                if getattr(pol, "pack", False):
-                    extra["packing"] = True
-                measured = gang_metrics(instance, result)
-            else:
-                machine = pol.machine(instance) if hasattr(pol, "machine") else instance
-                result = simulate(machine, pol)
-                extra = {"level": "task", "tasks": len(result.schedule)}
-                if machine is not instance:  # the policy ran on GPU groups: which, how good
-                    g = pol.grouping
-                    extra["gpu_groups"] = {
-                        "groups": len(g.groups),
-                        "method": g.method,
-                        "spread": g.spread,
-                        "members": [[instance.gpus[m].id for m in grp] for grp in g.groups],
-                    }
-                measured = metrics(machine, result)
+            machine, result, extra, measured = _simulated(
+                instance, policy, seed, round_seconds, restore_seconds, convention
+            )
     except RunTimeout:
         raise RunNotFinished(policy, float(time_limit)) from None
     seconds = time.perf_counter() - t
@@ -137,6 +107,48 @@ def run_policy(
         )
     ]
     return summary
+
+
+def _simulated(
+    instance: Instance,
+    policy: str,
+    seed: int,
+    round_seconds: float,
+    restore_seconds: float | None,
+    convention: str,
+) -> tuple[Instance, object, dict, dict]:
+    """One validated run of ``policy`` (:func:`run_policy`): the machine it ran on (the
+    instance, or the policy's GPU groups), the engine's result, what the summary says of the
+    run, and the metrics."""
+    pol = make_policy(policy, seed=seed)
+    if is_job_level(policy):
+        convention = resolve_convention(instance, convention)
+        if restore_seconds is None:
+            restore_seconds = RESTORE_SECONDS[convention]
+        result = simulate_gang(instance, pol, round_seconds, restore_seconds, convention=convention)
+        extra = {
+            "level": "job",
+            "rounds": result.rounds,
+            "preemptions": result.preemptions,
+            "round_seconds": round_seconds,
+            "restore_seconds": restore_seconds,
+            "convention": convention,
+        }
+        if getattr(pol, "pack", False):
+            extra["packing"] = True
+        return instance, result, extra, gang_metrics(instance, result)
+    machine = pol.machine(instance) if hasattr(pol, "machine") else instance
+    result = simulate(machine, pol)
+    extra = {"level": "task", "tasks": len(result.schedule)}
+    if machine is not instance:  # the policy ran on GPU groups: say which and how good
+        g = pol.grouping
+        extra["gpu_groups"] = {
+            "groups": len(g.groups),
+            "method": g.method,
+            "spread": g.spread,
+            "members": [[instance.gpus[m].id for m in grp] for grp in g.groups],
+        }
+    return machine, result, extra, metrics(machine, result)
 
 
 def compare(
