@@ -460,7 +460,7 @@ def _check_run(
             f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
         )
     gs = [int(g) for g in gpus]
-    resized = j in rows or len(gs) != data.gang[j]
+    resized = j in rows or len(gs) != data.gang_sizes[j]
     if len(set(gs)) != len(gs) or (resized and data.resize == "none"):
         raise HetschedError(
             f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}"
