@@ -135,3 +135,49 @@ def test_a_run_that_does_not_converge_goes_to_highs(monkeypatch):
     _, whole, _, _ = solve_max_min(a, scale, count, merge=False, method="ipm")
     assert status == Status.OPTIMAL and z == pytest.approx(whole, rel=1e-12)
     assert "HiGHS interior point instead" in notes[0]
+
+
+def _stacked(ca, demand, count, epigraph):
+    """The constraint rows as the three blocks (fair, share, cap) stacked: the construction
+    ``_constraints`` replaced, kept as its oracle."""
+    import scipy.sparse as sp
+
+    n, k = ca.shape
+    nv = n * k + (1 if epigraph else 0)
+    jj, cols = np.repeat(np.arange(n), k), np.arange(n * k)
+    share = sp.coo_matrix((np.ones(n * k), (jj, cols)), shape=(n, nv))
+    cap = sp.coo_matrix((np.repeat(demand, k), (np.tile(np.arange(k), n), cols)), shape=(k, nv))
+    blocks, upper = [share, cap], [np.ones(n), count.astype(float)]
+    if epigraph:
+        fair = sp.coo_matrix(
+            (
+                np.concatenate([-ca.ravel(), np.ones(n)]),
+                (np.concatenate([jj, np.arange(n)]), np.concatenate([cols, np.full(n, n * k)])),
+            ),
+            shape=(n, nv),
+        )
+        blocks, upper = [fair, *blocks], [np.zeros(n), *upper]
+    return sp.vstack(blocks).tocsc(), np.concatenate(upper)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_lp_rows_are_built_entry_for_entry_as_the_stacked_blocks(seed):
+    """HiGHS gets the same matrix (entries, order, explicit zeros, signs), so the same vertex."""
+    from hetsched.allocate.fast import _constraints
+
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    ca = rng.uniform(0, 1, (n, k))
+    ca[rng.uniform(size=(n, k)) < 0.3] = 0.0  # types a job cannot use
+    demand = rng.choice([1.0, 2.0, 4.0, 8.0], n) * rng.integers(1, 5, n)
+    count = rng.integers(1, 30, k)
+    for epigraph in (True, False):
+        (want, want_upper), (got, got_upper) = (
+            _stacked(ca, demand, count, epigraph),
+            _constraints(ca, demand, count, epigraph),
+        )
+        assert want.shape == got.shape
+        for field in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(want, field), getattr(got, field)), field
+        assert np.array_equal(np.signbit(want.data), np.signbit(got.data))
+        assert np.array_equal(want_upper, got_upper)

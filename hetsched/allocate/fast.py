@@ -57,6 +57,33 @@ def _classes(a: np.ndarray, scale: np.ndarray, merge: bool):
     return classes[:, :-1], classes[:, -1], mult, inverse.ravel()
 
 
+def _constraints(
+    ca: np.ndarray, demand: np.ndarray, count: np.ndarray, epigraph: bool
+) -> tuple[sp.csc_matrix, np.ndarray]:
+    """The rows of :func:`_solve_arrays` as a CSC matrix built column by column, and their upper
+    bounds: ``fair[c]``: a_c x_c - z >= 0 written -a_c x_c + z <= 0 (if ``epigraph``), then
+    ``share[c]``: sum_r x_{c,r} <= 1, then ``cap[r]``: sum_c m_c s_c x_{c,r} <= N_r. Column
+    (c, r) holds fair[c], share[c] and cap[r]; the last column, z, holds every fair row. The
+    same arrays (entries in row order, explicit zeros kept) as stacking the three blocks, at a
+    fraction of the cost on the small LPs a simulation solves every round."""
+    n, k = ca.shape
+    fair = n if epigraph else 0  # rows before share
+    per = 3 if epigraph else 2  # entries per x column
+    c, r = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
+    rows = [c, fair + c, fair + n + r] if epigraph else [c, n + r]
+    vals = [-ca.ravel(), np.ones(n * k), demand[c]] if epigraph else [np.ones(n * k), demand[c]]
+    indices = np.column_stack(rows).ravel()
+    data = np.column_stack(vals).ravel()
+    indptr = np.arange(n * k + 1) * per
+    if epigraph:  # z
+        indices = np.concatenate([indices, np.arange(n)])
+        data = np.concatenate([data, np.ones(n)])
+        indptr = np.append(indptr, indptr[-1] + n)
+    shape = (fair + n + k, n * k + (1 if epigraph else 0))
+    upper = np.concatenate([np.zeros(fair), np.ones(n), count.astype(float)])
+    return sp.csc_matrix((data, indices, indptr), shape=shape), upper
+
+
 def _solve_arrays(
     a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, solver: str, epigraph: bool
 ) -> tuple[Status, float, np.ndarray, int]:
@@ -64,32 +91,18 @@ def _solve_arrays(
     the objective max sum_c m_c a_c x_c; one HiGHS LP passed as arrays."""
     ca, cs, mult, inverse = _classes(a, scale, merge)
     n, k = ca.shape
-    nz = 1 if epigraph else 0
-    nv = n * k + nz
-    jj = np.repeat(np.arange(n), k)
-    cols = np.arange(n * k)
-    share = sp.coo_matrix((np.ones(n * k), (jj, cols)), shape=(n, nv))
-    cap = sp.coo_matrix((np.repeat(mult * cs, k), (np.tile(np.arange(k), n), cols)), shape=(k, nv))
-    blocks, upper = [share, cap], [np.ones(n), count.astype(float)]
+    A, upper = _constraints(ca, mult * cs, count, epigraph)
+    nv = A.shape[1]
     cost = np.zeros(nv)
     if epigraph:
-        fair = sp.coo_matrix(
-            (
-                np.concatenate([-ca.ravel(), np.ones(n)]),
-                (np.concatenate([jj, np.arange(n)]), np.concatenate([cols, np.full(n, n * k)])),
-            ),
-            shape=(n, nv),
-        )
-        blocks, upper = [fair] + blocks, [np.zeros(n)] + upper
         cost[-1] = -1.0
     else:
         cost[:] = -(ca * mult[:, None]).ravel()
-    A = sp.vstack(blocks).tocsc()
     lp = ArrayLP(
         cost,
         A,
         np.full(A.shape[0], -INF),
-        np.concatenate(upper),
+        upper,
         np.zeros(nv),
         np.full(nv, INF),
         options={"solver": solver},
