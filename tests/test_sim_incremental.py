@@ -22,9 +22,9 @@ from hetsched.sim.gang_policies.common import place_in_order
 from hetsched.sim.gang_policies.harmony import Harmony
 from hetsched.sim.gang_policies.similarity import Similarity, _solo_jobs
 from hetsched.sim.gang_policies.tiresias import Tiresias
-from hetsched.sim.policies.hlas_p import HlasP
 from hetsched.sim.policies.allox import CANDIDATES, AlloX
 from hetsched.sim.policies.heaps import LazyHeap
+from hetsched.sim.policies.hlas_p import HlasP
 from hetsched.sim.policies.las import Hlas
 from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import gavel_poisson, load_workload
