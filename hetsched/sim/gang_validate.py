@@ -102,7 +102,10 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _validate(
-    instance: Instance, segments: list[Segment], restore_seconds: float, round_seconds
+    instance: Instance,
+    segments: list[Segment],
+    restore_seconds: float,
+    round_seconds: float | None,
 ) -> GangReport:
     data = gang_jobs(instance)
     harmony = interference_of(instance)
