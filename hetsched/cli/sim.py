@@ -109,8 +109,10 @@ def shortcut(args: argparse.Namespace, instance, policies: list[str], **engine):
 def print_comparison(result) -> None:
     """The table of a :class:`~hetsched.sim.run.Comparison`: each policy's metrics, the proven
     lower bounds and each policy over its bound."""
-    rows = [r for r in result.rows if r.get("finished", True)]
-    stopped = [r for r in result.rows if not r.get("finished", True)]
+    from hetsched.sim.run import finished
+
+    rows = [r for r in result.rows if finished(r)]
+    stopped = [r for r in result.rows if not finished(r)]
     keys = (
         "avg_jct",
         "median_jct",

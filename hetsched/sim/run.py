@@ -202,12 +202,17 @@ def compare(
                     f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"
                 )
         rows.append(summary)
-    done = [r for r in rows if r.get("finished", True)]
+    done = [r for r in rows if finished(r)]
     bounds = _attach_bounds(instance, done, seed, d / "compare.json", progress)
     result = Comparison(workload or instance.name, h, bounds, rows)
     save_json(d / "compare.json", result.to_dict(), indent=1)
     jct_cdf(done, d)
     return result
+
+
+def finished(row: dict) -> bool:
+    """A comparison row of a run that finished (a stopped run's row says ``finished: false``)."""
+    return row.get("finished", True)
 
 
 def _unfinished(policy: str, seed: int, workload: str, seconds: float) -> dict:
