@@ -36,6 +36,7 @@ def solve(
     least 0.05 s; each formulation refuses in ``supports()`` what it could not build quickly); ``gap`` is the relative MIP gap at which the solver may stop; ``options`` go to
     the formulation's ``build`` (only the names in its ``options``).
     """
+    t0 = time.perf_counter()  # the limit covers finding the formulation too (its first import)
     picked = None
     if solver == "auto":
         if isinstance(model, FormulationSpec):
@@ -71,7 +72,6 @@ def solve(
             f"model '{spec.name}' takes no option {', '.join(unknown)}"
             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}"
         )
-    t0 = time.perf_counter()
     cuts = 0
     # building the model, and handing it to a solver without a clock of its own, have no clock:
     # a deadline at the limit plus grace stops them

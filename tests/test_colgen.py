@@ -5,6 +5,7 @@ only when the two meet)."""
 import itertools
 import json
 import math
+import time
 from functools import lru_cache
 
 import numpy as np
@@ -13,6 +14,7 @@ from conftest import INSTANCES, instance_path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hetsched.formulation import find_formulation
 from hetsched.generators import ladder
 from hetsched.hare_pricing import JobPricer
 from hetsched.heuristics.local_search import local_search_upper_bound
@@ -20,8 +22,9 @@ from hetsched.heuristics.upper_bound import quick_upper_bound
 from hetsched.instance.io import load_instance
 from hetsched.solve import solve
 from hetsched.solvers import SolverOptions, Status
-from hetsched.solvers.colgen import Column, DantzigWolfeProblem, solve_colgen
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem, lp_relaxation, solve_colgen
 from hetsched.solvers.colgen.branching import fix_cost_ranges
+from hetsched.solvers.colgen.master import PRESOLVE_PROBING
 from hetsched.testing.strategies import hare_instances
 from hetsched.validate import validate
 
@@ -92,6 +95,32 @@ def test_engine_bounds_and_solves_a_generalized_assignment(seed):
     assert raw.bound <= best + 1e-9 <= raw.objective + 2e-9
     if raw.status == Status.OPTIMAL:
         assert close(raw.objective, best)
+
+
+def test_a_deadline_passed_mid_round_stops_the_pricing_and_keeps_the_formulation_bound():
+    """The clock is read before each block is priced: a round the limit cuts short prices no
+    further block, proves nothing, and the bound is the formulation's own (``lower_bound``)."""
+    rng = np.random.default_rng(3)
+    cost = rng.integers(1, 10, size=(6, 3)).astype(float)
+    cost[:, -1] = 50.0
+    size = rng.integers(1, 5, size=(6, 3)).astype(float)
+    problem = _gap_problem(cost, size, np.array([4.0, 4.0, 100.0]))
+    priced, plain = [], problem.price
+
+    def slow_price(i, *args):
+        priced.append(i)
+        if i == 1:  # the limit passes while block 1 is priced
+            end = time.perf_counter() + 0.6
+            while time.perf_counter() < end:
+                pass
+        return plain(i, *args)
+
+    problem.price = slow_price
+    problem.lower_bound = float(cost.min(axis=1).sum())  # each item in its cheapest bin
+    raw = solve_colgen(problem, SolverOptions(time_limit=0.3))
+    assert priced == [0, 1]
+    assert raw.status == Status.TIME_LIMIT and raw.bound == problem.lower_bound
+    assert raw.objective == sum(c.cost for c in problem.initial)  # the initial columns
 
 
 @given(st.integers(0, 10_000), st.integers(0, 6))
@@ -320,12 +349,38 @@ def test_colgen_bound_is_below_the_cpsat_optimum(inst):
         assert close(a.objective, b.objective)
 
 
-def test_colgen_bound_is_far_tighter_than_cpsat_on_a_ladder_instance():
+def test_colgen_root_bound_is_far_tighter_than_cpsat_on_a_ladder_instance():
+    """The root's Lagrangian bound, column generation run to its end (no clock: the check does
+    not depend on the machine's speed), on a 24-task ladder. CP-SAT's bound there stays at the
+    trivial one; the best known schedule (CP-SAT, 60 s) is 163.1, and no schedule beats a bound."""
+    inst = ladder(24, 4, seed=0)
+    problem = find_formulation("hare-sched", "colgen").build(inst)
+    run, _, _ = lp_relaxation(problem)
+    assert run.end == "done"
+    assert 159.9 <= run.bound / problem.objective_divisor <= 163.1 + 1e-6
+
+
+def test_colgen_on_a_ladder_instance_stops_at_its_limit_with_a_valid_schedule_and_bound():
     inst = ladder(24, 4, seed=0)
     b = solve(inst, "hare-sched", "colgen", time_limit=15)
-    assert b.validation.valid
-    # no schedule beats the bound: the best known (CP-SAT, 60 s) is 163.1
-    assert b.bound <= 163.1 + 1e-6 and b.bound >= 159.9
+    assert b.status == Status.TIME_LIMIT and b.validation.valid
+    assert b.bound <= 163.1 + 1e-6 <= b.objective + 1e-6
+
+
+def test_the_integer_master_switches_off_probing_by_its_name_in_the_installed_highs(capfd):
+    """``PRESOLVE_PROBING`` is a bit of HiGHS's ``presolve_rule_off``; HiGHS names the rules it
+    was told to skip in its log, so a HiGHS that numbers its rules otherwise fails here."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("log_to_console", True)
+    h.setOptionValue("presolve_rule_off", PRESOLVE_PROBING)
+    h.addVar(0.0, 1.0)
+    h.changeColIntegrality(0, highspy.HighsVarType.kInteger)
+    h.changeColCost(0, 1.0)
+    h.run()
+    log = capfd.readouterr().out
+    assert f"(bit {PRESOLVE_PROBING}): Probing" in log, log
 
 
 def test_colgen_time_limited_is_never_optimal():

@@ -96,6 +96,10 @@ def generate(
         grad = -cap.copy() if auto_smoothing else None  # a subgradient of the Lagrangian at pi
         found = []
         for b in range(problem.n_blocks):
+            if time.perf_counter() >= deadline:  # mid-round: no bound from it, its columns kept
+                for col in found:
+                    master.add(col)
+                return Generation("time", bound, lp, prices, rounds)
             args = per_block(b)
             if args is None:
                 continue

@@ -73,6 +73,14 @@ class ColgenSolution:
     stats: ColgenStats
 
 
+#: HiGHS's ``presolve_rule_off`` bit of presolve rule 15, probing (HiGHS 1.12 logs it as "Rule 15
+#: (bit 32768): Probing"; tests/test_colgen.py checks the name against the installed HiGHS).
+#: The integer master switches it off: on a master of a few thousand dense columns probing ran
+#: 5-6 s in one go, past a 1 s limit, and found no incumbent in 10 s, where without it HiGHS
+#: stops at the limit and has one within a second (a 24-task ladder, issue 18's note)
+PRESOLVE_PROBING = 1 << 15
+
+
 def _round_up(bound: float, step: float | None) -> float:
     if step is None or not math.isfinite(bound):
         return bound
@@ -157,13 +165,15 @@ class _Master:
             self._solved = None
 
     def solve_ip(self, time_limit: float) -> tuple[float, np.ndarray] | None:
-        """Best integer solution over the columns so far (HiGHS MIP, binary lambda)."""
+        """Best integer solution over the columns so far (HiGHS MIP, binary lambda), a heuristic:
+        its bound is over these columns only. Presolve does not probe (``PRESOLVE_PROBING``)."""
         n = len(self.columns)
         self._solved = None
         self.h.changeColsIntegrality(
             n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger)
         )
         self.h.setOptionValue("time_limit", max(0.1, float(time_limit)))
+        self.h.setOptionValue("presolve_rule_off", PRESOLVE_PROBING)
         self.h.run()
         info = self.h.getInfo()
         x = np.asarray(self.h.getSolution().col_value)
@@ -172,6 +182,7 @@ class _Master:
             n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kContinuous)
         )
         self.h.setOptionValue("time_limit", highspy.kHighsInf)
+        self.h.setOptionValue("presolve_rule_off", 0)
         return (float(info.objective_function_value), x) if ok else None
 
 
@@ -198,6 +209,7 @@ def _root(
         problem,
         deadline,
         root_prices,
+        bound=problem.lower_bound,
         smoothing=smoothing,
         cutoff=cutoff,
         round_up=lambda v: _round_up(v, problem.objective_step),
@@ -246,8 +258,8 @@ def solve_colgen(
     stats.columns = len(master.columns)
 
     chosen = None
-    # an LP-guided rounding heuristic, if the formulation has one
-    if stats.iterations:
+    # an LP-guided rounding heuristic, if the formulation has one (and time is left)
+    if stats.iterations and time.perf_counter() < deadline:
         got = _round_lp(master, problem, master.lambdas(), incumbent)
         if got is not None:
             incumbent, chosen = got

@@ -3,6 +3,7 @@ on columns that the root column generation and branch-and-price share."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -36,6 +37,10 @@ class DantzigWolfeProblem:
     price: Callable[..., tuple[float, list[Column]]]
     initial: list[Column]  # together a feasible integer solution: one column per block
     objective_divisor: float = 1.0  # the problem's objective is raw / divisor
+    # a bound the formulation knows before any pricing, below the master LP's optimum too (e.g.
+    # each block's least cost alone): the Lagrangian bound starts there, so a root cut short by
+    # the time limit before its first round of pricing ends still has a bound
+    lower_bound: float = -math.inf
     objective_step: float | None = (
         None  # raw objectives are integer multiples of it (bound rounding)
     )
