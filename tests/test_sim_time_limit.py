@@ -61,7 +61,7 @@ def test_compare_reports_the_stopped_policy_and_reruns_only_it(backlog, tmp_path
     assert "hadar:dp did not finish" in lines[1]
 
 
-def test_simulate_cli_exits_1_with_one_line_and_compare_prints_the_stopped_row(
+def test_simulate_cli_exits_1_with_one_line_and_compare_prints_the_stopped_row_and_exits_1(
     backlog, tmp_path, capsys, monkeypatch
 ):
     from hetsched.cli import main
@@ -75,10 +75,13 @@ def test_simulate_cli_exits_1_with_one_line_and_compare_prints_the_stopped_row(
         "nothing written"
     ]
     args = ["compare", "gavel-poisson", "--policies", f"tiresias,{SLOW}", "--quiet"]
-    assert main([*args, "--time-limit", "1", "--out", str(tmp_path)]) == 0
+    # the comparison asked for is not all there: exit 1, after the table of what finished
+    assert main([*args, "--time-limit", "1", "--out", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "hadar:dp: did not finish within the time limit (1 s)" in out
     assert "tiresias" in out
+    args = ["compare", "gavel-poisson", "--policies", "tiresias", "--quiet"]
+    assert main([*args, "--time-limit", "600", "--out", str(tmp_path)]) == 0  # all finished
 
 
 def test_the_time_limit_must_be_positive(capsys):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hetsched.bench.runlog import largest_proven, run_line, solve_row
+from hetsched.bench.runlog import largest_proven, past_the_limit, run_line, solve_row
 from hetsched.generators import ladder
 from hetsched.jsonout import json_text
 from hetsched.runstore import RunStore
@@ -77,9 +77,16 @@ def run_exact_bench(
                     label = f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus}"
                     print(run_line(label, row), flush=True)
     largest = largest_proven(rows, "{model}/{solver}@{gpus}gpus", "tasks")
-    summary = {"time_limit": time_limit, "largest_proven_tasks": largest, "runs": rows}
+    late = past_the_limit(rows, "{model}/{solver} tasks={tasks} gpus={gpus}")
+    summary = {
+        "time_limit": time_limit,
+        "largest_proven_tasks": largest,
+        "past_the_limit": late,
+        "runs": rows,
+    }
     if as_json:
         print(json_text(summary))
     else:
         print("largest size proven optimal within the limit:", json.dumps(largest, indent=1))
+        print(f"runs past the limit plus grace: {', '.join(late) or 'none'}")
     return 0

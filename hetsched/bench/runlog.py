@@ -1,11 +1,13 @@
 """One exact solve as a row of the exact benchmarks' run store (:mod:`hetsched.runstore`):
-status, objective, bound, gap, wall and CPU seconds, or the error."""
+status, objective, bound, gap, wall and CPU seconds, or the error; and whether it kept to its
+time limit (the limit plus :func:`hetsched.deadline.grace`, measured around the whole call)."""
 
 from __future__ import annotations
 
 import platform
 import time
 
+from hetsched.deadline import grace
 from hetsched.instance.model import Instance
 from hetsched.solve import solve
 from hetsched.solvers.result import Status
@@ -13,8 +15,10 @@ from hetsched.solvers.result import Status
 
 def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwargs) -> dict:
     """One solve as a row: status, objective, bound, gap, wall and CPU seconds, the method's log;
-    a method that cannot take the instance gives status ``error`` and the reason."""
-    cpu = time.process_time()
+    a method that cannot take the instance gives status ``error`` and the reason.
+    ``wall_seconds``: the whole call as the caller waits for it (``seconds``: the solve's own
+    clock), validation included."""
+    cpu, wall = time.process_time(), time.perf_counter()
     try:
         r = solve(inst, model, solver, time_limit=time_limit, **kwargs)
         row = {
@@ -30,6 +34,7 @@ def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwar
         row = {"instance": inst.name, "status": "error", "note": f"{exc.__class__.__name__}: {exc}"}
     return {
         **row,
+        "wall_seconds": round(time.perf_counter() - wall, 3),
         "cpu_seconds": round(time.process_time() - cpu, 3),
         "python": platform.python_version(),
     }
@@ -40,8 +45,26 @@ def run_line(label: str, row: dict) -> str:
     gap = "-" if row.get("gap") is None else f"{100 * row['gap']:.3f}%"
     return (
         f"{label} {row['status']:<10} obj={row.get('objective')} gap={gap:<9} "
-        f"t={row.get('seconds', '-')}s cpu={row.get('cpu_seconds', '-')}s"
+        f"t={row.get('seconds', '-')}s wall={row.get('wall_seconds', '-')}s "
+        f"cpu={row.get('cpu_seconds', '-')}s"
     )
+
+
+#: seconds to unwind after a deadline fires at the limit plus grace, and to return (a build cut
+#: short by :class:`~hetsched.deadline.BuildTimeout` comes back 1-2 ms after it)
+UNWIND_SECONDS = 0.25
+
+
+def past_the_limit(rows: list[dict], label: str) -> list[str]:
+    """The runs (``label`` formatted over each row) that the caller waited for longer than
+    their time limit plus its grace (and ``UNWIND_SECONDS``): a method that does not stop when
+    told."""
+    return [
+        label.format(**r)
+        for r in rows
+        if "wall_seconds" in r
+        and r["wall_seconds"] > r["time_limit"] + grace(r["time_limit"]) + UNWIND_SECONDS
+    ]
 
 
 def largest_proven(rows: list[dict], label: str, size: str) -> dict[str, int]:

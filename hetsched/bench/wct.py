@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsched.bench.runlog import largest_proven, run_line, solve_row
+from hetsched.bench.runlog import largest_proven, past_the_limit, run_line, solve_row
 from hetsched.generators import FAMILIES
 from hetsched.jsonout import json_text
 from hetsched.runstore import RunStore
@@ -65,13 +65,22 @@ def run_wct_bench(
                         label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
                         print(run_line(label, row), flush=True)
     largest = largest_proven(rows, "{family}/{solver}@{gpus}gpus", "jobs")
+    late = past_the_limit(rows, "{family}/{solver} n={jobs} m={gpus} seed={seed}")
     if as_json:
         print(
-            json_text({"time_limit": time_limit, "largest_all_seeds_proven": largest, "runs": rows})
+            json_text(
+                {
+                    "time_limit": time_limit,
+                    "largest_all_seeds_proven": largest,
+                    "past_the_limit": late,
+                    "runs": rows,
+                }
+            )
         )
     else:
         print(
             "largest size proven optimal on every seed within the limit:",
             json.dumps(largest, indent=1),
         )
+        print(f"runs past the limit plus grace: {', '.join(late) or 'none'}")
     return 0

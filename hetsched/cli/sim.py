@@ -51,7 +51,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from hetsched.sim.run import compare
+    from hetsched.sim.run import compare, finished
     from hetsched.sim.workloads import load_workload
 
     inst = load_workload(args.workload, seed=args.seed, n_jobs=args.jobs)
@@ -70,7 +70,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     print_comparison(result)
     print(f"-> {args.out}/compare.json and the JCT CDF in {args.out}/")
-    return EXIT_OK
+    return EXIT_OK if all(finished(r) for r in result.rows) else EXIT_FAIL  # not all compared
 
 
 def shortcut(args: argparse.Namespace, instance, policies: list[str], **engine):
@@ -236,6 +236,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     cp.add_argument("--quiet", action="store_true")
     add_engine_options(
-        cp, "a stopped policy is not stored and gets a row saying so (compare.json: finished false)"
+        cp,
+        "a stopped policy is not stored and gets a row saying so (compare.json: finished false); "
+        "the command then exits 1",
     )
     cp.set_defaults(func=cmd_compare)
