@@ -73,11 +73,12 @@ def solve(
             f"{' (it takes: ' + ', '.join(spec.options) + ')' if spec.options else ''}"
         )
     cuts = 0
-    # building the model, and handing it to a solver without a clock of its own, have no clock:
-    # a deadline at the limit plus grace stops them
+    # building the model has no clock: a deadline at the limit stops it (a build that takes the
+    # whole limit leaves the solver nothing, and freeing a large model takes the grace); handing
+    # the model to a solver without a clock of its own is stopped at the limit plus grace
     end = None if time_limit is None else t0 + float(time_limit) + grace(time_limit)
     try:
-        with deadline(None if end is None else end - t0):
+        with deadline(None if end is None else max(1e-3, t0 + time_limit - time.perf_counter())):
             built = spec.build(instance, **options)
         left = None  # the limit covers the whole solve: building the model used part of it
         if time_limit is not None:

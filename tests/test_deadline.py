@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from hetsched.deadline import BuildTimeout, RunTimeout, deadline
+from hetsched.deadline import BuildTimeout, RunTimeout, deadline, grace
 from hetsched.errors import HetschedError
 from hetsched.formulation import find_formulation
 from hetsched.heuristic import run_heuristic
@@ -132,6 +132,31 @@ def test_a_build_past_the_time_limit_is_a_time_limit_result_without_solution():
     assert res.objective is None and res.solution is None and res.bound is None
     assert res.seconds < 30  # stopped near 0.5 s + grace, not after the 60 s build
     assert any("did not finish within the time limit" in n for n in res.notes)
+
+
+def test_the_limit_runs_from_the_call_and_stops_a_build_at_the_limit_itself():
+    """What solve() does before building (here a slow ``supports``, in real use the first import
+    of the formulations) counts against the limit, and the build is stopped at the limit, not
+    after the grace that a solver gets to hand back its result: the call returns within the
+    limit plus grace, however slowly the build's caller got there."""
+    inst = load_instance("hare_fig9")
+    spec = find_formulation("hare-sched", "pyomo")
+
+    def slow_supports(instance):
+        _spin(0.4)
+        return None
+
+    def endless_build(instance, **options):
+        _spin(60)
+
+    slow = dataclasses.replace(spec, build=endless_build, supports=slow_supports)
+    t0 = time.perf_counter()
+    res = solve(inst, slow, "highs", time_limit=0.6)
+    waited = time.perf_counter() - t0
+    assert res.status == Status.TIME_LIMIT and res.objective is None
+    # the build's alarm is due 0.2 s into the build; an alarm counted from the build's start
+    # (0.6 + 1.03 s grace after the 0.4 s check) would have let the caller wait past 2 s
+    assert waited < 0.6 + grace(0.6), waited
 
 
 def test_heuristic_whose_ordering_runs_out_of_time_reports_time_limit():
