@@ -165,6 +165,7 @@ def interference_of(instance: Instance) -> Interference | None:
                     f"the gang simulator runs a {'worker on one GPU' if want else 'parameter server on none'}"
                     f" (got {demand[n, gpu]:g})",
                 )
+    _refuse_jobs_that_fit_nowhere(instance, view)
     inter, comm, fmin = speed_tables(meta)
     models = sorted(set(view.models))
     table = np.array([[inter.get(a, {}).get(b, 0.0) for b in models] for a in models])
@@ -182,3 +183,25 @@ def interference_of(instance: Instance) -> Interference | None:
         speed=view.standalone_speed.astype(float),
         epochs=view.epochs.astype(float),
     )
+
+
+def _refuse_jobs_that_fit_nowhere(instance: Instance, view) -> None:
+    """A job whose tasks do not fit on the empty cluster would wait for ever: refused, naming
+    it (once per distinct job shape: workers, parameter servers, their demands)."""
+    from hetsched.placement.fits import fits_on_empty_cluster
+
+    seen: dict[tuple, bool | None] = {}
+    for n, jid in enumerate(view.job_ids):
+        w, p = int(view.workers[n]), int(view.parameter_servers[n])
+        key = (w, p, tuple(view.worker_demand[n]), tuple(view.ps_demand[n]))
+        if key not in seen:
+            seen[key] = fits_on_empty_cluster(
+                view.worker_demand[n], w, view.ps_demand[n], p, view.capacity
+            )
+        if seen[key] is False:
+            raise InputError(
+                instance.name,
+                f"$.metadata.placement.jobs.{jid}",
+                f"its {w} worker(s) and {p} parameter server(s) fit on no server of the "
+                f"cluster, even empty ({', '.join(view.resources)} per server): it could never run",
+            )
