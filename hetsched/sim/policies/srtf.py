@@ -1,6 +1,7 @@
 """Shortest remaining time first (clairvoyant): jobs ordered by remaining work, the number of
 tasks left times the job's task time on the average GPU; a partly placed round goes first; each
-task to its fastest idle GPU."""
+task to its fastest idle GPU. Work-conserving: a GPU stays idle only if no waiting job can run
+there (a job may not run on every type: Gavel's traces)."""
 
 from __future__ import annotations
 
@@ -33,16 +34,24 @@ class Srtf:
                 state.rank[n],
             ),
         )
-        taken, seen, tasks, want = [], set(), 0, state.n_idle
-        while tasks < want:  # the best jobs until their ready tasks cover the idle GPUs
-            top = self._heap.pop(state)
-            if top is None:
+        taken, seen, decided, free = [], set(), [], state.idle_gpus
+        while free:  # the best jobs until their ready tasks cover the idle GPUs; where some of
+            batch, tasks = [], 0  # them cannot run on a GPU left idle, the next best, and so on
+            while tasks < len(free):
+                top = self._heap.pop(state)
+                if top is None:
+                    break
+                if top[1] not in seen:
+                    seen.add(top[1])
+                    batch.append(top)
+                    tasks += state.ready[top[1]]
+            if not batch:
                 break
-            if top[1] not in seen:
-                seen.add(top[1])
-                taken.append(top)
-                tasks += state.ready[top[1]]
-        decided = fill_fastest(state, [n for _, n in taken])
+            got = fill_fastest(state, [n for _, n in batch], free)
+            used = {m for _, m in got}
+            free = [m for m in free if m not in used]
+            decided += got
+            taken += batch
         placed = {n for n, _ in decided}
         for k, n in taken:  # a job that gets a task changes and comes back refreshed; the rest
             if n not in placed:  # are still valid
