@@ -32,6 +32,19 @@ def test_fig1_is_proven_optimal_and_equals_p1():
     assert p2.objective == pytest.approx(p1.objective, rel=1e-9)
 
 
+def test_the_log_shows_p2s_own_values_not_the_engines_negated_ones():
+    """The engine minimizes minus the utilities; its log speaks in P2's sense (a maximum): the
+    LP value is LP(P2) >= P2, and the bound after branching is the optimum."""
+    import re
+
+    res = solve(load_instance(TINY), "hadar-p2", "colgen", time_limit=60)
+    assert res.status == Status.OPTIMAL
+    lp = float(re.search(r"LP (-?[\d.]+)", res.log).group(1))
+    bound = float(re.search(r"Lagrangian bound (-?[\d.]+)", res.log).group(1))
+    assert lp >= bound - 1e-6 > 0
+    assert bound == pytest.approx(res.objective, rel=1e-5)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_agrees_with_the_enumerated_ilp(seed):
     inst = _variant(seed)

@@ -86,6 +86,7 @@ def p2_problem(
         price=price,
         initial=[start(j) for j in range(v.n_jobs)],
         prepare=prepare,
+        negated=True,  # costs are minus the utilities (P2 maximizes)
     )
     problem.data["view"] = v
     return problem

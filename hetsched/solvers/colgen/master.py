@@ -316,10 +316,12 @@ def solve_colgen(
     limited = limited or time.perf_counter() >= deadline
     status = search_status(proven and problem.exact and gap == 0, limited)
     d = problem.objective_divisor
+    shown = -d if problem.negated else d  # the log in the problem's own sense
     log = (
-        f"colgen: {stats.iterations} iterations, {stats.columns} columns, LP {_fmt(stats.lp_value, d)}, "
-        f"Lagrangian bound {_fmt(stats.lagrangian_bound, d)}, CG {stats.cg_seconds:.1f}s, "
-        f"dive {_fmt(stats.dive, d)}, integer master {stats.ip_seconds:.1f}s, "
+        f"colgen: {stats.iterations} iterations, {stats.columns} columns, "
+        f"LP {_fmt(stats.lp_value, shown)}, "
+        f"Lagrangian bound {_fmt(stats.lagrangian_bound, shown)}, CG {stats.cg_seconds:.1f}s, "
+        f"dive {_fmt(stats.dive, shown)}, integer master {stats.ip_seconds:.1f}s, "
         f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open, cost ranges of "
         f"{stats.fixed_blocks} blocks narrowed by reduced costs)"
     )

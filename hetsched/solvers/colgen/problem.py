@@ -41,6 +41,9 @@ class DantzigWolfeProblem:
     # each block's least cost alone): the Lagrangian bound starts there, so a root cut short by
     # the time limit before its first round of pricing ends still has a bound
     lower_bound: float = -math.inf
+    # the problem maximizes and the costs are its negated objective (the engine minimizes): the
+    # log then shows the problem's own values; the caller still negates what it reads
+    negated: bool = False
     objective_step: float | None = (
         None  # raw objectives are integer multiples of it (bound rounding)
     )
