@@ -16,18 +16,20 @@ from hetsched.errors import InputError, json_child
 __all__ = ["json_child", "parse_json_text", "read_json", "save_json"]
 
 
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; non-JSON and unreadable files raise :class:`InputError`."""
+def read_json(path: str | Path, source: str | None = None) -> Any:
+    """Parse a JSON file; non-JSON and unreadable files raise :class:`InputError` naming
+    ``source`` (default: the path as given)."""
     p = Path(path)
+    source = str(path) if source is None else source
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(p.name, None, "no such file") from None
+        raise InputError(source, None, "no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(
-            p.name, None, f"cannot read file ({exc.__class__.__name__}: {exc})"
+            source, None, f"cannot read file ({exc.__class__.__name__}: {exc})"
         ) from None
-    return parse_json_text(text, p.name)
+    return parse_json_text(text, source)
 
 
 def parse_json_text(text: str, source: str) -> Any:

@@ -58,7 +58,7 @@ class RunStore:
                 row = None
             if not isinstance(row, dict):
                 raise InputError(
-                    self.path.name, f"line {n}", "not a JSON object: not a hetsched run store"
+                    str(self.path), f"line {n}", "not a JSON object: not a hetsched run store"
                 )
             self._rows[self.key_of(row)] = row
 

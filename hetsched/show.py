@@ -57,7 +57,7 @@ def show(
     hist: str | Path | None = None,
 ) -> tuple[str, bool]:
     """(text to print, whether the file holds a valid result)."""
-    source = Path(path).name
+    source = str(path)
     data = read_json(Path(path))
     if isinstance(data, dict) and "claim" in data and "log" in data:
         return _show_audit(data, source, hist, gantt)

@@ -72,7 +72,7 @@ def test_bad_solution_file_exits_2(capsys, tmp_path):
     f.write_text('{"assignments": [{"job": "J1", "round": 0, "task": 0, "gpu": "GPU1"}]}')
     assert main(["validate", FIG5, str(f)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "hetsched: error: sol.json: $.assignments[0]: missing required field 'start'"
+    assert err == f"hetsched: error: {f}: $.assignments[0]: missing required field 'start'"
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,7 @@ def test_numbers_a_schedule_cannot_hold_exit_2(capsys, tmp_path, field, value, r
     f.write_text('{"assignments": [{' + ", ".join(f'"{k}": {v}' for k, v in row.items()) + "}]}")
     assert main(["validate", FIG5, str(f)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"hetsched: error: sol.json: $.assignments[0].{field}: {reason}"
+    assert err == f"hetsched: error: {f}: $.assignments[0].{field}: {reason}"
 
 
 def test_unknown_model_exits_2_with_one_line(capsys):

@@ -144,7 +144,7 @@ def test_malformed_instance_gives_one_clear_line_and_exit_2(case, tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1, err
-    assert err.startswith("hetsched: error: bad.json: "), err
+    assert err.startswith(f"hetsched: error: {f}: "), err  # the file as the user gave it
     assert expected in err, err
     assert "Traceback" not in err
 
@@ -152,3 +152,13 @@ def test_malformed_instance_gives_one_clear_line_and_exit_2(case, tmp_path, caps
 def test_missing_file_is_input_error():
     with pytest.raises(InputError, match="no such file"):
         load_instance(Path("/nonexistent/x.json"))
+
+
+def test_an_error_names_the_file_as_given_so_two_files_of_one_name_differ(tmp_path, capsys):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "instance.json").write_text("{}" if folder == "a" else "[")
+    for folder in ("a", "b"):
+        path = tmp_path / folder / "instance.json"
+        assert main(["solve", str(path)]) == 2
+        assert capsys.readouterr().err.startswith(f"hetsched: error: {path}: ")

@@ -75,9 +75,10 @@ def _key(text: str, source: str, path: str) -> tuple[str, int]:
 
 def load_throughputs(path: str | Path | None = None) -> ThroughputTable:
     """Gavel's throughput table from ``path``; None: the copy shipped with hetsched."""
+    source = None if path is None else str(path)  # the file as the caller gave it
     if path is None:
         path = shipped("data", "gavel", "simulation_throughputs.json")
-    source = Path(path).name
+    source = source or Path(path).name
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
@@ -137,8 +138,8 @@ def load_trace(
 ) -> Instance:
     """A Gavel trace file as an instance; a bare name (``physical_cluster_max_min_fairness``) that is
     not a file here is one of the traces shipped in ``data/gavel/traces/``."""
+    source = str(path)  # as the caller gave it (a bare name of a shipped trace stays bare)
     path = shipped_trace(path)
-    source = Path(path).name
     types = sorted(cluster)
     for t in types:
         if t not in table.isolated:

@@ -134,10 +134,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     reader = solution_reader(name)
     if reader is None:
         raise InputError(
-            path.name, "$.format", f"no formulation reads solutions of format '{name}'"
+            str(path), "$.format", f"no formulation reads solutions of format '{name}'"
         )
     load, check = reader
-    report = check(inst, load(data, path.name))
+    report = check(inst, load(data, str(path)))
     if args.json:
         print(json_text(report.to_dict()))
     elif report.valid:

@@ -91,7 +91,8 @@ def load_instance(path: str | Path) -> Instance:
         from hetsched.resources import shipped_instance
 
         p = shipped_instance(str(path)) or p
-    return parse_instance(read_json(p), source=p.name, name=p.stem)
+    # errors name the file as the caller gave it: two files of one name in two folders differ
+    return parse_instance(read_json(p, source=str(path)), source=str(path), name=p.stem)
 
 
 __all__ = [
