@@ -75,10 +75,11 @@ def _key(text: str, source: str, path: str) -> tuple[str, int]:
 
 def load_throughputs(path: str | Path | None = None) -> ThroughputTable:
     """Gavel's throughput table from ``path``; None: the copy shipped with hetsched."""
-    source = None if path is None else str(path)  # the file as the caller gave it
     if path is None:
         path = shipped("data", "gavel", "simulation_throughputs.json")
-    source = source or Path(path).name
+        source = Path(path).name
+    else:
+        source = str(path)  # the file as the caller gave it
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
