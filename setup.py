@@ -1,13 +1,18 @@
 """Package discovery for setuptools (the rest of the metadata is in pyproject.toml).
 
 Every package under ``hetsched/`` is found, and every package under ``models/`` is installed
-below ``hetsched.models``; the shipped folders ``data/``, ``instances/`` and ``docs/`` become
-``hetsched.data``, ``hetsched.instances`` and ``hetsched.docs`` (their files are package data).
+below ``hetsched.models``; the shipped folders ``data/``, ``instances/``, ``examples/`` and ``docs/``
+become ``hetsched.data``, ``hetsched.instances``, ``hetsched.examples`` and ``hetsched.docs`` (their files are package data).
 """
 
 from setuptools import find_packages, setup
 
-SHIPPED = {"hetsched.data": "data", "hetsched.instances": "instances", "hetsched.docs": "docs"}
+SHIPPED = {
+    "hetsched.data": "data",
+    "hetsched.instances": "instances",
+    "hetsched.examples": "examples",
+    "hetsched.docs": "docs",
+}
 
 packages = find_packages(include=["hetsched", "hetsched.*"])
 models = find_packages(include=["models", "models.*"])

@@ -20,23 +20,23 @@ __version__ = "0.2.0"
 
 #: public name -> the module that defines it
 _EXPORTS = {
-    "allocate": "hetsched.allocate",
-    "run_heuristic": "hetsched.heuristic",
+    "allocate": "hetsched.gavel.allocate",
+    "run_heuristic": "hetsched.hare.heuristic",
     "Instance": "hetsched.instance",
     "dump_instance": "hetsched.instance",
     "instance_hash": "hetsched.instance",
     "load_instance": "hetsched.instance",
     "parse_instance": "hetsched.instance",
-    "TaskAssignment": "hetsched.schedule",
-    "TaskSchedule": "hetsched.schedule",
-    "dump_schedule": "hetsched.schedule_io",
-    "load_schedule": "hetsched.schedule_io",
-    "solve": "hetsched.solve",
+    "TaskAssignment": "hetsched.schedule.model",
+    "TaskSchedule": "hetsched.schedule.model",
+    "dump_schedule": "hetsched.schedule.io",
+    "load_schedule": "hetsched.schedule.io",
+    "solve": "hetsched.exact.solve",
     "SolveResult": "hetsched.solvers.result",
     "Status": "hetsched.solvers.result",
-    "ValidationReport": "hetsched.validate",
-    "Violation": "hetsched.validate",
-    "validate": "hetsched.validate",
+    "ValidationReport": "hetsched.schedule.validate",
+    "Violation": "hetsched.schedule.validate",
+    "validate": "hetsched.schedule.validate",
 }
 
 __all__ = sorted(_EXPORTS)

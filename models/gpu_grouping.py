@@ -27,11 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.errors import InputError
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.errors import InputError
+from hetsched.core.reports import ValidationReport, Violation
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.view import hare_view
 from hetsched.instance.model import Instance
-from hetsched.reports import ValidationReport, Violation
-from hetsched.spec import FormulationSpec
 
 
 def speeds(instance: Instance) -> np.ndarray:

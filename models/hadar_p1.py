@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import pyomo.environ as pe
 
+from hetsched.core.reports import ValidationReport
+from hetsched.exact.spec import FormulationSpec
 from hetsched.hadar.utility import isolated_jct, utility
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
-from hetsched.reports import ValidationReport
-from hetsched.spec import FormulationSpec
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from itertools import product
 
 import pyomo.environ as pe
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
+from hetsched.exact.spec import FormulationSpec
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import HadarView, hadar_view
 from hetsched.instance.model import Instance
 from hetsched.models.hadar_p1 import HadarDecisions, check
-from hetsched.spec import FormulationSpec
 
 MAX_SCHEDULES = 20000
 

@@ -5,12 +5,12 @@ is P2 = P1 (``models/hadar_p1.py``)."""
 
 from __future__ import annotations
 
+from hetsched.exact.spec import FormulationSpec
 from hetsched.hadar.p2_master import decisions_of, p2_problem
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
 from hetsched.models.hadar_p1 import HadarDecisions, check
 from hetsched.solvers.colgen import ColgenSolution, DantzigWolfeProblem
-from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance) -> DantzigWolfeProblem:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
+from hetsched.exact.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.hadar_p1 import HadarDecisions, check
 from hetsched.models.hadar_p2 import enumerated
-from hetsched.spec import FormulationSpec
 
 
 def build_p3(instance: Instance) -> pe.ConcreteModel:

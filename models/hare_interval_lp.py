@@ -40,12 +40,12 @@ import numpy as np
 import pyomo.environ as pe
 import scipy.sparse as sp
 
-from hetsched.heuristics.upper_bound import horizon
-from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.core.reports import ValidationReport, Violation
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.upper_bound import horizon
+from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
-from hetsched.reports import ValidationReport, Violation
 from hetsched.solvers.lp_arrays import INF, ArrayLP
-from hetsched.spec import FormulationSpec
 
 EPSILON = 0.15  # interval growth: the left-endpoint rule loses at most a factor 1 + eps on M_n
 
@@ -101,7 +101,7 @@ class ProgressSolution:
 
     def to_dict(self) -> dict:
         return {
-            "format": "hetsched.progress/1",
+            "format": "hetsched.core.progress/1",
             "tau": self.tau.tolist(),
             "classes": [[self.view.gpu_ids[m] for m in c] for c in self.classes],
             "completion": dict(zip(self.view.job_ids, self.completion.tolist())),

@@ -11,7 +11,7 @@
 when they share a GPU) and big-M constants M_{i,j,m} = latest(x_i) + T^c_{i,m} - earliest(x_j),
 where [earliest, latest] are start windows that contain every optimal schedule: they follow
 from a feasible schedule's objective UB via w_n C_n <= UB - sum_{k != n} w_k LB_k
-(:meth:`hetsched.instance.hare_view.HareView.start_windows`).
+(:meth:`hetsched.hare.view.HareView.start_windows`).
 
 Three reductions keep the model small and its LP bound tighter; none changes the optimum:
 * tasks of one job in different rounds never overlap on a GPU, because (7) with T^s >= 0
@@ -28,13 +28,13 @@ from itertools import combinations
 
 import pyomo.environ as pe
 
-from hetsched.heuristics.upper_bound import horizon
-from hetsched.instance.hare_view import hare_view
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.upper_bound import horizon
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.retime import retime
-from hetsched.schedule import TaskAssignment, TaskSchedule
-from hetsched.spec import FormulationSpec
+from hetsched.schedule.model import TaskAssignment, TaskSchedule
+from hetsched.schedule.retime import retime
 
 MAX_DISJUNCTIONS = 2_000_000  # (8) rows: pairs of tasks of different jobs x GPUs
 
@@ -155,7 +155,7 @@ def solver_starts(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Ta
 
 
 def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> TaskSchedule:
-    """The solver's GPUs and orders, re-timed semi-actively (:func:`hetsched.retime.retime`): feasible
+    """The solver's GPUs and orders, re-timed semi-actively (:func:`hetsched.schedule.retime.retime`): feasible
     with no tolerance, never below the true optimum."""
     return retime(instance, solver_starts(m, instance, value))
 

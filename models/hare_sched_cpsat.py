@@ -29,14 +29,14 @@ from collections import defaultdict
 
 from ortools.sat.python import cp_model
 
-from hetsched.errors import HetschedError
-from hetsched.heuristics.upper_bound import horizon
+from hetsched.core.errors import HetschedError
+from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instance_times
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.upper_bound import horizon
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskSchedule, schedule_from_round_starts
+from hetsched.schedule.model import TaskSchedule, schedule_from_round_starts
 from hetsched.solvers.cpsat import CpsatProblem
-from hetsched.spec import FormulationSpec
 
 MAX_INTERVALS = 2_000_000  # optional intervals (tasks x GPUs) CP-SAT is given at most
 

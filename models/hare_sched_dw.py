@@ -15,7 +15,7 @@ each job's schedules, so a job's completion is the max over its tasks, never the
 (the weakness of the time-indexed LP of ``hare-sched-ti``): on ``ladder(24, 4)`` the bound is
 160.0 against 132.5 for the time-indexed LP and 124 for CP-SAT after 30 s.
 
-Pricing (:mod:`hetsched.hare_pricing`) finds a job's least priced schedule by dynamic
+Pricing (:mod:`hetsched.hare.pricing`) finds a job's least priced schedule by dynamic
 programming over its rounds. Solved by column generation (:mod:`hetsched.solvers.colgen`); the integer
 master over the generated columns gives the schedule. The result is optimal only when it meets
 the Lagrangian bound rounded up to the objective's grid; otherwise the gap is reported.
@@ -32,16 +32,16 @@ from collections import defaultdict
 
 import numpy as np
 
-from hetsched.errors import HetschedError
-from hetsched.hare_pricing import INF, JobPricer
-from hetsched.heuristics.local_search import local_search_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.errors import HetschedError
+from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instance_times
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.local_search import local_search_upper_bound
+from hetsched.hare.pricing import INF, JobPricer
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskSchedule, schedule_from_round_starts
+from hetsched.schedule.model import TaskSchedule, schedule_from_round_starts
 from hetsched.solvers.colgen import ColgenSolution, Column, DantzigWolfeProblem
-from hetsched.spec import FormulationSpec
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
 SEARCH_EVALUATIONS = (

@@ -15,17 +15,17 @@ over the GPU's time. ``--solver auto`` picks it wherever it applies.
 
 from __future__ import annotations
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
+from hetsched.exact.spec import FormulationSpec
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule.model import TaskAssignment, TaskSchedule
 from hetsched.solvers.colgen.machines import (
     MachineProblem,
     MachineSolution,
     machine_problem,
     unsupported_reason,
 )
-from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance) -> MachineProblem:

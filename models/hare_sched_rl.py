@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
-from hetsched.errors import HetschedError
-from hetsched.heuristics.upper_bound import horizon
+from hetsched.core.errors import HetschedError
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.upper_bound import horizon
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched import solver_starts as hare_sched_extract
-from hetsched.spec import FormulationSpec
 
 
 def base_model(instance: Instance) -> pe.ConcreteModel:

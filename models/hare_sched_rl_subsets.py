@@ -25,10 +25,10 @@ from itertools import combinations
 
 import pyomo.environ as pe
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
+from hetsched.exact.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.models.hare_sched_rl import add_products, base_model, extract
-from hetsched.spec import FormulationSpec
 
 MAX_TASKS = 12  # subsets="all"
 TOL = 1e-6  # a cut is added when it is violated by more than this, relative to its right side

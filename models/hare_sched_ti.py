@@ -28,13 +28,13 @@ import math
 
 import pyomo.environ as pe
 
-from hetsched.errors import HetschedError
-from hetsched.heuristics.upper_bound import horizon
+from hetsched.core.errors import HetschedError
+from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instance_times
+from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.upper_bound import horizon
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.scaling import exact_decimal_scale, instance_in_ticks, instance_times
-from hetsched.schedule import TaskSchedule, schedule_from_round_starts
-from hetsched.spec import FormulationSpec
+from hetsched.schedule.model import TaskSchedule, schedule_from_round_starts
 
 MAX_START_VARIABLES = 2_000_000
 

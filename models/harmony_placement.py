@@ -1,6 +1,6 @@
 """Interference-aware placement of one scheduling interval (Harmony, ToN'22, Secs. IV-V) as a
 MILP maximizing the per-interval reward of eq. (1) under the speed model of
-:mod:`hetsched.placement.problem` (N: all concurrent jobs; N_new: this interval's; S servers;
+:mod:`hetsched.harmony.problem` (N: all concurrent jobs; N_new: this interval's; S servers;
 K resources; u^0, x^0: the earlier jobs' fixed placement).
 
     max  sum_{n in N} (b_n / e_n) f_n                                   reward (1): c_n = b_n f_n
@@ -28,15 +28,15 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.instance.model import Instance
-from hetsched.placement.problem import (
+from hetsched.exact.spec import FormulationSpec
+from hetsched.harmony.problem import (
     FORMAT,
     Placement,
     check_placement,
     placement_from_dict,
     placement_view,
 )
-from hetsched.spec import FormulationSpec
+from hetsched.instance.model import Instance
 
 
 def build(instance: Instance, place_all: bool = False) -> pe.ConcreteModel:

@@ -1,5 +1,5 @@
 """Job packing in one round (AppSci'24, Sec. 4.3, Algorithm 3) as an assignment MILP: the packing
-of largest total normalized throughput (:mod:`hetsched.packing.problem` defines w and the value).
+of largest total normalized throughput (:mod:`hetsched.similarity.packing.problem` defines w and the value).
 
     max  |S| + sum_{s in S, q in Q} w(s, q) p_{s,q}                value of the round
     s.t. sum_q p_{s,q} <= 1        for all s in S                   one_partner (Alg. 3 lines 4-7: a GPU holds at most two jobs)
@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
+from hetsched.exact.spec import FormulationSpec
 from hetsched.instance.model import Instance
-from hetsched.packing.algorithms import check_packing
-from hetsched.packing.problem import FORMAT, Packing, packing_from_dict, packing_view
-from hetsched.spec import FormulationSpec
+from hetsched.similarity.packing.algorithms import check_packing
+from hetsched.similarity.packing.problem import FORMAT, Packing, packing_from_dict, packing_view
 
 
 def build(instance: Instance) -> pe.ConcreteModel:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
+from hetsched.exact.spec import FormulationSpec
 from hetsched.instance.model import Instance
 from hetsched.similarity.round import check_round, round_view
-from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance, estimated: bool = False) -> pe.ConcreteModel:

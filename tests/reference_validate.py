@@ -1,6 +1,6 @@
 """A second, loop-by-loop validator of task schedules, the oracle of the columnar one.
 
-It is ``hetsched.validate`` as it was before schedules became columns (commit bb1ce37): it walks
+It is ``hetsched.schedule.validate`` as it was before schedules became columns (commit bb1ce37): it walks
 the tasks as records, one Python step per task. ``tests/test_validate_columns.py`` checks that
 both find the same violations, completions and objective on random, broken schedules.
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from hetsched.core.reports import ValidationReport, Violation
+from hetsched.core.scaling import instance_times, on_grid
 from hetsched.instance.model import Instance, instance_hash
-from hetsched.reports import ValidationReport, Violation
-from hetsched.scaling import instance_times, on_grid
-from hetsched.schedule import TaskAssignment, TaskSchedule
-from hetsched.validate import _tolerance  # the same slack: both must agree on it
+from hetsched.schedule.model import TaskAssignment, TaskSchedule
+from hetsched.schedule.validate import _tolerance  # the same slack: both must agree on it
 
 
 def reference_validate(

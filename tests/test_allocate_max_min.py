@@ -1,4 +1,4 @@
-"""The max-min allocation LP by decomposition (:mod:`hetsched.allocate.max_min`) against the
+"""The max-min allocation LP by decomposition (:mod:`hetsched.gavel.max_min`) against the
 same LP solved whole by HiGHS, its pricing against an LP per price vector, and one GPU type
 against the closed form."""
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import hetsched.allocate.max_min as max_min
-from hetsched.allocate.fast import solve_max_min
-from hetsched.allocate.max_min import best_allocations, max_min_by_decomposition
+import hetsched.gavel.max_min as max_min
+from hetsched.gavel.fast import solve_max_min
+from hetsched.gavel.max_min import best_allocations, max_min_by_decomposition
 from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
 from hetsched.solvers.result import Status
 
@@ -163,7 +163,7 @@ def _stacked(ca, demand, count, epigraph):
 @pytest.mark.parametrize("seed", range(20))
 def test_the_lp_rows_are_built_entry_for_entry_as_the_stacked_blocks(seed):
     """HiGHS gets the same matrix (entries, order, explicit zeros, signs), so the same vertex."""
-    from hetsched.allocate.fast import _constraints
+    from hetsched.gavel.fast import _constraints
 
     rng = np.random.default_rng(seed)
     n, k = int(rng.integers(1, 30)), int(rng.integers(1, 5))

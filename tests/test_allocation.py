@@ -8,12 +8,12 @@ import pytest
 from conftest import instance_path
 from scipy.optimize import linprog
 
-from hetsched.allocation import allocation_view, check_allocation, equal_share
 from hetsched.cli import main
-from hetsched.formulation import find_formulation
+from hetsched.exact.registry import find_formulation
+from hetsched.exact.solve import solve
+from hetsched.gavel import allocation_view, check_allocation, equal_share
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 TWO = instance_path("gavel_two_jobs.json")
@@ -207,7 +207,7 @@ FAST_CASES = [
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("policy,convention", FAST_CASES)
 def test_fast_path_matches_the_pyomo_model(seed, policy, convention):
-    from hetsched.allocate.fast import fast_solve
+    from hetsched.gavel.fast import fast_solve
 
     inst = random_instance(200 + seed, n_jobs=4 + 2 * seed)
     # duplicate every job once: merging identical jobs must not change the optimum
@@ -231,8 +231,8 @@ def test_makespan_is_well_scaled_on_a_real_trace():
     on Gavel's msr trace; the fast path and an unmerged solve disagreed with it."""
     from pathlib import Path
 
-    from hetsched.allocate.fast import fast_solve
-    from hetsched.allocation.gavel_data import load_throughputs, load_trace
+    from hetsched.gavel.fast import fast_solve
+    from hetsched.instance.gavel_table import load_throughputs, load_trace
 
     gavel = Path(__file__).resolve().parents[1] / "data" / "gavel"
     inst = load_trace(
@@ -299,7 +299,7 @@ def ftf_instance(now: float, arrivals=(0.0, 20.0)) -> Instance:
 def test_finish_time_fairness_hand_checked():
     """t = 0: rho_j = thr_j(X^equal) / thr_j(X). A alone on the V100 and B alone on the K80 give
     2.5/4 and 1.5/2, and B cannot do better than its 2 steps/s, so rho* = 0.75."""
-    from hetsched.allocate.ftf import finish_time_fairness
+    from hetsched.gavel.ftf import finish_time_fairness
 
     r = finish_time_fairness(ftf_instance(now=0.0))
     assert (
@@ -313,8 +313,8 @@ def test_finish_time_fairness_hand_checked():
 def test_finish_time_fairness_bisection_against_a_grid(now):
     """With waiting times the policy bisects on rho; compare with a fine grid over the
     allocations that keep both GPUs busy (A: a of the V100 and 1 - b of the K80; B: the rest)."""
-    from hetsched.allocate.ftf import finish_time_fairness
-    from hetsched.allocation.policies import rho_max
+    from hetsched.gavel.ftf import finish_time_fairness
+    from hetsched.gavel.policies import rho_max
 
     inst = ftf_instance(now)
     fast, slow = finish_time_fairness(inst, route="fast"), finish_time_fairness(inst, route="pyomo")

@@ -12,16 +12,16 @@ import pytest
 from scipy.optimize import linprog
 from test_allocation import random_instance
 
-from hetsched.allocate import allocate
-from hetsched.allocation import allocation_view
-from hetsched.allocation.conventions import (
+from hetsched.core.errors import InputError
+from hetsched.gavel import allocation_view
+from hetsched.gavel.allocate import allocate
+from hetsched.gavel.conventions import (
     agnostic_view,
     fair_throughput,
     isolated_share,
     reference_type,
 )
-from hetsched.allocation.problem import equal_share
-from hetsched.errors import InputError
+from hetsched.gavel.problem import equal_share
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solvers import Status
 

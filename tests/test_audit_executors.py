@@ -1,19 +1,18 @@
 """Audits through the sweep's executors (issue 22 item 5): the trial log is the same for a seed
 and a batch size whatever the executor and the number of workers, and it resumes."""
 
-import json
-
 import pytest
 
 from hetsched.audit.claims import find_claim
 from hetsched.audit.engine import run_audit
+from hetsched.core.runstore import RunStore
 
 CLAIM = find_claim("hadar-competitive")
 
 
 def log_of(report) -> list[dict]:
-    with open(report["log"]) as f:
-        return [json.loads(line) for line in f]
+    """The trials of an audit's log (its run store: a settings line, then one trial a line)."""
+    return list(RunStore(report["log"], ("trial",)).rows())
 
 
 def audit(tmp_path, name, **kw):
@@ -61,7 +60,7 @@ def test_dask_executor_gives_the_same_log(tmp_path):
 
 
 def test_bad_executor_and_batch_are_refused(tmp_path):
-    from hetsched.errors import HetschedError, InputError
+    from hetsched.core.errors import HetschedError, InputError
 
     with pytest.raises(HetschedError, match="unknown executor"):
         audit(tmp_path, "x", executor="cloud")

@@ -19,6 +19,8 @@ from hetsched.audit.hadar_competitive import (
     reductions,
     sample,
 )
+from hetsched.core.runstore import RunStore
+from hetsched.exact.solve import solve
 from hetsched.hadar.certificate import certify_online
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import eta_from_proof, price_function
@@ -26,7 +28,6 @@ from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import instance_to_dict, load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
-from hetsched.solve import solve
 from hetsched.solvers.result import Status
 
 STEP9 = INSTANCES / "audit" / "hadar_thm2_step9.json"
@@ -109,9 +110,8 @@ def test_audit_cli_reports_the_proof_steps(tmp_path, capsys):
         out["checks"]["definition1"]["violations"] == 6
     )  # every run allocates, and every allocation breaks it
     # the trials keep the Hadar metadata (slot length, horizon) they were evaluated with
-    first = json.loads(
-        (tmp_path / "hadar-competitive-ci-s0" / "trials.jsonl").read_text().splitlines()[0]
-    )
+    log = RunStore(tmp_path / "hadar-competitive-ci-s0" / "trials.jsonl", ("trial",))
+    first = next(log.rows())
     assert first["instance"]["metadata"]["hadar"]["horizon_slots"] == first["details"]["horizon"]
 
 

@@ -14,12 +14,13 @@ from hetsched.audit.claims import claims, find_claim
 from hetsched.audit.engine import run_audit, shrink
 from hetsched.audit.hare import PROFILES, evaluate, proof_checks
 from hetsched.cli import main
-from hetsched.heuristic import run_heuristic
-from hetsched.heuristics.hare_alg1 import alpha, hare_alg1, task_priorities
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.runstore import RunStore
+from hetsched.exact.solve import solve
+from hetsched.hare.algorithm1 import alpha, hare_alg1, task_priorities
+from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.orderings import starts_in_d_order
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import load_instance
-from hetsched.orderings import starts_in_d_order
-from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
 
@@ -91,10 +92,10 @@ def test_audit_cli_json_keys_and_resume(tmp_path, capsys):
     )
     assert load_instance(first["worst_instance"])  # saved as an instance file
     log = tmp_path / "hare-alg1-ci-s3" / "trials.jsonl"
-    assert len(log.read_text().splitlines()) == 4
+    assert len(log.read_text().splitlines()) == 1 + 4  # its settings, then one line a trial
     assert main(argv) == 0  # resume: nothing recomputed, same report
     again = json.loads(capsys.readouterr().out)
-    assert len(log.read_text().splitlines()) == 4
+    assert len(log.read_text().splitlines()) == 1 + 4
     assert again["worst_ratio"] == first["worst_ratio"]
 
 
@@ -102,8 +103,8 @@ def test_audit_is_deterministic_for_a_seed(tmp_path):
     claim = find_claim("hare-alg1")
     a = run_audit(claim, trials=3, seed=5, out_dir=tmp_path / "a")
     b = run_audit(claim, trials=3, seed=5, out_dir=tmp_path / "b")
-    la = [json.loads(x) for x in open(a["log"])]
-    lb = [json.loads(x) for x in open(b["log"])]
+    la = list(RunStore(a["log"], ("trial",)).rows())
+    lb = list(RunStore(b["log"], ("trial",)).rows())
     assert [r["ratio"] for r in la] == [r["ratio"] for r in lb]
     assert [r["instance"]["jobs"] for r in la] == [r["instance"]["jobs"] for r in lb]
 

@@ -10,11 +10,11 @@ from hypothesis import given
 
 from hetsched.audit.hare import proof_checks
 from hetsched.audit.hare_lemma3 import idle_gaps, step_checks
-from hetsched.heuristics.hare_alg1 import alpha, hare_alg1, task_priorities
-from hetsched.instance.hare_view import hare_view
+from hetsched.exact.solve import solve
+from hetsched.hare.algorithm1 import alpha, hare_alg1, task_priorities
+from hetsched.hare.orderings import starts_in_d_order
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import load_instance
-from hetsched.orderings import starts_in_d_order
-from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
 

@@ -10,7 +10,7 @@ from conftest import INSTANCES
 from hetsched.audit.claims import find_claim
 from hetsched.audit.engine import apply_reading, parse_reading, reading_label
 from hetsched.cli import main
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import instance_to_dict, load_instance, parse_instance
 

@@ -34,7 +34,7 @@ def test_runs_past_their_limit_plus_grace_are_named_and_rows_without_a_wall_time
 
 
 def test_a_solve_row_keeps_the_wall_time_of_the_whole_call():
-    from hetsched.generators import small
+    from hetsched.instance.generators import small
 
     got = solve_row(small(0), "hare-sched", "cpsat", 10.0)
     assert got["status"] == "optimal"

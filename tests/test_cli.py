@@ -6,7 +6,7 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.cli import main
-from hetsched.schedule_io import load_schedule
+from hetsched.schedule.io import load_schedule
 
 FIG5 = str(INSTANCES / "paper" / "hare_fig5.json")
 

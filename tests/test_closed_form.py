@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
+from hetsched.exact.solve import solve
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 EXACT = (("hare-sched", "cpsat"), ("hare-sched-ti", "highs"))

@@ -14,19 +14,19 @@ from conftest import INSTANCES, instance_path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hetsched.formulation import find_formulation
-from hetsched.generators import ladder
-from hetsched.hare_pricing import JobPricer
-from hetsched.heuristics.local_search import local_search_upper_bound
-from hetsched.heuristics.upper_bound import quick_upper_bound
+from hetsched.exact.registry import find_formulation
+from hetsched.exact.solve import solve
+from hetsched.hare.local_search import local_search_upper_bound
+from hetsched.hare.pricing import JobPricer
+from hetsched.hare.upper_bound import quick_upper_bound
+from hetsched.instance.generators import ladder
 from hetsched.instance.io import load_instance
-from hetsched.solve import solve
+from hetsched.schedule.validate import validate
 from hetsched.solvers import SolverOptions, Status
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem, lp_relaxation, solve_colgen
 from hetsched.solvers.colgen.branching import fix_cost_ranges
 from hetsched.solvers.colgen.master import PRESOLVE_PROBING
 from hetsched.testing.strategies import hare_instances
-from hetsched.validate import validate
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 CERTIFIED = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None)
@@ -394,7 +394,7 @@ def test_colgen_time_limited_is_never_optimal():
 def test_colgen_refuses_times_it_cannot_scale_exactly(tmp_path):
     import dataclasses
 
-    from hetsched.errors import HetschedError
+    from hetsched.core.errors import HetschedError
 
     inst = load_instance(instance_path("small-00.json"))
     job = inst.jobs[0]

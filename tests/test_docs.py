@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from hetsched.cli import main
-from hetsched.docs_gen import model_components
+from hetsched.tools.docs import model_components
 
 MODELS = sorted((Path(__file__).resolve().parents[1] / "models").rglob("*.py"))
 

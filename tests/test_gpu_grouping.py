@@ -6,11 +6,11 @@ import pytest
 from conftest import instance_path
 
 from hetsched.cli import main
-from hetsched.errors import InputError
-from hetsched.generators import random_instance
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
+from hetsched.instance.generators import random_instance
 from hetsched.instance.io import load_instance
 from hetsched.models.gpu_grouping import spread
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 

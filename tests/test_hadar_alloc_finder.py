@@ -5,13 +5,13 @@ communication cost), and Hadar's online policy makes the same decisions with eit
 import numpy as np
 import pytest
 
-from hetsched.generators import hadar_cluster
 from hetsched.hadar import alloc_finder
 from hetsched.hadar.alloc_finder import AllocFinder, Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
+from hetsched.instance.generators import hadar_cluster
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import gavel_poisson, load_workload

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 from conftest import INSTANCES
 
-from hetsched.generators import hadar_cluster
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
+from hetsched.instance.generators import hadar_cluster
 from hetsched.instance.io import load_instance
 
 

@@ -68,7 +68,7 @@ def test_column_generation_reaches_lp_p2_and_its_pool_is_feasible():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_column_generation_matches_the_enumerated_lp(seed):
-    from hetsched.solve import solve
+    from hetsched.exact.solve import solve
 
     inst = _variant(seed)
     v = hadar_view(inst)

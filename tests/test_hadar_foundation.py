@@ -5,7 +5,7 @@ import math
 import pytest
 from conftest import INSTANCES
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.price import durations, price_function
 from hetsched.hadar.validate import validate_decisions
@@ -205,8 +205,8 @@ def test_dp_state_space_exceeds_the_claimed_count():
 def test_p1_optimum_on_fig1_and_online_below_it():
     """P1 finishes J1, J2, J3 in slots 3, 2, 7: 80/3 + 30/2 + 50/7. The online algorithm (J3 in
     slot 8) earns less, as an online algorithm must; both are recomputed by the validator."""
+    from hetsched.exact.solve import solve
     from hetsched.hadar.online import hadar_online
-    from hetsched.solve import solve
     from hetsched.solvers import Status
 
     inst = load_instance(FIG1)
@@ -222,7 +222,7 @@ TINY = INSTANCES / "hadar" / "hadar_tiny.json"
 
 def test_p1_equals_p2_and_lp_p2_equals_p3():
     """P2 is P1 over enumerated schedules (equal optima); P3 is the dual of LP(P2) (strong duality)."""
-    from hetsched.solve import solve
+    from hetsched.exact.solve import solve
     from hetsched.solvers import Status
 
     inst = load_instance(TINY)
@@ -243,8 +243,8 @@ def test_p1_p2_agree_and_bound_the_online_algorithm(seed):
 
     import numpy as np
 
+    from hetsched.exact.solve import solve
     from hetsched.hadar.online import hadar_online
-    from hetsched.solve import solve
 
     rng = np.random.default_rng(seed)
     base = load_instance(TINY)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from conftest import INSTANCES, hadar_tiny_variant
 
+from hetsched.exact.solve import solve
 from hetsched.hadar.pricing import best_schedule
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
 from hetsched.models.hadar_p2 import schedules
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"

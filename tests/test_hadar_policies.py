@@ -6,13 +6,13 @@ import dataclasses
 import pytest
 from conftest import INSTANCES
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.utility import isolated_jct
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance
-from hetsched.solve import solve
 from hetsched.solvers.result import Status
 
 TINY = INSTANCES / "hadar" / "hadar_tiny.json"

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from hetsched.heuristic import run_heuristic
-from hetsched.heuristics.hare_alg1 import alpha, hare_alg1, precedence_order, task_priorities
-from hetsched.heuristics.list_scheduling import check_precedence, schedule_in_order
-from hetsched.instance.hare_view import hare_view
+from hetsched.hare.algorithm1 import alpha, hare_alg1, precedence_order, task_priorities
+from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.list_scheduling import check_precedence, schedule_in_order
+from hetsched.hare.view import hare_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
+from hetsched.schedule.validate import validate
 from hetsched.solvers import Status
-from hetsched.validate import validate
 
 
 def two_gpu_instance(sync=1.0) -> Instance:
@@ -133,7 +133,7 @@ def test_every_ordering_and_rule_gives_a_valid_schedule_above_its_bound(order, r
 
 
 def test_same_seed_same_result():
-    from hetsched.generators import hare_table2
+    from hetsched.instance.generators import hare_table2
 
     a, b = hare_table2(3, n_jobs=30, n_gpus=16), hare_table2(3, n_jobs=30, n_gpus=16)
     assert a == b

@@ -11,10 +11,10 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.core.jsonio import parse_json_text
+from hetsched.core.resources import shipped
 from hetsched.instance.io import instance_to_dict, parse_instance
-from hetsched.jsonfile import parse_json_text
-from hetsched.resources import shipped
 
 BASES = [
     json.loads(shipped("instances", "paper", name).read_text())

@@ -5,7 +5,7 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.cli import main
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.instance.io import instance_hash, instance_to_dict, load_instance, parse_instance
 from hetsched.instance.schema import INSTANCE_SCHEMA
 

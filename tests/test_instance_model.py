@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Gpu, GpuType, Job, Server
 
@@ -79,7 +79,7 @@ def test_an_instance_made_or_edited_in_code_checks_ids_types_and_times():
 
 
 def test_the_hare_view_time_matrices_are_the_instance_times_pair_by_pair():
-    from hetsched.instance.hare_view import hare_view
+    from hetsched.hare.view import hare_view
 
     fig9 = load_instance("hare_fig9")
     job = fig9.jobs[0]

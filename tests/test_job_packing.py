@@ -9,10 +9,16 @@ from conftest import INSTANCES
 
 from hetsched.audit.packing import PROFILES, evaluate, make_instance, sample
 from hetsched.cli import main
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
 from hetsched.instance.io import instance_to_dict, load_instance, parse_instance
-from hetsched.packing import Packing, check_packing, greedy_packing, optimal_packing, packing_view
-from hetsched.solve import solve
+from hetsched.similarity.packing import (
+    Packing,
+    check_packing,
+    greedy_packing,
+    optimal_packing,
+    packing_view,
+)
 from hetsched.solvers import Status
 
 COUNTEREXAMPLE = INSTANCES / "audit" / "packing_alg3_counterexample.json"
@@ -122,7 +128,7 @@ def _algorithm_3_as_printed(view, gain_only: bool = False) -> Packing:
 def test_algorithm_3_reads_each_row_as_printed(seed):
     """Ties in the own share and in w (values drawn from a few levels), pairs that cannot share
     (NaN), more solo jobs than queued ones and the other way round."""
-    from hetsched.packing.problem import PackingView
+    from hetsched.similarity.packing.problem import PackingView
 
     rng = np.random.default_rng([seed, 3])
     n_solo, n_queue = (int(x) for x in rng.integers(0, 7, size=2))

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hetsched.jsonout import json_text, write_json
+from hetsched.core.jsonio import json_text, write_json
 
 
 def _strict(text: str):
@@ -68,8 +68,8 @@ def test_a_schedule_file_and_json_output_are_streamed_and_read_back(tmp_path, ca
 
     from hetsched.cli import main
     from hetsched.instance.io import load_instance
-    from hetsched.schedule_io import load_schedule
-    from hetsched.validate import validate
+    from hetsched.schedule.io import load_schedule
+    from hetsched.schedule.validate import validate
 
     path = instance_path("hare_fig9.json")
     assert main(["heuristic", str(path), "--json", "--out", str(tmp_path / "s.json")]) == 0

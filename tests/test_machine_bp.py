@@ -15,10 +15,11 @@ from conftest import INSTANCES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsched.generators import pm_wct, rm_wct
+from hetsched.exact.solve import solve
+from hetsched.instance.generators import pm_wct, rm_wct
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
-from hetsched.solve import solve
+from hetsched.schedule.validate import validate
 from hetsched.solvers import Status
 from hetsched.solvers.colgen.machines import (
     machine_problem,
@@ -28,7 +29,6 @@ from hetsched.solvers.colgen.machines import (
 from hetsched.solvers.colgen.machines.pricing import ClassPricer
 from hetsched.solvers.colgen.machines.schedules import list_schedule
 from hetsched.solvers.colgen.machines.search import _Node, _Search
-from hetsched.validate import validate
 
 
 def wct_instance(p, w, sync=None, arrival: float = 0.0, types=None) -> Instance:

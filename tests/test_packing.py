@@ -6,9 +6,9 @@ import pytest
 from scipy.optimize import linprog
 
 from hetsched.cli import main
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 TABLE = Path(__file__).resolve().parents[1] / "data" / "gavel" / "simulation_throughputs.json"
@@ -16,7 +16,7 @@ A, B = "ResNet-18 (batch size 16)", "A3C"
 
 
 def one_gpu(models=(A, B)) -> Instance:
-    from hetsched.allocation.gavel_data import load_throughputs
+    from hetsched.instance.gavel_table import load_throughputs
 
     table = load_throughputs(TABLE)
     cluster = Cluster({"v100": GpuType("v100")}, (Server("s", (Gpu("g", "v100", "s"),)),))
@@ -40,7 +40,7 @@ def one_gpu(models=(A, B)) -> Instance:
 def test_packed_max_min_matches_a_three_variable_lp():
     """One V100, jobs A and B. Shares: pair p, A alone qa, B alone qb; p + qa + qb <= 1.
     X^equal gives each job half the GPU, so thr_eq = T/2; maximize min(norm_A, norm_B)."""
-    from hetsched.allocation.gavel_data import load_throughputs
+    from hetsched.instance.gavel_table import load_throughputs
 
     table = load_throughputs(TABLE)
     ta, tb = table.isolated["v100"][(A, 1)], table.isolated["v100"][(B, 1)]
@@ -68,7 +68,7 @@ def test_packed_max_min_under_gavels_convention_matches_its_lp():
     """Gavel's packed normalizers on one V100: flatten divides by sum_r T = T, then by the
     proportional throughput T again: z <= (pa p + ta qa) / ta^2, z <= (pb p + tb qb) / tb^2;
     the throughput sum divides by T once."""
-    from hetsched.allocation.gavel_data import load_throughputs
+    from hetsched.instance.gavel_table import load_throughputs
 
     table = load_throughputs(TABLE)
     ta, tb = table.isolated["v100"][(A, 1)], table.isolated["v100"][(B, 1)]

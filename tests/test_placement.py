@@ -14,22 +14,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsched.cli import main
-from hetsched.errors import HetschedError, InputError
-from hetsched.instance.io import instance_to_dict, load_instance, parse_instance
-from hetsched.placement import Placement, check_placement, data, placement_view
-from hetsched.placement.exhaustive import exhaustive_placement
-from hetsched.placement.generate import make_instance, random_instance
-from hetsched.placement.heuristics import (
+from hetsched.core.errors import HetschedError, InputError
+from hetsched.core.runstore import RunStore
+from hetsched.exact.solve import solve
+from hetsched.harmony import Placement, check_placement, data, placement_view
+from hetsched.harmony.exhaustive import exhaustive_placement
+from hetsched.harmony.generate import make_instance, random_instance
+from hetsched.harmony.heuristics import (
     RULES,
     _State,
     greedy_by_reward,
     job_candidates,
     place_by_rule,
 )
-from hetsched.placement.predictor import default_predictor, train_predictor
+from hetsched.harmony.predictor import default_predictor, train_predictor
+from hetsched.instance.io import instance_to_dict, load_instance, parse_instance
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.registry import make_policy
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -310,10 +311,7 @@ def test_audit_cli_reports_the_shared_keys(tmp_path, capsys):
         "greedy_true",
         "greedy_learned",
     }
-    log = [
-        json.loads(x)
-        for x in (tmp_path / "placement-ci-s0" / "trials.jsonl").read_text().splitlines()
-    ]
+    log = RunStore(tmp_path / "placement-ci-s0" / "trials.jsonl", ("trial",)).rows()
     for (
         rec
     ) in log:  # every method's value is at most the optimum, except when it left a job waiting
@@ -344,11 +342,11 @@ def test_solve_and_validate_from_the_command_line(tmp_path, capsys):
         == 0
     )
     res = json.loads(capsys.readouterr().out)
-    assert res["status"] == "optimal" and res["solution"]["format"] == "hetsched.placement/1"
+    assert res["status"] == "optimal" and res["solution"]["format"] == "hetsched.harmony/1"
     assert main(["validate", str(COUNTEREXAMPLE), str(out)]) == 0
     bad = tmp_path / "bad.json"
     bad.write_text(
-        json.dumps({"format": "hetsched.placement/1", "placement": {"J2": {"s1": {"workers": 9}}}})
+        json.dumps({"format": "hetsched.harmony/1", "placement": {"J2": {"s1": {"workers": 9}}}})
     )
     assert main(["validate", str(COUNTEREXAMPLE), str(bad)]) == 1
     capsys.readouterr()
@@ -365,9 +363,9 @@ def test_interval_simulation_is_deterministic_and_consistent():
     """Harmony's workload in the gang simulator: the same seed gives the same run, every run is
     validated (interference, parameter servers, CPU and bandwidth recomputed), and a job that
     never shares a server runs at standalone speed slowed only by spreading."""
-    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.harmony.data import INTERVAL_SECONDS
+    from hetsched.harmony.workload import harmony_workload
     from hetsched.sim.gang_engine import simulate_gang
-    from hetsched.sim.placement import harmony_workload
     from hetsched.sim.registry import make_policy
 
     inst = harmony_workload(3, n_jobs=15, n_servers=3)
@@ -385,7 +383,7 @@ def test_interval_simulation_is_deterministic_and_consistent():
         assert seg.end - seg.start == pytest.approx(job.epochs / speed, rel=1e-9)
 
 
-# Recorded from the retired place-sim engine (commit b7bea5f, hetsched/sim/placement.py), in
+# Recorded from the retired place-sim engine (commit b7bea5f, hetsched/harmony/workload.py), in
 # intervals: (seed, jobs, servers, arrivals) -> (method, order) -> (average JCT, makespan).
 RETIRED = {
     (0, 20, 6, "uniform"): {
@@ -409,8 +407,8 @@ RETIRED = {
 
 @pytest.mark.parametrize("workload", sorted(RETIRED))
 def test_the_gang_engine_reproduces_the_retired_interval_simulator(workload):
-    from hetsched.placement.data import INTERVAL_SECONDS
-    from hetsched.sim.placement import harmony_workload
+    from hetsched.harmony.data import INTERVAL_SECONDS
+    from hetsched.harmony.workload import harmony_workload
     from hetsched.sim.run import run_policy
 
     seed, n, servers, arrivals = workload
@@ -426,7 +424,7 @@ def test_the_gang_engine_reproduces_the_retired_interval_simulator(workload):
 def test_every_gang_policy_runs_on_harmonys_workload():
     """Policies that know nothing of parameter servers, CPU or bandwidth run too: the engine puts
     their parameter servers where they fit and keeps a job waiting that fits nowhere."""
-    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.harmony.data import INTERVAL_SECONDS
     from hetsched.sim.run import run_policy
     from hetsched.sim.workloads import load_workload
 
@@ -453,10 +451,10 @@ def test_the_validator_recomputes_interference_and_capacity():
     speeds are the speed model's, so a run that ignores interference is refused."""
     import dataclasses
 
-    from hetsched.placement.data import INTERVAL_SECONDS
+    from hetsched.harmony.data import INTERVAL_SECONDS
+    from hetsched.harmony.workload import harmony_workload
     from hetsched.sim.gang_engine import simulate_gang
     from hetsched.sim.gang_validate import validate_gang
-    from hetsched.sim.placement import harmony_workload
     from hetsched.sim.registry import make_policy
 
     inst = harmony_workload(2, n_jobs=12, n_servers=2)
@@ -542,8 +540,8 @@ def test_shipped_placement_optima_are_reproduced(name):
 def test_place_puts_every_method_at_or_below_the_certified_optimum(name):
     """place() (the library call behind ``hetsched place``): the MILP proves the manifest's optimum
     of eq. (1), and no heuristic's validated reward exceeds it."""
-    from hetsched.place import place
-    from hetsched.placement.methods import HEURISTICS
+    from hetsched.harmony.methods import HEURISTICS
+    from hetsched.harmony.place import place
 
     manifest = json.loads((ROOT / "instances" / "placement" / "manifest.json").read_text())
     entry = manifest["instances"][f"{name}.json"]
@@ -560,7 +558,7 @@ def test_place_puts_every_method_at_or_below_the_certified_optimum(name):
 def test_the_exact_methods_time_limit_is_a_policy_argument(capsys):
     """``place-sim --time-limit`` reaches the exact method as ``harmony:exact:ORDER:SECONDS``;
     only the exact method takes one."""
-    from hetsched.errors import InputError
+    from hetsched.core.errors import InputError
     from hetsched.sim.registry import make_policy
 
     assert make_policy("harmony:exact:reward:2.5").time_limit == 2.5

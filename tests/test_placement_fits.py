@@ -1,4 +1,4 @@
-"""Whether a job fits on the empty cluster (hetsched.placement.fits) against enumerating every
+"""Whether a job fits on the empty cluster (hetsched.harmony.fits) against enumerating every
 assignment of its tasks to servers, and the gang simulator's refusal of a job that never fits."""
 
 import itertools
@@ -6,10 +6,10 @@ import itertools
 import numpy as np
 import pytest
 
-from hetsched.errors import InputError
-from hetsched.placement.fits import fits_on_empty_cluster
+from hetsched.core.errors import InputError
+from hetsched.harmony.fits import fits_on_empty_cluster
+from hetsched.harmony.workload import harmony_workload
 from hetsched.sim.gang_engine import simulate_gang
-from hetsched.sim.placement import harmony_workload
 from hetsched.sim.registry import make_policy
 
 

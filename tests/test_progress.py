@@ -3,7 +3,7 @@
 import io
 import time
 
-from hetsched.progress import Heartbeat
+from hetsched.core.progress import Heartbeat
 
 
 def test_heartbeat_reports_while_running_and_stops():
@@ -26,7 +26,7 @@ def test_a_quick_command_prints_nothing():
 
 
 def test_tables_align_whatever_the_name_lengths():
-    from hetsched.tables import aligned
+    from hetsched.core.tables import aligned
 
     text = aligned(("policy", "avg_jct"), [("hare-earliest-finish", "12.5"), ("fifo", "3")])
     lines = text.splitlines()

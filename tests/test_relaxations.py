@@ -11,12 +11,12 @@ from conftest import instance_path
 from hypothesis import given
 from test_exact import CERTIFIED, MANIFEST
 
-from hetsched.heuristic import run_heuristic
-from hetsched.instance.hare_view import hare_view
+from hetsched.exact.solve import solve
+from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.orderings import starts_in_d_order
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import load_instance
 from hetsched.models import hare_sched_rl
-from hetsched.orderings import starts_in_d_order
-from hetsched.solve import solve
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
 
@@ -25,10 +25,12 @@ TOL = 1e-6
 
 @pytest.mark.parametrize("name", CERTIFIED)
 def test_rl_bound_le_opt_le_algorithm1(name):
-    """The RL's best bound (valid even when the 2 s limit stops it) <= OPT <= Alg. 1 with H from RL."""
+    """The RL's best bound (valid even when the limit stops it) <= OPT <= Alg. 1 with H from RL.
+    The RL finds its first point in well under a second; 10 s leaves that margin on a loaded
+    machine (at 2 s a loaded run once stopped before any point, so there was no order)."""
     inst = load_instance(instance_path(name))
     opt = MANIFEST[name]["optimum"]
-    res = run_heuristic(inst, order="hare-sched-rl", time_limit=2, threads=1)
+    res = run_heuristic(inst, order="hare-sched-rl", time_limit=10, threads=1)
     assert res.validation.valid
     assert res.bound is not None and res.bound <= opt + TOL * max(1, opt)
     assert res.objective >= opt - TOL * max(1, opt)
@@ -159,7 +161,7 @@ def test_a_cut_loop_stopped_by_the_time_limit_keeps_its_bound_and_claims_nothing
     bound (a bound of the full model) and no solution, never as optimal."""
     import dataclasses
 
-    from hetsched.formulation import find_formulation
+    from hetsched.exact.registry import find_formulation
 
     inst = load_instance(instance_path("hare_thm4_counterexample.json"))
     spec = find_formulation("hare-sched-rl-subsets", "pyomo")
@@ -181,7 +183,7 @@ def test_the_implied_tightenings_leave_the_optimum_unchanged(name, inst):
     MILP's optimum is the same with them switched off."""
     import dataclasses
 
-    from hetsched.formulation import find_formulation
+    from hetsched.exact.registry import find_formulation
 
     spec = find_formulation(name, "pyomo")
 

@@ -9,8 +9,8 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.cli import main
+from hetsched.exact.solve import solve
 from hetsched.instance.io import load_instance
-from hetsched.solve import solve
 from hetsched.solvers import OPTIONAL, Status, available_solvers
 from hetsched.solvers.optional import is_available
 

@@ -11,14 +11,14 @@ from conftest import INSTANCES, instance_path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hetsched.heuristics.upper_bound import quick_upper_bound
+from hetsched.exact.solve import solve
+from hetsched.hare.upper_bound import quick_upper_bound
 from hetsched.instance.io import load_instance
-from hetsched.retime import retime
-from hetsched.schedule import TaskSchedule
-from hetsched.solve import solve
+from hetsched.schedule.model import TaskSchedule
+from hetsched.schedule.retime import retime
+from hetsched.schedule.validate import validate
 from hetsched.solvers import Status
 from hetsched.testing.strategies import hare_instances
-from hetsched.validate import validate
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 SMALL = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None and e["tasks"] <= 10)[:4]

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from conftest import instance_path
 
-from hetsched.allocation import allocation_view
-from hetsched.allocation.rounds import RoundScheduler
+from hetsched.exact.solve import solve
+from hetsched.gavel import allocation_view
+from hetsched.gavel.rounds import RoundScheduler
 from hetsched.instance.io import load_instance
-from hetsched.solve import solve
 
 
 def scheduler(policy: str):

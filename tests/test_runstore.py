@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from hetsched.errors import InputError
-from hetsched.jsonfile import save_json
-from hetsched.runstore import RunStore
+from hetsched.core.errors import InputError
+from hetsched.core.jsonio import save_json
+from hetsched.core.runstore import RunStore
 
 
 def test_runs_are_kept_by_key_across_reopening_and_a_later_row_replaces_an_earlier(tmp_path):

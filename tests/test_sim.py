@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import INSTANCES
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 from hetsched.instance.io import dump_instance, load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.engine import SimState, simulate
@@ -89,7 +89,7 @@ def test_fig9_10_attained_service(gpus, job, service):
 
 
 def test_hare_offline_executes_algorithm_1_exactly():
-    from hetsched.heuristic import run_heuristic
+    from hetsched.hare.heuristic import run_heuristic
 
     inst = load_instance(INSTANCES / "small" / "small-07.json")
     planned = run_heuristic(inst, order="hare-interval-lp")

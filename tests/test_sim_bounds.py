@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_sim_gang import cluster, job
 
-from hetsched.generators import random_instance
+from hetsched.instance.generators import random_instance
 from hetsched.instance.model import Instance
 from hetsched.sim.bounds import (
     BOUNDED,
@@ -19,8 +19,8 @@ from hetsched.sim.bounds import (
 )
 from hetsched.sim.registry import names
 from hetsched.sim.run import run_policy
-from hetsched.sim.similarity import similarity_workload
 from hetsched.sim.workloads import gavel_poisson
+from hetsched.similarity.workload import similarity_workload
 
 GANG = (
     "yarn-cs",
@@ -74,7 +74,7 @@ def test_no_run_on_harmonys_workload_beats_the_bounds(seed, n, servers):
     at standalone speed hold for every policy there, Harmony's methods and the others (three
     servers or more: on fewer, a job of three CTC workers and three parameter servers fits no
     server's CPU, and no policy can run it)."""
-    from hetsched.sim.placement import harmony_workload
+    from hetsched.harmony.workload import harmony_workload
 
     inst = harmony_workload(seed, n_jobs=n, n_servers=servers, arrivals="poisson")
     for p in ("harmony:load-balancing", "harmony:greedy", "yarn-cs", "tiresias:600"):

@@ -8,14 +8,14 @@ import json
 import pytest
 from conftest import INSTANCES
 
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
+from hetsched.harmony.workload import harmony_workload
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_model import gang_jobs
 from hetsched.sim.gang_validate import Segment, validate_gang
 from hetsched.sim.metrics import gang_metrics
-from hetsched.sim.placement import harmony_workload
 from hetsched.sim.registry import is_job_level, make_policy, names
 from hetsched.sim.workloads import gavel_poisson, philly_window
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_sim_gang import cluster, job
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.instance.model import Instance
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.gavel_mechanism import GavelMechanism, type_order
@@ -122,7 +122,7 @@ def test_gavel_convention_refuses_a_restore_delay():
 def test_gavel_finish_time_fairness_accumulates_isolated_time_as_gavel_does():
     """Under Gavel's convention I_j grows by the steps done between two allocations over the
     first allocation's isolated throughput, and every run validates."""
-    from hetsched.allocation.conventions import isolated_throughput
+    from hetsched.gavel.conventions import isolated_throughput
     from hetsched.sim.gang_policies.gavel import Gavel
 
     inst = load_workload("gavel-trace:physical_cluster_max_min_fairness")

@@ -3,9 +3,9 @@ predictor (Sec. V.A)."""
 
 import pytest
 
-from hetsched.errors import HetschedError, InputError
-from hetsched.generators import random_instance
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.errors import HetschedError, InputError
+from hetsched.hare.view import hare_view
+from hetsched.instance.generators import random_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 from hetsched.models.gpu_grouping import spread
 from hetsched.sim.engine import simulate

@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sim_gang import WORKLOADS, cluster, job
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.harmony.evaluate import reward
+from hetsched.harmony.exhaustive import exhaustive_placement
+from hetsched.harmony.problem import PlacementView
+from hetsched.harmony.separable import separable_placement
 from hetsched.instance.model import Instance
-from hetsched.placement.evaluate import reward
-from hetsched.placement.exhaustive import exhaustive_placement
-from hetsched.placement.problem import PlacementView
-from hetsched.placement.separable import separable_placement
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import philly_window

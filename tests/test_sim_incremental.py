@@ -13,9 +13,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hetsched.allocation.gavel_data import NEVER
 from hetsched.bench.event_loop import minimal_fifo
-from hetsched.instance.hare_view import hare_view
+from hetsched.hare.view import hare_view
+from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.common import place_in_order
@@ -193,8 +193,8 @@ class PriceEveryPair(Similarity):
     (solo, queued) pair priced, Algorithm 3 pair by pair."""
 
     def _pack(self, state, plan):
-        from hetsched.packing.problem import PackingView
         from hetsched.sim.gang_model import Run
+        from hetsched.similarity.packing.problem import PackingView
 
         d = self.data
         gpus_of, row_of, solo = _solo_jobs(plan)

@@ -9,11 +9,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hetsched.allocation.gavel_data import NEVER
-from hetsched.errors import HetschedError
-from hetsched.generators import random_instance
-from hetsched.heuristics.list_scheduling import MACHINE_RULES, schedule_in_order
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.errors import HetschedError
+from hetsched.hare.list_scheduling import MACHINE_RULES, schedule_in_order
+from hetsched.hare.view import hare_view
+from hetsched.instance.gavel_table import NEVER
+from hetsched.instance.generators import random_instance
 from hetsched.sim.engine import Policy, simulate
 from hetsched.sim.registry import make_policy, names
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from test_sim_gang import cluster, job
 
-from hetsched.allocation.gavel_data import load_throughputs
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
+from hetsched.instance.gavel_table import load_throughputs
 from hetsched.instance.model import Instance, ModelInfo
 from hetsched.sim.bounds import workload_bounds
 from hetsched.sim.gang_engine import simulate_gang
@@ -167,7 +167,7 @@ def test_the_validator_checks_resized_runs_against_the_workload_and_the_table():
     import dataclasses
 
     from hetsched.sim.gang_validate import Segment, validate_gang
-    from hetsched.sim.similarity import similarity_workload
+    from hetsched.similarity.workload import similarity_workload
 
     inst = similarity_workload(4, n_jobs=1, gpus={"v100": 4})
     job = inst.jobs[0]

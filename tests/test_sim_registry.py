@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 from hetsched.sim.registry import POLICIES, is_job_level, make_policy, names, usage
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_model import gang_jobs
 from hetsched.sim.registry import make_policy

@@ -4,7 +4,8 @@ Algorithm 2 in its three variants, and the exact round it never beats."""
 import numpy as np
 import pytest
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 from hetsched.similarity import (
     VARIANTS,
@@ -14,7 +15,6 @@ from hetsched.similarity import (
     greedy_round,
     round_view,
 )
-from hetsched.solve import solve
 from hetsched.solvers import Status
 
 TYPES = ("k80", "p100", "v100")

@@ -10,14 +10,14 @@ import pytest
 
 from hetsched.cli import main
 from hetsched.cli.similarity import policy_name
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.registry import make_policy
 from hetsched.sim.run import run_policy
-from hetsched.sim.similarity import similarity_workload
 from hetsched.sim.workloads import load_workload
 from hetsched.similarity.reference import gavel_reference_db, parse_row
+from hetsched.similarity.workload import similarity_workload
 
 ROW = "ResNet-18 (batch size 64)"
 
@@ -85,7 +85,7 @@ def test_the_engine_refuses_a_resized_run_the_workload_does_not_allow():
         simulate_gang(_one_job(2, 2, 10.0, resize="none"), Shrink(), 180.0, 10.0)
 
 
-# Recorded from the retired similarity-sim engine (commit b7bea5f, hetsched/sim/similarity.py)
+# Recorded from the retired similarity-sim engine (commit b7bea5f, hetsched/similarity/workload.py)
 # with its queue's arrival ties broken by job index, as the gang engine does (it broke them by
 # the id's text, J10 before J2): (seed, jobs, arrival span) -> variant, cd -> (makespan, avg JCT).
 RETIRED = {

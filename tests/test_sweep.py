@@ -13,7 +13,7 @@ import pytest
 from conftest import INSTANCES
 
 from hetsched.cli import main
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.sweep import load_spec, open_store, run_sweep
 
 MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
@@ -261,8 +261,8 @@ def test_sigterm_stops_every_worker_and_keeps_what_is_stored(tmp_path):
     workers |= _children(proc.pid)
     assert workers
     proc.send_signal(signal.SIGTERM)  # the main process only, as `kill PID` does
-    assert proc.wait(timeout=60) == 130
-    assert "interrupted" in proc.stderr.read()
+    assert proc.wait(timeout=60) == 143
+    assert "terminated" in proc.stderr.read()
     deadline = time.time() + 10
     while time.time() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)

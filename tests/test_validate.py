@@ -6,12 +6,12 @@ import math
 import pytest
 from conftest import INSTANCES
 
-from hetsched.heuristics.list_scheduling import arrival_order, list_schedule
-from hetsched.heuristics.upper_bound import quick_upper_bound
-from hetsched.instance.hare_view import hare_view
+from hetsched.hare.list_scheduling import arrival_order, list_schedule
+from hetsched.hare.upper_bound import quick_upper_bound
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash, load_instance
-from hetsched.schedule import TaskAssignment, TaskSchedule
-from hetsched.validate import KINDS, validate
+from hetsched.schedule.model import TaskAssignment, TaskSchedule
+from hetsched.schedule.validate import KINDS, validate
 
 FIG5 = load_instance(INSTANCES / "paper" / "hare_fig5.json")
 

@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_validate import reference_validate
 
-from hetsched.heuristics.upper_bound import quick_upper_bound
+from hetsched.hare.upper_bound import quick_upper_bound
 from hetsched.instance.model import Instance
-from hetsched.schedule import TaskAssignment, TaskSchedule
+from hetsched.schedule.model import TaskAssignment, TaskSchedule
+from hetsched.schedule.validate import validate
 from hetsched.sim.engine import simulate
 from hetsched.sim.registry import make_policy
 from hetsched.sim.workloads import gavel_poisson
 from hetsched.testing.strategies import hare_instances
-from hetsched.validate import validate
 
 
 def _same(instance: Instance, schedule: TaskSchedule, tol: float | None = None) -> None:

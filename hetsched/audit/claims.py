@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hetsched.audit.engine import Claim
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 
 
 def claims() -> dict[str, Claim]:

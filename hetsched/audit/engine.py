@@ -22,12 +22,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hetsched.errors import InputError
-from hetsched.executors import WorkerPool
+from hetsched.core.errors import InputError
+from hetsched.core.executors import WorkerPool
+from hetsched.core.jsonio import save_json
+from hetsched.core.runstore import RunStore
 from hetsched.instance.io import dump_instance, instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
-from hetsched.jsonfile import save_json
-from hetsched.runstore import RunStore
 
 TOL = 1e-9  # relative tolerance on ratios of validated objectives before a finding counts as a violation
 CHECK_TOL = (
@@ -176,7 +176,7 @@ def run_audit(
     None: the defaults); returns the report (also written as JSON).
 
     ``executor``: ``serial`` (in this process), or ``local`` / ``dask`` as in
-    :mod:`hetsched.executors`. The guided search mutates the worst instance found before each
+    :mod:`hetsched.core.executors`. The guided search mutates the worst instance found before each
     ``batch`` of trials (1: before every trial); the log, and so the result, depends on the seed
     and ``batch`` only, never on the executor or the number of workers."""
     if batch < 1:
@@ -187,7 +187,10 @@ def run_audit(
     label = reading_label(claim, reading)
     out = Path(out_dir) / f"{claim.name}-{profile}-s{seed}{'-' + label if label else ''}"
     out.mkdir(parents=True, exist_ok=True)
-    log = RunStore(out / "trials.jsonl", ("trial",))
+    # the directory names claim, profile, seed and reading; the trial count (which sets where
+    # the random trials end and the guided ones begin) and the batch change the log too, so a
+    # store made with others is refused, never mixed: a rerun with the same ones resumes
+    log = RunStore(out / "trials.jsonl", ("trial",), settings={"trials": n_trials, "batch": batch})
     records = list(log.rows())
     worst, worst_checks = Worst(), {c: Worst() for c in claim.checks}
     n_random = int(round(n_trials * prof.random_fraction))
@@ -208,12 +211,12 @@ def run_audit(
             if v > w.value:
                 w.value, w.trial, w.instance = v, rec["trial"], rec["instance"]
 
-    for rec in records:
+    for rec in records[:n_trials]:  # a store holding more trials than asked: the first n_trials
         absorb(rec)
     evaluate = partial(_evaluate_trial, claim, prof)
     pool = WorkerPool(executor, workers, scheduler) if executor != "serial" else None
     tag = f"{claim.name}-{profile}-s{seed}-{label or 'default'}"
-    with pool or nullcontext():
+    with log.writer(), pool or nullcontext():
         t = len(records)
         while t < n_trials:
             # random trials do not depend on each other: one chunk; guided ones mutate the

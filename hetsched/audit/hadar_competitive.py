@@ -30,7 +30,8 @@ import math
 import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile, drop_gpu, reading_of
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.solve import solve
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import PriceFunction, eta_from_proof, price_function
 from hetsched.hadar.validate import validate_decisions
@@ -38,7 +39,6 @@ from hetsched.hadar.view import HadarView, fastest_rate, hadar_job, hadar_view
 from hetsched.instance.extensions import HadarOptions
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
-from hetsched.solve import solve
 from hetsched.solvers.result import Status
 
 TYPES = ("k80", "p100", "v100")

@@ -26,15 +26,15 @@ import numpy as np
 
 from hetsched.audit.engine import TOL, Claim, Evaluation, Profile, drop_gpu
 from hetsched.audit.hare_lemma3 import idle_before, step_checks
-from hetsched.generators import random_instance
-from hetsched.heuristics.hare_alg1 import Alg1Run, alpha, hare_alg1, task_priorities
-from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.exact.solve import solve
+from hetsched.hare.algorithm1 import Alg1Run, alpha, hare_alg1, task_priorities
+from hetsched.hare.orderings import starts_in_d_order
+from hetsched.hare.view import HareView, hare_view
+from hetsched.instance.generators import random_instance
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
-from hetsched.orderings import starts_in_d_order
-from hetsched.solve import solve
+from hetsched.schedule.validate import validate
 from hetsched.solvers.result import Status
-from hetsched.validate import validate
 
 PROFILES = {
     "ci": Profile(trials=24, max_tasks=7, time_limit=20.0),

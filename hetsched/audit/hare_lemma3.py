@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.heuristics.hare_alg1 import Alg1Run, alpha
-from hetsched.instance.hare_view import HareView
+from hetsched.hare.algorithm1 import Alg1Run, alpha
+from hetsched.hare.view import HareView
 
 
 @dataclass(frozen=True)

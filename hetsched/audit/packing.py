@@ -1,7 +1,7 @@
 """``packing``: the AppSci'24 paper applies its similarity policy "to identify the optimal job
 combinations that maximise job throughput" (Sec. 4.3) with Algorithm 3. Audited: Algorithm 3's
-packing (:func:`hetsched.packing.greedy_packing`) against the packing of largest total normalized
-throughput (:func:`hetsched.packing.optimal_packing`, cross-checked by ``models/job_packing.py``).
+packing (:func:`hetsched.similarity.packing.greedy_packing`) against the packing of largest total normalized
+throughput (:func:`hetsched.similarity.packing.optimal_packing`, cross-checked by ``models/job_packing.py``).
 Ratio = optimum / Algorithm 3's value (both recomputed by the independent check); the claimed
 bound is 1 (Algorithm 3 is optimal). Check ``gain_only``: the same with Algorithm 3 repaired
 to skip pairs that lower the round's value (optimum / repaired value; > 1 means the order of
@@ -19,8 +19,8 @@ import numpy as np
 from hetsched.audit.engine import Claim, Evaluation, Profile
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
-from hetsched.packing import check_packing, greedy_packing, optimal_packing, packing_view
-from hetsched.packing.problem import METRICS, _table
+from hetsched.similarity.packing import check_packing, greedy_packing, optimal_packing, packing_view
+from hetsched.similarity.packing.problem import METRICS, _table
 
 MEMORY = {"k80": 12.0, "p100": 16.0, "v100": 16.0}
 TYPES = tuple(MEMORY)
@@ -155,7 +155,7 @@ def size(inst: Instance) -> tuple:
 
 
 def read(inst: Instance, reading: dict[str, str]) -> Instance:
-    """The instance with ``metadata.packing.metric`` = the reading's (``hetsched.packing``)."""
+    """The instance with ``metadata.packing.metric`` = the reading's (``hetsched.similarity.packing``)."""
     d = instance_to_dict(inst)
     d["metadata"]["packing"]["metric"] = reading["metric"]
     return parse_instance(d, source=inst.name)

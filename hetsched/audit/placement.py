@@ -10,7 +10,7 @@ optimum): ``load_balancing``, ``bin_packing`` (best fit), ``standalone``, ``gree
 job's best placement under the true speed model, in arrival order) and ``greedy_learned`` (the
 same ranked by the learned interference predictor, Harmony's reward model in Sec. VI).
 
-Instances: random intervals of :mod:`hetsched.placement.generate` with 2-4 servers, 0-2 earlier
+Instances: random intervals of :mod:`hetsched.harmony.generate` with 2-4 servers, 0-2 earlier
 jobs placed by load balancing and 1-3 new jobs of 1-2 workers and 0-2 parameter servers
 (``deep``: up to 5 servers, 4 new jobs, 3 workers, 3 parameter servers).
 """
@@ -20,13 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile
+from hetsched.harmony import data
+from hetsched.harmony.generate import random_instance
+from hetsched.harmony.heuristics import greedy_by_reward, place_by_rule
+from hetsched.harmony.predictor import default_predictor
+from hetsched.harmony.problem import check_placement, placement_view
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Instance
-from hetsched.placement import data
-from hetsched.placement.generate import random_instance
-from hetsched.placement.heuristics import greedy_by_reward, place_by_rule
-from hetsched.placement.predictor import default_predictor
-from hetsched.placement.problem import check_placement, placement_view
 
 PROFILES = {
     "ci": Profile(trials=60, max_tasks=2, time_limit=20.0),
@@ -112,7 +112,7 @@ def mutate(inst: Instance, rng: np.random.Generator, prof: Profile) -> Instance:
 
 
 def evaluate(inst: Instance, prof: Profile) -> Evaluation:
-    from hetsched.solve import solve
+    from hetsched.exact.solve import solve
     from hetsched.solvers import Status
 
     view = placement_view(inst)

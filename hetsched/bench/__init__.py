@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hetsched.jsonfile import save_json
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text, save_json
 
 
 def write_result(result: dict[str, Any], out: str | Path, as_json: bool) -> Path:

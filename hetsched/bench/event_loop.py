@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from bisect import insort
 
-from hetsched.instance.hare_view import HareView
+from hetsched.hare.view import HareView
 
 ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2
 

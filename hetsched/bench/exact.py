@@ -1,6 +1,6 @@
 """`hetsched bench exact`: how far each exact method proves optimality within a time limit.
 
-Instances from :func:`hetsched.generators.ladder` (jobs of 2 rounds x 2 tasks, 3 GPU types)
+Instances from :func:`hetsched.instance.generators.ladder` (jobs of 2 rounds x 2 tasks, 3 GPU types)
 grow from 8 to 64 tasks on 2, 4 and 8 GPUs. Each run is appended to a JSON-lines file as it
 ends; a rerun skips what is there (resume). Once a method fails to prove a size on some
 GPU count, the larger sizes on that count are recorded as skipped rather than run, unless
@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 from hetsched.bench.runlog import largest_proven, past_the_limit, run_line, solve_row
-from hetsched.generators import ladder
-from hetsched.jsonout import json_text
-from hetsched.runstore import RunStore
+from hetsched.core.jsonio import json_text
+from hetsched.core.runstore import RunStore
+from hetsched.instance.generators import ladder
 from hetsched.solvers import Status
 
 TASKS = (8, 16, 24, 32, 48, 64)

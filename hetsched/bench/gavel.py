@@ -4,7 +4,7 @@ Workload (issue 5): equal V100/P100/K80 counts (n/4 each), scale factors from {1
 types drawn uniformly among the throughput table's types for that scale factor (seeded), all
 priority weights 1. Every method's time includes building its model, in the same process:
 
-* ``fast``: :func:`hetsched.allocate.fast.fast_solve`, the default of ``hetsched allocate``
+* ``fast``: :func:`hetsched.gavel.fast.fast_solve`, the default of ``hetsched allocate``
   (identical jobs merged, the LP by column generation over the GPU types);
 * ``fast-unmerged``: the same without merging (what the structure is worth);
 * ``highs-ipm``: the merged LP whole, as arrays, by HiGHS's interior point (the default until
@@ -27,14 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.allocate.fast import fast_solve, solve_max_min
-from hetsched.allocation.gavel_data import load_throughputs
-from hetsched.allocation.policies import coefficients
-from hetsched.allocation.problem import allocation_view
 from hetsched.bench import write_result
+from hetsched.core.jsonio import json_text
+from hetsched.exact.solve import solve
+from hetsched.gavel.fast import fast_solve, solve_max_min
+from hetsched.gavel.policies import coefficients
+from hetsched.gavel.problem import allocation_view
+from hetsched.instance.gavel_table import load_throughputs
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
-from hetsched.jsonout import json_text
-from hetsched.solve import solve
 
 SIZES = (256, 1024, 2048, 16_384)
 PYOMO_UP_TO = 2048
@@ -82,7 +82,7 @@ def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
     except ImportError:
         return None, None
     t = time.process_time()
-    from hetsched.allocation.policies import max_min_coefficients as coefficients
+    from hetsched.gavel.policies import max_min_coefficients as coefficients
 
     v = allocation_view(inst)
     a = coefficients(v, aware=True)  # the same data; only the modelling route differs

@@ -1,7 +1,7 @@
 """`hetsched bench hadar`: DP_allocation (Hadar's Algorithm 2) on long queues.
 
 The setting of issue 4: 2000 queued jobs on 60 GPUs, 3 types, 15 machines
-(:func:`hetsched.generators.hadar_cluster`, Gavel's measured throughputs). Goal: <= 1 s per round.
+(:func:`hetsched.instance.generators.hadar_cluster`, Gavel's measured throughputs). Goal: <= 1 s per round.
 
 1. ``cross_check``: the memoized DP (exact, exponential in the cluster state) against branch and
    bound (:mod:`hetsched.hadar.branch_and_bound`) on the first n jobs of the queue: both must give
@@ -22,13 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from hetsched.bench import write_result
-from hetsched.generators import hadar_cluster
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
+from hetsched.instance.generators import hadar_cluster
 from hetsched.instance.model import Instance
 
 

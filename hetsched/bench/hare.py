@@ -27,13 +27,13 @@ import numpy as np
 
 from hetsched.bench import write_result
 from hetsched.bench.startup import PEAK_CODE, child_code, run_child
-from hetsched.generators import hare_table2, random_instance
-from hetsched.heuristic import run_heuristic
-from hetsched.heuristics import list_scheduling as ls
-from hetsched.heuristics.hare_alg1 import hare_alg1, precedence_order
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.jsonio import json_text
+from hetsched.hare import list_scheduling as ls
+from hetsched.hare.algorithm1 import hare_alg1, precedence_order
+from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.view import hare_view
+from hetsched.instance.generators import hare_table2, random_instance
 from hetsched.instance.model import instance_to_dict
-from hetsched.jsonout import json_text
 from hetsched.sim.workloads import gavel_poisson
 
 SIZES = (10**3, 10**4, 10**5, 10**6)
@@ -42,7 +42,7 @@ MEMORY_JOBS = (6_000, 12_000, 24_000)  # gavel-poisson: ~62 tasks a job
 _LOADED = (
     "import json, sys\n"
     + PEAK_CODE
-    + "import hetsched.cli, hetsched.cli.exact, hetsched.heuristic\n"
+    + "import hetsched.cli, hetsched.cli.exact, hetsched.hare.heuristic\n"
     "from hetsched.instance.io import load_instance\n"
     "load_instance(sys.argv[1])\n"
     "print(json.dumps([0, [], _peak_mb()]), file=sys.stderr)\n"

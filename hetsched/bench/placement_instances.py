@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
+from hetsched.core.jsonio import save_json
+from hetsched.harmony.exhaustive import exhaustive_placement
+from hetsched.harmony.generate import random_instance
+from hetsched.harmony.problem import placement_view
 from hetsched.instance.io import dump_instance, instance_hash
-from hetsched.jsonfile import save_json
-from hetsched.placement.exhaustive import exhaustive_placement
-from hetsched.placement.generate import random_instance
-from hetsched.placement.problem import placement_view
 
 # name -> (seed, servers, new jobs, earlier jobs, max workers, max parameter servers)
 BENCHMARKS = {
@@ -31,7 +31,7 @@ ENUMERATION_LIMIT = 300_000
 
 def prove(instance, time_limit: float = 60.0) -> dict:
     """The optimum with and without ``place_all`` (None when infeasible), and the methods."""
-    from hetsched.solve import solve
+    from hetsched.exact.solve import solve
     from hetsched.solvers import Status
 
     out: dict = {"methods": ["harmony-placement/highs"]}

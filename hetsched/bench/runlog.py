@@ -1,15 +1,15 @@
-"""One exact solve as a row of the exact benchmarks' run store (:mod:`hetsched.runstore`):
+"""One exact solve as a row of the exact benchmarks' run store (:mod:`hetsched.core.runstore`):
 status, objective, bound, gap, wall and CPU seconds, or the error; and whether it kept to its
-time limit (the limit plus :func:`hetsched.deadline.grace`, measured around the whole call)."""
+time limit (the limit plus :func:`hetsched.core.deadline.grace`, measured around the whole call)."""
 
 from __future__ import annotations
 
 import platform
 import time
 
-from hetsched.deadline import grace
+from hetsched.core.deadline import grace
+from hetsched.exact.solve import solve
 from hetsched.instance.model import Instance
-from hetsched.solve import solve
 from hetsched.solvers.result import Status
 
 
@@ -51,7 +51,7 @@ def run_line(label: str, row: dict) -> str:
 
 
 #: seconds to unwind after a deadline fires at the limit plus grace, and to return: a build cut
-#: short by :class:`~hetsched.deadline.BuildTimeout` comes back 1-2 ms after it when small; a
+#: short by :class:`~hetsched.core.deadline.BuildTimeout` comes back 1-2 ms after it when small; a
 #: model of millions of objects takes 0.2-0.3 s to free, and a garbage-collector pass holds the
 #: alarm as long (measured on Hare models of 11,000 and of 112 tasks on 12 GPUs)
 UNWIND_SECONDS = 0.5

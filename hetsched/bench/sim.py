@@ -36,8 +36,9 @@ from pathlib import Path
 
 from hetsched.bench import write_result
 from hetsched.bench.event_loop import minimal_fifo
-from hetsched.deadline import RunTimeout, deadline
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.deadline import RunTimeout, deadline
+from hetsched.core.tables import aligned
+from hetsched.hare.view import hare_view
 from hetsched.sim.bounds import workload_bounds
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
@@ -45,7 +46,6 @@ from hetsched.sim.metrics import gang_metrics, metrics
 from hetsched.sim.registry import make_policy, names
 from hetsched.sim.run import RESTORE_SECONDS
 from hetsched.sim.workloads import gavel_poisson, load_workload, philly_window
-from hetsched.tables import aligned
 
 LARGE_POLICIES = ("fifo", "gavel-fifo", "sched-homo", "srtf", "hlas", "hlas-p", "las2d", "allox")
 LARGE_GANG_POLICIES = (

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 from hetsched.bench import write_result
-from hetsched.resources import shipped
+from hetsched.core.resources import shipped
 
 HEAVY = ("pyomo", "ortools", "numba", "scipy", "highspy", "networkx")
 

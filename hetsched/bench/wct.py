@@ -1,6 +1,6 @@
 """`hetsched bench exact --family pm-wct|rm-wct`: the literature's parallel-machine families.
 
-P||sum w_j C_j and R||sum w_j C_j (:func:`hetsched.generators.pm_wct`, :func:`rm_wct`; p and w
+P||sum w_j C_j and R||sum w_j C_j (:func:`hetsched.instance.generators.pm_wct`, :func:`rm_wct`; p and w
 uniform on 1..100, the distributions of van den Akker, Hoogeveen & van de Velde 1999) at the
 sizes of issue 9's goals: each (family, jobs, GPUs, seed) solved by each method within the time
 limit. Every run is appended to a JSON-lines file as it ends (a rerun skips what is there) and
@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from hetsched.bench.runlog import largest_proven, past_the_limit, run_line, solve_row
-from hetsched.generators import FAMILIES
-from hetsched.jsonout import json_text
-from hetsched.runstore import RunStore
+from hetsched.core.jsonio import json_text
+from hetsched.core.runstore import RunStore
+from hetsched.instance.generators import FAMILIES
 
 #: (family, jobs, GPUs): the issue's 60 s goals (P2 100, P4 60, R4 40) and the steps below them
 SIZES = {

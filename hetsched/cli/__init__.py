@@ -8,7 +8,8 @@ library. One module per group of commands, each with ``register(sub)``:
 
 Exit codes (:mod:`hetsched.cli.common`): 0 success; 1 no valid result (infeasible, solver error,
 invalid solution); 2 bad input (one line on stderr naming the file, JSON path and reason);
-3 internal error; 4 broken installation (a shipped file or module is missing); 130 interrupted.
+3 internal error; 4 broken installation (a shipped file or module is missing); 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hetsched.cli import (
     sim,
     similarity,
 )
+from hetsched.cli.args import check_outputs
 from hetsched.cli.common import (
     EXIT_FAIL,
     EXIT_INPUT,
@@ -36,8 +38,10 @@ from hetsched.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
+    one_line,
 )
-from hetsched.errors import HetschedError, InstallationError
+from hetsched.core.errors import HetschedError, InstallationError
 
 GROUPS = (exact, audit, gavel, hadar, sim, bench, research, placement, similarity)
 
@@ -58,7 +62,7 @@ class _Parser(argparse.ArgumentParser):
     ``--help`` shows the usage."""
 
     def error(self, message: str):
-        self.exit(EXIT_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -105,10 +109,23 @@ LONG_COMMANDS = frozenset(
 WHOLE_COMMAND_LIMIT = frozenset({"solve", "heuristic", "allocate"})
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: it takes the same path (every child stopped, what
+    is stored stays stored) and exits 143."""
+
+
 def _terminate(signum, frame) -> None:
-    """SIGTERM takes the path of Ctrl-C: every child (pool workers, solver threads) is stopped and
-    what is stored stays stored."""
-    raise KeyboardInterrupt
+    raise Terminated
+
+
+def _unwritten(args: argparse.Namespace) -> str:
+    """What an interrupted command did not write (outputs are written whole or not at all)."""
+    files = [
+        f"{o.option} {getattr(args, o.dest)}"
+        for o in getattr(args, "outputs", ())
+        if o.kind == "file" and getattr(args, o.dest, None) is not None
+    ]
+    return f"; nothing written to {', '.join(files)} (a file there is unchanged)" if files else ""
 
 
 def _command(argv: Sequence[str]) -> str:
@@ -125,8 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:
+        check_outputs(args)  # an output that would destroy an input or cannot be written: exit 2
         if args.command in LONG_COMMANDS:
-            from hetsched.progress import Heartbeat
+            from hetsched.core.progress import Heartbeat
 
             limit = (
                 getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
@@ -135,14 +153,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return args.func(args)
         return args.func(args)
     except InstallationError as exc:  # hetsched itself is incomplete: not the user's input
-        print(f"hetsched: installation error: {exc}", file=sys.stderr)
+        print(f"hetsched: installation error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_INSTALL
     except HetschedError as exc:  # InputError included: file, JSON path, reason
-        print(f"hetsched: error: {exc}", file=sys.stderr)
+        print(f"hetsched: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        print("hetsched: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        term = isinstance(exc, Terminated)
+        print(
+            f"hetsched: {'terminated' if term else 'interrupted'}{_unwritten(args)}",
+            file=sys.stderr,
+        )
+        return EXIT_TERMINATED if term else EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK
@@ -150,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("HETSCHED_DEBUG"):
             raise
         print(
-            f"hetsched: internal error: {exc.__class__.__name__}: {exc} (set HETSCHED_DEBUG=1 for the traceback)",
+            f"hetsched: internal error: {exc.__class__.__name__}: {one_line(str(exc))} (set HETSCHED_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
         return EXIT_INTERNAL
@@ -165,4 +187,5 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_INSTALL",
     "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
 ]

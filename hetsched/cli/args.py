@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 
@@ -71,6 +73,50 @@ def positive(kind):
     return parse
 
 
+#: seeds are 64-bit unsigned: numpy's generators take any integer from 0 to 2**64 - 1
+MAX_SEED = 2**64 - 1
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a seed, a whole number from 0 to 2**64 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 2**64 - 1 (got {text})")
+    return value
+
+
+def thread_count(text: str) -> int:
+    """An argparse type: a thread count from 1 to this machine's CPU count."""
+    import os
+
+    cpus = os.cpu_count() or 1
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= cpus:
+        raise argparse.ArgumentTypeError(
+            f"must be from 1 to {cpus}, the CPUs of this machine (got {text})"
+        )
+    return value
+
+
+#: the longest time limit taken: about 115 days (a longer one overflows the operating system's
+#: timers, and no run here is meant to take that long)
+MAX_SECONDS = 1e7
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a time in seconds, finite, > 0 and at most :data:`MAX_SECONDS`."""
+    value = positive(float)(text)
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS:g} s (got {text})")
+    return value
+
+
 def non_negative_float(text: str) -> float:
     try:
         value = float(text)
@@ -126,12 +172,12 @@ def add_solver_limits(
 ) -> None:
     """--time-limit S (and --threads N, --seed): the options every command that solves shares."""
     parser.add_argument(
-        "--time-limit", type=positive(float), default=time_default, metavar="S", help=time_help
+        "--time-limit", type=seconds, default=time_default, metavar="S", help=time_help
     )
     if threads:
-        parser.add_argument("--threads", type=positive(int), default=None, metavar="N")
+        parser.add_argument("--threads", type=thread_count, default=None, metavar="N")
     if seed:
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=seed_value, default=0)
 
 
 def json_flag(parser: argparse.ArgumentParser, keys: str = "") -> None:
@@ -139,3 +185,49 @@ def json_flag(parser: argparse.ArgumentParser, keys: str = "") -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object" + (f": {keys}" if keys else "")
     )
+
+
+#: what the plots can be written as (matplotlib's Agg writers; a test checks each against
+#: matplotlib's own list)
+IMAGE_SUFFIXES = (".png", ".pdf", ".svg", ".svgz", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff")
+
+
+@dataclass(frozen=True)
+class Output:
+    """An option that names something the command writes: checked before the command runs
+    (:func:`hetsched.core.files.check_output`), against every file the command reads."""
+
+    dest: str  # the argparse dest, e.g. "out"
+    kind: str = "file"  # "file" or "dir"
+    suffixes: tuple[str, ...] = ()  # the suffixes a file may have (none: any)
+
+    @property
+    def option(self) -> str:
+        return "--" + self.dest.replace("_", "-")
+
+
+def declare_outputs(parser: argparse.ArgumentParser, *outputs: Output) -> None:
+    """Record which of ``parser``'s options are outputs, for the check before the work."""
+    parser.set_defaults(outputs=outputs)
+
+
+def _named_files(value: object) -> list[str]:
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return [str(v) for v in values if isinstance(v, (str, Path)) and Path(v).is_file()]
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output of ``args`` that is one of its inputs (any other
+    argument naming an existing file), lies in a missing or unwritable folder, is read-only,
+    or has a suffix its writer cannot write."""
+    from hetsched.core.files import check_output
+
+    outputs = getattr(args, "outputs", ())
+    dests = {o.dest for o in outputs}
+    inputs = [
+        f for dest, value in vars(args).items() if dest not in dests for f in _named_files(value)
+    ]
+    for out in outputs:
+        value = getattr(args, out.dest, None)
+        if value is not None:
+            check_output(value, out.option, kind=out.kind, suffixes=out.suffixes, inputs=inputs)

@@ -6,15 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from hetsched.cli.args import json_flag, positive
+from hetsched.cli.args import Output, declare_outputs, json_flag, positive, seed_value
 from hetsched.cli.common import EXIT_OK, fmt
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from hetsched.audit.claims import find_claim
     from hetsched.audit.engine import CHECK_TOL, parse_reading, run_audit, shrink
-    from hetsched.errors import InputError
+    from hetsched.core.errors import InputError
     from hetsched.instance.io import dump_instance, load_instance
 
     claim = find_claim(args.claim)
@@ -116,12 +116,12 @@ COMMANDS = {
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
     from hetsched.audit.claims import claims
-    from hetsched.executors import EXECUTORS
+    from hetsched.core.executors import EXECUTORS
 
     a = sub.add_parser("audit", help=COMMANDS["audit"])
     a.add_argument("claim", choices=sorted(claims()))
     a.add_argument("--trials", type=positive(int), default=None, help="default: the profile's")
-    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--seed", type=seed_value, default=0)
     a.add_argument(
         "--profile",
         default="ci",
@@ -164,3 +164,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--quiet", action="store_true", help="no per-trial progress on stderr")
     json_flag(a, "claim, trials, worst_ratio, bound_at_worst, violations, worst_instance, ...")
     a.set_defaults(func=cmd_audit)
+    declare_outputs(a, Output("out", "dir"))

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from hetsched.cli.args import family_list, positive, positive_int_list
-from hetsched.errors import HetschedError
+from hetsched.cli.args import (
+    Output,
+    declare_outputs,
+    family_list,
+    positive_int_list,
+    seconds,
+    thread_count,
+)
+from hetsched.core.errors import HetschedError
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -78,8 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "by --help, simulate and allocate --fast against a bare interpreter",
     )
     b.add_argument("--throughputs", default=None, help="gavel: Gavel's throughput table")
-    b.add_argument("--time-limit", type=positive(float), default=60.0, metavar="S")
-    b.add_argument("--threads", type=positive(int), default=2, metavar="N")
+    b.add_argument("--time-limit", type=seconds, default=60.0, metavar="S")
+    b.add_argument("--threads", type=thread_count, default=min(2, os.cpu_count() or 1), metavar="N")
     b.add_argument(
         "--solvers",
         default=None,
@@ -117,3 +125,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     b.set_defaults(func=cmd_bench)
+    declare_outputs(b, Output("out"))

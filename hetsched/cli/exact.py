@@ -11,22 +11,26 @@ from pathlib import Path
 from hetsched.cli.args import (
     MAX_GPUS,
     MAX_JOBS,
+    Output,
     add_solver_limits,
     count,
+    declare_outputs,
     json_flag,
     model_option,
     non_negative_float,
     positive,
+    seconds,
+    seed_value,
 )
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt, print_violations
-from hetsched.errors import InputError
-from hetsched.jsonout import json_text, write_json
+from hetsched.core.errors import InputError
+from hetsched.core.jsonio import json_text, write_json
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    from hetsched.exact.solve import solve
     from hetsched.instance.io import load_instance
-    from hetsched.schedule_io import dump_schedule
-    from hetsched.solve import solve
+    from hetsched.schedule.io import dump_schedule
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
@@ -81,9 +85,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_heuristic(args: argparse.Namespace) -> int:
-    from hetsched.heuristic import run_heuristic
+    from hetsched.hare.heuristic import run_heuristic
     from hetsched.instance.io import load_instance
-    from hetsched.schedule_io import dump_schedule
+    from hetsched.schedule.io import dump_schedule
     from hetsched.solvers import Status
 
     inst = load_instance(args.instance)
@@ -122,10 +126,10 @@ def cmd_heuristic(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from hetsched.formulation import solution_reader
+    from hetsched.core.jsonio import read_json
+    from hetsched.exact.registry import solution_reader
     from hetsched.instance.io import load_instance
-    from hetsched.jsonfile import read_json
-    from hetsched.schedule import FORMAT
+    from hetsched.schedule.model import FORMAT
 
     inst = load_instance(args.instance)
     path = Path(args.solution)
@@ -149,7 +153,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from hetsched.formulation import formulations
+    from hetsched.exact.registry import formulations
     from hetsched.solvers import SOLVERS
 
     for (name, kind), spec in sorted(formulations().items()):
@@ -159,18 +163,19 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from hetsched.core.files import write_text_atomic
     from hetsched.instance.schema import INSTANCE_SCHEMA
 
     text = json.dumps(INSTANCE_SCHEMA, indent=2) + "\n"
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_text_atomic(args.out, text)
     else:
         sys.stdout.write(text)
     return EXIT_OK
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from hetsched.generators import generate
+    from hetsched.instance.generators import generate
     from hetsched.instance.io import dump_instance, instance_to_dict
 
     inst = generate(args.family, seed=args.seed, name=args.name, n_jobs=args.jobs, n_gpus=args.gpus)
@@ -185,7 +190,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    from hetsched.certify import DEFAULT_METHODS, certify
+    from hetsched.exact.certify import DEFAULT_METHODS, certify
 
     methods = DEFAULT_METHODS
     if args.methods:
@@ -221,10 +226,10 @@ COMMANDS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    from hetsched.generators import FAMILIES
-    from hetsched.heuristic import ALGORITHMS
-    from hetsched.heuristics.list_scheduling import MACHINE_RULES
-    from hetsched.orderings import ORDERINGS
+    from hetsched.hare.heuristic import ALGORITHMS
+    from hetsched.hare.list_scheduling import MACHINE_RULES
+    from hetsched.hare.orderings import ORDERINGS
+    from hetsched.instance.generators import FAMILIES
     from hetsched.solvers import SOLVERS
 
     s = sub.add_parser("solve", help=COMMANDS["solve"])
@@ -259,6 +264,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_solve)
+    declare_outputs(s, Output("out"))
 
     h = sub.add_parser("heuristic", help=COMMANDS["heuristic"])
     h.add_argument("instance", help="instance JSON file")
@@ -280,6 +286,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--out", type=Path, default=None, metavar="SOLUTION.json")
     json_flag(h, "the same keys as solve")
     h.set_defaults(func=cmd_heuristic)
+    declare_outputs(h, Output("out"))
 
     v = sub.add_parser("validate", help=COMMANDS["validate"])
     v.add_argument("instance")
@@ -293,10 +300,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     sc = sub.add_parser("schema", help=COMMANDS["schema"])
     sc.add_argument("--out", default=None)
     sc.set_defaults(func=cmd_schema)
+    declare_outputs(sc, Output("out"))
 
     g = sub.add_parser("generate", help=COMMANDS["generate"])
     g.add_argument("family", choices=sorted(FAMILIES))
-    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--seed", type=seed_value, required=True)
     g.add_argument("--name", default=None)
     g.add_argument(
         "--jobs",
@@ -314,6 +322,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--out", default=None, help="file to write (default: print the JSON)")
     g.set_defaults(func=cmd_generate)
+    declare_outputs(g, Output("out"))
 
     c = sub.add_parser("certify", help=COMMANDS["certify"])
     c.add_argument("instances", nargs="+")
@@ -322,7 +331,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="JSON manifest (updated as each instance is done; resumable)",
     )
-    c.add_argument("--time-limit", type=positive(float), default=300.0, metavar="S")
+    c.add_argument("--time-limit", type=seconds, default=300.0, metavar="S")
     c.add_argument(
         "--methods",
         default=None,
@@ -330,3 +339,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="exact methods that must all prove the same optimum (default hare-sched-ti/highs,hare-sched/cpsat)",
     )
     c.set_defaults(func=cmd_certify)
+    declare_outputs(c, Output("manifest"))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import add_solver_limits, json_flag
+from hetsched.cli.args import Output, add_solver_limits, declare_outputs, json_flag
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text
 
 
 def cmd_allocate(args: argparse.Namespace) -> int:
-    from hetsched.allocate import allocate
+    from hetsched.gavel.allocate import allocate
     from hetsched.instance.io import load_instance
     from hetsched.solvers import Status
 
@@ -64,7 +64,7 @@ def cmd_allocate(args: argparse.Namespace) -> int:
 
 
 def cmd_import_gavel(args: argparse.Namespace) -> int:
-    from hetsched.allocation.gavel_data import (
+    from hetsched.instance.gavel_table import (
         load_throughputs,
         load_trace,
         parse_cluster,
@@ -89,8 +89,8 @@ COMMANDS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    from hetsched.allocation.conventions import CONVENTIONS
-    from hetsched.allocation.policies import POLICIES as ALLOCATION_POLICIES
+    from hetsched.gavel.conventions import CONVENTIONS
+    from hetsched.gavel.policies import POLICIES as ALLOCATION_POLICIES
 
     al = sub.add_parser("allocate", help=COMMANDS["allocate"])
     al.add_argument("instance", help="instance JSON file (jobs need a throughput per GPU type)")
@@ -140,3 +140,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     ig.add_argument("--name", default=None)
     ig.add_argument("--out", required=True)
     ig.set_defaults(func=cmd_import_gavel)
+    declare_outputs(ig, Output("out"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import non_negative_float
+from hetsched.cli.args import non_negative_float, seconds
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt, print_violations
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text
 
 
 def cmd_online(args: argparse.Namespace) -> int:
@@ -118,6 +118,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also compute LP(P2) = P3 by column generation (the tightest dual certificate)",
     )
-    on.add_argument("--time-limit", type=non_negative_float, default=60.0, help="for --tight-dual")
+    on.add_argument("--time-limit", type=seconds, default=60.0, help="for --tight-dual")
     on.add_argument("--json", action="store_true")
     on.set_defaults(func=cmd_online)

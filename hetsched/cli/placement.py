@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import MAX_JOBS, MAX_SERVERS, count, name_list, positive
+from hetsched.cli.args import (
+    MAX_JOBS,
+    MAX_SERVERS,
+    Output,
+    count,
+    declare_outputs,
+    name_list,
+    seconds,
+    seed_value,
+)
 from hetsched.cli.common import EXIT_OK
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text
 
 
 def cmd_place(args: argparse.Namespace) -> int:
+    from hetsched.harmony.place import place
     from hetsched.instance.io import load_instance
-    from hetsched.place import place
 
     report = place(load_instance(args.instance), args.methods, args.time_limit, args.place_all)
     if args.json:
@@ -37,8 +46,8 @@ def cmd_place(args: argparse.Namespace) -> int:
 
 def cmd_place_sim(args: argparse.Namespace) -> int:
     from hetsched.cli.sim import shortcut
-    from hetsched.placement.data import INTERVAL_SECONDS
-    from hetsched.sim.placement import harmony_workload
+    from hetsched.harmony.data import INTERVAL_SECONDS
+    from hetsched.harmony.workload import harmony_workload
 
     inst = harmony_workload(args.seed, args.jobs, args.servers, args.arrivals)
     suffix = "" if args.order == "arrival" else f":{args.order}"
@@ -69,10 +78,9 @@ COMMANDS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add these commands to the ``hetsched`` parser."""
-    positive_float = positive(float)
-    from hetsched.placement.methods import HEURISTICS as METHODS
-    from hetsched.placement.methods import METHODS as POLICIES
-    from hetsched.placement.methods import ORDERS
+    from hetsched.harmony.methods import HEURISTICS as METHODS
+    from hetsched.harmony.methods import METHODS as POLICIES
+    from hetsched.harmony.methods import ORDERS
 
     p = sub.add_parser(
         "place",
@@ -92,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--time-limit",
-        type=positive_float,
+        type=seconds,
         default=None,
         metavar="S",
         help="exact solve time limit (s)",
@@ -119,10 +127,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="arrival",
         help="order the waiting jobs are offered in",
     )
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=seed_value, default=0)
     s.add_argument(
         "--time-limit",
-        type=positive_float,
+        type=seconds,
         default=10.0,
         metavar="S",
         help="per interval, policy exact",
@@ -136,3 +144,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_place_sim)
+    declare_outputs(s, Output("out", "dir"))

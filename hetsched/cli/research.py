@@ -8,13 +8,13 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
-from hetsched.cli.args import json_flag, positive
+from hetsched.cli.args import IMAGE_SUFFIXES, Output, declare_outputs, json_flag, positive
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from hetsched.show import show
+    from hetsched.tools.show import show
 
     text, ok = show(args.file, instance=args.instance, gantt=args.gantt, hist=args.hist)
     print(text)
@@ -22,7 +22,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from hetsched.export import export_model
+    from hetsched.exact.export import export_model
     from hetsched.instance.io import load_instance
 
     fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "lp")
@@ -103,10 +103,10 @@ def summarize(rows: list[dict]) -> dict[str, dict]:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from hetsched.docs_gen import write_docs
+    from hetsched.tools.docs import write_docs
 
     if args.out is None:
-        from hetsched.resources import shipped_dir
+        from hetsched.core.resources import shipped_dir
 
         out = shipped_dir("docs")
     else:
@@ -152,8 +152,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     sh.add_argument("--hist", default=None, metavar="PNG", help="draw an audit's ratio histograms")
     sh.set_defaults(func=cmd_show)
+    declare_outputs(
+        sh, Output("gantt", suffixes=IMAGE_SUFFIXES), Output("hist", suffixes=IMAGE_SUFFIXES)
+    )
 
-    from hetsched.export import FORMATS
+    from hetsched.exact.export import FORMATS
 
     ex = sub.add_parser(
         "export",
@@ -177,11 +180,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="gpu-grouping: number of groups",
     )
     ex.set_defaults(func=cmd_export)
+    declare_outputs(ex, Output("out"))
 
     sv = sub.add_parser("solvers", help=COMMANDS["solvers"])
     sv.set_defaults(func=cmd_solvers)
 
-    from hetsched.executors import EXECUTORS
+    from hetsched.core.executors import EXECUTORS
 
     sw = sub.add_parser("sweep", help=COMMANDS["sweep"])
     sw.add_argument("spec", help="sweep spec (TOML; see hetsched.sweep.spec)")
@@ -223,3 +227,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--check", action="store_true", help="write nothing; exit 1 if a generated file is stale"
     )
     dc.set_defaults(func=cmd_docs)
+    declare_outputs(dc, Output("out", "dir"))

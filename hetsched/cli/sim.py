@@ -5,9 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hetsched.cli.args import MAX_JOBS, count, json_flag, policy_list, positive
+from hetsched.cli.args import (
+    MAX_JOBS,
+    Output,
+    count,
+    declare_outputs,
+    json_flag,
+    non_negative_float,
+    policy_list,
+    seconds,
+    seed_value,
+)
 from hetsched.cli.common import EXIT_FAIL, EXIT_OK, fmt
-from hetsched.jsonout import json_text
+from hetsched.core.jsonio import json_text
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -122,7 +132,7 @@ def print_comparison(result) -> None:
         "utilization",
         "queueing_delay",
     )
-    from hetsched.tables import aligned
+    from hetsched.core.tables import aligned
 
     print(
         aligned(
@@ -171,14 +181,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     def add_engine_options(p: argparse.ArgumentParser, stopped: str) -> None:
         p.add_argument(
             "--round-seconds",
-            type=positive(float),
+            type=seconds,
             default=360.0,
             metavar="S",
             help="job-level policies: scheduling round length (default 360, Gavel's and Hadar's)",
         )
         p.add_argument(
             "--restore-seconds",
-            type=float,
+            type=non_negative_float,
             default=None,
             metavar="S",
             help="job-level policies: checkpoint-restore delay when a job resumes or moves "
@@ -194,7 +204,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         p.add_argument(
             "--time-limit",
-            type=positive(float),
+            type=seconds,
             default=None,
             metavar="S",
             help=f"stop a policy's run after S s of wall time (default: none); {stopped}",
@@ -213,7 +223,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help=f"task-level: {', '.join(task_names)}; job-level (gang): {', '.join(job_names)}",
     )
-    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--seed", type=seed_value, default=0)
     sm.add_argument(
         "--jobs", type=count(MAX_JOBS), default=None, help="jobs of a generated workload"
     )
@@ -223,13 +233,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     json_flag(sm, "policy, seed, workload, metrics, valid, seconds")
     add_engine_options(sm, "a stopped run writes nothing and exits 1")
     sm.set_defaults(func=cmd_simulate)
+    declare_outputs(sm, Output("out", "dir"))
 
     cp = sub.add_parser("compare", help=COMMANDS["compare"])
     cp.add_argument("workload", help=workload_help)
     cp.add_argument(
         "--policies", required=True, help=f"comma-separated, from: {', '.join(policy_names)}"
     )
-    cp.add_argument("--seed", type=int, default=0)
+    cp.add_argument("--seed", type=seed_value, default=0)
     cp.add_argument("--jobs", type=count(MAX_JOBS), default=None)
     cp.add_argument(
         "--out", default="sim-results", help="results; runs already there are kept (resume)"
@@ -241,3 +252,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the command then exits 1",
     )
     cp.set_defaults(func=cmd_compare)
+    declare_outputs(cp, Output("out", "dir"))

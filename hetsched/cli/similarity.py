@@ -1,13 +1,21 @@
 """``hetsched similarity-sim``: a shortcut for ``hetsched compare`` of the AppSci'24
 model-similarity policy's variants on its evaluation's workload (``similarity-jobs``,
-:mod:`hetsched.sim.similarity`) in the one gang simulator. Registered by
+:mod:`hetsched.similarity.workload`) in the one gang simulator. Registered by
 :func:`hetsched.cli.build_parser`; errors are :class:`HetschedError` (exit 2)."""
 
 from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import MAX_JOBS, count, name_list, positive
+from hetsched.cli.args import (
+    MAX_JOBS,
+    Output,
+    count,
+    declare_outputs,
+    name_list,
+    positive,
+    seed_value,
+)
 from hetsched.cli.common import EXIT_OK
 
 
@@ -18,9 +26,9 @@ def policy_name(variant: str, no_cd: bool, packing: bool, exact: str | None) -> 
 
 
 def cmd_similarity_sim(args: argparse.Namespace) -> int:
-    from hetsched.allocation.gavel_data import parse_cluster
     from hetsched.cli.sim import shortcut
-    from hetsched.sim.similarity import similarity_workload
+    from hetsched.instance.gavel_table import parse_cluster
+    from hetsched.similarity.workload import similarity_workload
 
     inst = similarity_workload(args.seed, args.jobs, args.arrival_span, parse_cluster(args.cluster))
     policies = [policy_name(v, args.no_cd, args.packing, args.exact) for v in args.variants]
@@ -73,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="exact rounds instead of Algorithms 2 and 3, ranked by true or estimated throughputs",
     )
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=seed_value, default=0)
     s.add_argument(
         "--out",
         default=None,
@@ -83,3 +91,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_similarity_sim)
+    declare_outputs(s, Output("out", "dir"))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 from hetsched.hadar.arrays import Gang, HadarView, cheapest_gangs
 from hetsched.hadar.utility import utility
 

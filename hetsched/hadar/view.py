@@ -32,11 +32,10 @@ import math
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.hadar.arrays import Gang, HadarView, cheapest_gangs, fastest_rate
 from hetsched.instance.extensions import JCT_READINGS, UTILITY_NAMES, HadarOptions
-from hetsched.instance.model import Instance, Job
-from hetsched.instance.throughput import throughput_row
+from hetsched.instance.model import Instance, Job, throughput_row
 
 # the utilities U_j an instance may name (``metadata.hadar.utility``; formulas in
 # hetsched.hadar.utility) and the readings of the JCT of a job finishing in slot f_j, with

@@ -1,6 +1,6 @@
 """Read, check and write instances in the canonical JSON format.
 
-Every problem is reported as one :class:`~hetsched.errors.InputError` naming the file, the
+Every problem is reported as one :class:`~hetsched.core.errors.InputError` naming the file, the
 JSON path and the reason, e.g. ``small-03.json: $.jobs[3].train_time.v100: must be > 0 (got -2)``.
 """
 
@@ -10,11 +10,11 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from hetsched.errors import InputError, schema_violation
+from hetsched.core.errors import InputError, schema_violation
+from hetsched.core.jsonio import read_json
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
 from hetsched.instance.schema import instance_validator
 from hetsched.instance.serialize import FORMAT, dump_instance, instance_hash, instance_to_dict
-from hetsched.jsonfile import read_json
 
 
 def parse_instance(data: Any, source: str = "<instance>", name: str | None = None) -> Instance:
@@ -85,12 +85,11 @@ def _job(j: dict[str, Any]) -> Job:
 
 def load_instance(path: str | Path) -> Instance:
     """Load and check an instance file (see ``instances/schema.json``); a path that does not exist
-    is looked up among the shipped instances by name (``hare_fig9``, ``paper/hare_fig9.json``)."""
-    p = Path(path)
-    if not p.exists():
-        from hetsched.resources import shipped_instance
+    is looked up among the shipped instances by name (``hare_fig9``, ``paper/hare_fig9.json``,
+    ``instances/paper/hare_fig9.json``: :func:`hetsched.core.resources.resolve_file`)."""
+    from hetsched.core.resources import resolve_file
 
-        p = shipped_instance(str(path)) or p
+    p = resolve_file(path, "instances", ".json", "instance")
     # errors name the file as the caller gave it: two files of one name in two folders differ
     return parse_instance(read_json(p, source=str(path)), source=str(path), name=p.stem)
 

@@ -10,7 +10,7 @@ features) are carried but not required.
 Every object is checked when it is made, by whatever code makes it (the file loader, a
 generator, a simulator, a notebook): values as the JSON schema bounds them, then ids unique,
 GPU types declared, times for every GPU type present. A failure is one
-:class:`~hetsched.errors.InputError` naming the object and the JSON path
+:class:`~hetsched.core.errors.InputError` naming the object and the JSON path
 (the wording of the file loader); the loader reports it against the file.
 """
 
@@ -22,11 +22,14 @@ import json
 import math
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from hetsched.errors import InputError, json_child, schema_violation
+from hetsched.core.errors import InputError, json_child, schema_violation
 from hetsched.instance.extensions import SCHEMAS as EXTENSION_SCHEMAS
 from hetsched.instance.extensions import Extensions, extensions_of, metadata_validator
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: beyond this, float arithmetic on times loses whole seconds and solvers cannot represent them
 MAX_NUMBER = 1e15
@@ -435,3 +438,20 @@ def instance_hash(inst: Instance) -> str:
     ).hexdigest()[:16]
     object.__setattr__(inst, "_hash", digest)
     return digest
+
+
+def throughput_row(instance: Instance, j: int, types: Sequence[str]) -> np.ndarray:
+    """Job j's throughput on each of ``types``, in that order (0: it cannot run there): the X_{j,r}
+    that Gavel's LPs, Hadar and the gang simulator read. A type with no throughput in the file
+    is an input error naming ``$.jobs[j].throughput``."""
+    import numpy as np  # here, so that reading an instance does not load numpy
+
+    given = instance.jobs[j].throughput
+    for t in types:
+        if t not in given:
+            raise InputError(
+                instance.name,
+                f"$.jobs[{j}].throughput",
+                f"no throughput for GPU type '{t}' (one per type present; 0 = cannot run there)",
+            )
+    return np.array([given[t] for t in types], dtype=float)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hetsched.core.files import write_text_atomic
 from hetsched.instance.model import FORMAT, Instance, instance_hash, instance_to_dict
 
 __all__ = ["FORMAT", "dump_instance", "instance_hash", "instance_to_dict"]
 
 
 def dump_instance(inst: Instance, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(instance_to_dict(inst), indent=2) + "\n", encoding="utf-8")
+    """Write ``inst`` as its canonical JSON, whole or not at all."""
+    write_text_atomic(path, json.dumps(instance_to_dict(inst), indent=2) + "\n")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.errors import InputError
-from hetsched.plots.style import pyplot
+from hetsched.core.errors import InputError
+from hetsched.plots.style import pyplot, save
 
 
 def audit_ratios(report: dict, source: str = "report") -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -60,7 +60,4 @@ def draw_audit_histogram(report: dict, path: str | Path, source: str = "report")
         fontsize=10,
     )
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save(fig, path, dpi=110)

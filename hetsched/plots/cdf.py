@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.plots.style import pyplot
+from hetsched.plots.style import pyplot, save
 
 
 def draw_jct_cdf(jcts: dict[str, list[float]], path: str | Path, title: str = "") -> Path:
@@ -24,7 +24,4 @@ def draw_jct_cdf(jcts: dict[str, list[float]], path: str | Path, title: str = ""
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save(fig, path, dpi=120)

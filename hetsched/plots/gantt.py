@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hetsched.instance.model import Instance
-from hetsched.plots.style import job_colours, pyplot
-from hetsched.schedule import TaskSchedule
+from hetsched.plots.style import job_colours, pyplot, save
+from hetsched.schedule.model import TaskSchedule
 
 
 def draw_gantt(
@@ -81,10 +81,7 @@ def draw_gantt(
     if len(labelled) <= 20:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="job")
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save(fig, path, dpi=120)
 
 
 def _span(schedule: TaskSchedule, instance: Instance) -> float:

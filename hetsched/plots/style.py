@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from hetsched.errors import HetschedError
+from pathlib import Path
+from typing import Any
+
+from hetsched.core.errors import HetschedError
+from hetsched.core.files import atomic_path
 
 
 def pyplot():
@@ -15,6 +19,17 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save(fig: Any, path: str | Path, dpi: int) -> Path:
+    """Write ``fig`` to ``path`` (format from its suffix) whole or not at all, and close it."""
+    out = Path(path)
+    try:
+        with atomic_path(out) as tmp:
+            fig.savefig(tmp, dpi=dpi)
+    finally:
+        pyplot().close(fig)
+    return out
 
 
 def job_colours(job_ids: list[str]) -> dict[str, tuple]:

@@ -208,7 +208,7 @@ def _packing_gains(d) -> tuple[np.ndarray, np.ndarray]:
 
 def task_bound_jobs(instance: Instance) -> BoundJobs:
     """Hare's task model as the relaxation's data (module doc)."""
-    from hetsched.instance.hare_view import hare_view
+    from hetsched.hare.view import hare_view
 
     v = hare_view(instance)
     types = sorted(set(v.gpu_types))

@@ -10,8 +10,8 @@ Events: job arrival, training end (a GPU turns idle), round end (the barrier; th
 round becomes ready or the job completes). After the events of one instant are applied, the
 policy sees the :class:`SimState` and returns which job's ready task to start on which idle GPU.
 The engine checks every decision (the GPU is idle, the job has a ready task) and records the
-run as a :class:`~hetsched.schedule.TaskSchedule` plus an event log; the independent validator
-(:func:`hetsched.validate.validate`) then checks the schedule and recomputes every completion
+run as a :class:`~hetsched.schedule.model.TaskSchedule` plus an event log; the independent validator
+(:func:`hetsched.schedule.validate.validate`) then checks the schedule and recomputes every completion
 (:func:`simulate` fails loudly if it disagrees with the engine).
 
 Non-clairvoyance: a policy learns a job's number of rounds only when it ends, unless the policy
@@ -30,14 +30,14 @@ from typing import Protocol
 import numpy as np
 from sortedcontainers import SortedList
 
-from hetsched.allocation.gavel_data import NEVER
-from hetsched.errors import HetschedError
-from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.core.errors import HetschedError
+from hetsched.core.reports import ValidationReport
+from hetsched.hare.view import HareView, hare_view
+from hetsched.instance.gavel_table import NEVER
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.reports import ValidationReport
-from hetsched.schedule import TaskSchedule, refuse_large
-from hetsched.validate import validate
+from hetsched.schedule.model import TaskSchedule, refuse_large
+from hetsched.schedule.validate import validate
 
 ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
 

@@ -49,8 +49,8 @@ from typing import Iterator, Protocol
 
 import numpy as np
 
-from hetsched.allocation.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
+from hetsched.gavel.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.instance.model import Instance
 from hetsched.sim.gang_interference import interference_of, round_speeds
 from hetsched.sim.gang_model import GangJobs, Run, gang_jobs

@@ -1,4 +1,4 @@
-"""Harmony's server-level speed model (ToN'22, Secs. III-IV; :mod:`hetsched.placement.problem`)
+"""Harmony's server-level speed model (ToN'22, Secs. III-IV; :mod:`hetsched.harmony.problem`)
 in the gang simulator, for workloads that carry ``metadata.placement``.
 
 Job n has W_n workers, one GPU each, and P_n parameter servers (no GPU); every task takes CPU
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
 from hetsched.instance.model import Instance
 
 EPS = 1e-9
@@ -152,7 +152,7 @@ def interference_of(instance: Instance) -> Interference | None:
     meta = instance.extensions.placement
     if meta is None:
         return None
-    from hetsched.placement.problem import placement_view, speed_tables
+    from hetsched.harmony.problem import placement_view, speed_tables
 
     view = placement_view(instance)
     gpu = view.resources.index("gpu")
@@ -188,7 +188,7 @@ def interference_of(instance: Instance) -> Interference | None:
 def _refuse_jobs_that_fit_nowhere(instance: Instance, view) -> None:
     """A job whose tasks do not fit on the empty cluster would wait for ever: refused, naming
     it (once per distinct job shape: workers, parameter servers, their demands)."""
-    from hetsched.placement.fits import fits_on_empty_cluster
+    from hetsched.harmony.fits import fits_on_empty_cluster
 
     seen: dict[tuple, bool | None] = {}
     for n, jid in enumerate(view.job_ids):

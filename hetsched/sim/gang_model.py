@@ -48,12 +48,11 @@ from functools import cached_property
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import NEVER, parse_row
-from hetsched.errors import InputError
-from hetsched.indexed import GpusIndexed, JobsIndexed
-from hetsched.instance.model import Instance
-from hetsched.instance.throughput import throughput_row
-from hetsched.placement.data import INTERVAL_SECONDS, standalone_speed
+from hetsched.core.errors import InputError
+from hetsched.core.indexed import GpusIndexed, JobsIndexed
+from hetsched.harmony.data import INTERVAL_SECONDS, standalone_speed
+from hetsched.instance.gavel_table import NEVER, parse_row
+from hetsched.instance.model import Instance, throughput_row
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ class GangJobs(JobsIndexed, GpusIndexed):
 
     @cached_property
     def _table(self):
-        from hetsched.allocation.gavel_data import load_throughputs
+        from hetsched.instance.gavel_table import load_throughputs
 
         return load_throughputs()
 
@@ -267,7 +266,7 @@ class GangJobs(JobsIndexed, GpusIndexed):
 
 def _standalone_speed(instance: Instance, j: int, meta) -> float:
     """b_n of job j of a Harmony workload (epochs per interval): ``metadata.placement``'s, else
-    its model's default (:mod:`hetsched.placement.data`)."""
+    its model's default (:mod:`hetsched.harmony.data`)."""
     job = instance.jobs[j]
     given = meta.jobs.get(job.id)
     speed = standalone_speed(

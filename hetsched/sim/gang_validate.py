@@ -38,9 +38,9 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.core.reports import Violation
 from hetsched.instance.model import Instance
-from hetsched.reports import Violation
 from hetsched.sim.gang_interference import interference_of
 from hetsched.sim.gang_model import gang_jobs
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetsched.errors import InputError
-from hetsched.instance.hare_view import hare_view
+from hetsched.core.errors import InputError
+from hetsched.hare.view import hare_view
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 
 
@@ -52,7 +52,7 @@ def serpentine_groups(instance: Instance, groups: int) -> list[list[int]]:
 
 def optimal_groups(instance: Instance, groups: int) -> list[list[int]]:
     """The GPU_Grouping MILP (4)-(6) solved to proven optimality (HiGHS)."""
-    from hetsched.solve import solve
+    from hetsched.exact.solve import solve
     from hetsched.solvers import Status
 
     result = solve(instance, "gpu-grouping", "highs", options={"groups": groups})

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.instance.hare_view import HareView, hare_view
+from hetsched.core.files import atomic_path
+from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
 from hetsched.sim.engine import SimResult
 
@@ -139,7 +140,7 @@ def write_job_csv(instance: Instance, result, path: str | Path) -> None:
         if hasattr(result, "segments")
         else job_rows(instance, result)
     )
-    with Path(path).open("w", newline="") as f:
+    with atomic_path(path) as tmp, tmp.open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(list(JobRow.__dataclass_fields__))
         for r in rows:

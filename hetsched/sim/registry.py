@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 
 _TASK, _GANG = "hetsched.sim.policies", "hetsched.sim.gang_policies"
 

@@ -1,5 +1,5 @@
 """Run policies on a workload and keep the results: a per-job CSV per policy and its summary in
-the run store ``runs.jsonl`` (:mod:`hetsched.runstore`), written as each run ends; ``compare``
+the run store ``runs.jsonl`` (:mod:`hetsched.core.runstore`), written as each run ends; ``compare``
 skips runs already stored for the same policy, seed, workload and engine options (a rerun
 resumes) and draws the JCT CDFs."""
 
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.deadline import RunTimeout, deadline
-from hetsched.errors import HetschedError
+from hetsched.core.deadline import RunTimeout, deadline
+from hetsched.core.errors import HetschedError
+from hetsched.core.jsonio import save_json
+from hetsched.core.runstore import RunStore
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
-from hetsched.jsonfile import save_json
-from hetsched.runstore import RunStore
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import CONVENTIONS, simulate_gang
 from hetsched.sim.metrics import gang_job_rows, gang_metrics, job_rows, metrics, write_job_csv
@@ -42,7 +42,7 @@ def resolve_convention(instance: Instance, convention: str = "auto") -> str:
     if convention == "auto":
         return "gavel" if (instance.metadata or {}).get("format") == "gavel-trace" else "hetsched"
     if convention not in CONVENTIONS:
-        from hetsched.errors import InputError
+        from hetsched.core.errors import InputError
 
         raise InputError(
             "simulate", "--convention", f"auto, {', '.join(CONVENTIONS)}, not {convention!r}"
@@ -175,33 +175,38 @@ def compare(
     restore = RESTORE_SECONDS[conv] if restore_seconds is None else restore_seconds
     store = RunStore(d / RUNS, RUN_KEY)
     rows = []
-    for p in policies:
-        engine = (round_seconds, restore, conv) if is_job_level(p) else (None, None, None)
-        kept = store.get((p, seed, h, *engine))
-        if kept is not None and (d / f"{file_stem(p)}-jobs.csv").exists():
-            summary = dict(kept)
-            summary["_jct"] = list(
-                np.loadtxt(
-                    d / f"{file_stem(p)}-jobs.csv", delimiter=",", skiprows=1, usecols=5, ndmin=1
+    with store.writer():  # a second compare into this folder is refused, never run beside it
+        for p in policies:
+            engine = (round_seconds, restore, conv) if is_job_level(p) else (None, None, None)
+            kept = store.get((p, seed, h, *engine))
+            if kept is not None and (d / f"{file_stem(p)}-jobs.csv").exists():
+                summary = dict(kept)
+                summary["_jct"] = list(
+                    np.loadtxt(
+                        d / f"{file_stem(p)}-jobs.csv",
+                        delimiter=",",
+                        skiprows=1,
+                        usecols=5,
+                        ndmin=1,
+                    )
                 )
-            )
-            if progress:
-                progress(f"{p}: already in {d}, kept")
-        else:
-            try:
-                summary = run_policy(
-                    instance, p, seed, d, workload, round_seconds, restore, conv, time_limit
-                )
-            except RunNotFinished as exc:
-                rows.append(_unfinished(p, seed, workload or instance.name, exc.seconds))
                 if progress:
-                    progress(str(exc))
-                continue
-            if progress:
-                progress(
-                    f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"
-                )
-        rows.append(summary)
+                    progress(f"{p}: already in {d}, kept")
+            else:
+                try:
+                    summary = run_policy(
+                        instance, p, seed, d, workload, round_seconds, restore, conv, time_limit
+                    )
+                except RunNotFinished as exc:
+                    rows.append(_unfinished(p, seed, workload or instance.name, exc.seconds))
+                    if progress:
+                        progress(str(exc))
+                    continue
+                if progress:
+                    progress(
+                        f"{p}: avg JCT {summary['metrics']['avg_jct']:.6g} ({summary['seconds']:.2f} s)"
+                    )
+            rows.append(summary)
     done = [r for r in rows if finished(r)]
     bounds = _attach_bounds(instance, done, seed, d / "compare.json", progress)
     result = Comparison(workload or instance.name, h, bounds, rows)

@@ -2,7 +2,7 @@
 T^c, T^s). A workload spec is one of:
 
 * a path to an instance file (``instances/...json``);
-* ``hare-table2``: Hare's Table 2 mix on V100/T4/K80/M60 (:func:`hetsched.generators.hare_table2`);
+* ``hare-table2``: Hare's Table 2 mix on V100/T4/K80/M60 (:func:`hetsched.instance.generators.hare_table2`);
 * ``gavel-poisson``: Gavel's measured throughputs, Poisson arrivals, Philly's GPU-count split;
 * ``philly``: a busy window of the Philly trace (480 jobs, 3 types x 20 GPUs, as Hadar uses);
 * ``philly-static``: the same jobs, all submitted at time 0 (Hadar's "static trace" setting);
@@ -10,8 +10,8 @@ T^c, T^s). A workload spec is one of:
   VC 6214e9 is the trace's largest, and its busiest window has only 1-GPU jobs; 0e4a51 has 24%
   multi-GPU jobs, 103959 19%, 6c71a0 9%;
 * ``harmony-jobs[:uniform|poisson]``: Harmony's evaluation jobs with its speed model
-  (:mod:`hetsched.sim.placement`): interference, parameter servers, CPU and bandwidth;
-* ``similarity-jobs[:MINUTES]``: the AppSci'24 evaluation's jobs (:mod:`hetsched.sim.similarity`),
+  (:mod:`hetsched.harmony.workload`): interference, parameter servers, CPU and bandwidth;
+* ``similarity-jobs[:MINUTES]``: the AppSci'24 evaluation's jobs (:mod:`hetsched.similarity.workload`),
   arriving uniformly over MINUTES (default 0: all at once), which may run resized;
 * ``gavel-trace:PATH``: one of Gavel's trace files; a bare name such as
   ``gavel-trace:physical_cluster_max_min_fairness`` is one shipped in ``data/gavel/traces/``.
@@ -37,12 +37,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import GAVEL_COST, NEVER, ThroughputTable, load_throughputs
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.core.resources import find_shipped, shipped
+from hetsched.instance.gavel_table import GAVEL_COST, NEVER, ThroughputTable, load_throughputs
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, ModelInfo, Server
-from hetsched.resources import shipped
 
-PHILLY_FILE = ("data", "traces", "philly_pollux_jobs.csv")  # shipped (hetsched.resources)
+PHILLY_FILE = ("data", "traces", "philly_pollux_jobs.csv")  # shipped (hetsched.core.resources)
 TYPES = ("k80", "p100", "v100")
 MAX_ROUNDS = 50
 
@@ -253,7 +253,7 @@ def coarsen(instance: Instance, max_rounds: int = MAX_ROUNDS) -> Instance:
 
 def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instance:
     """A workload by spec (module docstring)."""
-    from hetsched.generators import hare_table2
+    from hetsched.instance.generators import hare_table2
     from hetsched.instance.io import load_instance
 
     sized = {} if n_jobs is None else {"n_jobs": n_jobs}
@@ -267,29 +267,33 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
             seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized
         )
     if base == "harmony-jobs":
-        from hetsched.sim.placement import ARRIVALS, harmony_workload
+        from hetsched.harmony.workload import ARRIVALS, harmony_workload
 
         if vc and vc not in ARRIVALS:
             raise InputError(spec, "ARRIVALS", f"one of {', '.join(ARRIVALS)}, not {vc!r}")
         return harmony_workload(seed, **sized, arrivals=vc or "uniform")
     if base == "similarity-jobs":
-        from hetsched.sim.similarity import similarity_workload
+        from hetsched.similarity.workload import similarity_workload
 
         return similarity_workload(seed, **sized, arrival_span_minutes=_minutes(spec, vc))
     if spec.startswith("gavel-trace:"):
-        from hetsched.allocation.gavel_data import load_trace
+        from hetsched.instance.gavel_table import load_trace
 
         path = spec.split(":", 1)[1]
         table = load_throughputs()
         return coarsen(load_trace(path, table, {t: 20 for t in TYPES}))
-    if Path(spec).suffix == ".json":
-        return load_instance(spec)
+    if (
+        Path(spec).suffix == ".json"
+        or Path(spec).is_file()
+        or find_shipped(spec, "instances", ".json")
+    ):
+        return load_instance(spec)  # a file, or a shipped instance by name
     raise InputError(
         spec,
         "$",
-        "unknown workload: an instance file, hare-table2, gavel-poisson, philly[:VC], "
-        "philly-static[:VC], harmony-jobs[:uniform|poisson], similarity-jobs[:MINUTES] or "
-        "gavel-trace:PATH",
+        "unknown workload: an instance file or shipped instance name, hare-table2, gavel-poisson, "
+        "philly[:VC], philly-static[:VC], harmony-jobs[:uniform|poisson], "
+        "similarity-jobs[:MINUTES] or gavel-trace:PATH",
     )
 
 

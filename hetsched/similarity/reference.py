@@ -21,8 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import parse_row
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.instance.gavel_table import parse_row
 
 # (layers, parameters in millions): approximate public figures, assumed (see the module docstring)
 MODEL_FEATURES: dict[str, tuple[float, float]] = {
@@ -104,7 +104,7 @@ def gavel_reference_db(
     path: str | None = None, types: tuple[str, ...] = ("k80", "p100", "v100")
 ) -> ReferenceDB:
     """Every row of Gavel's table as a reference job."""
-    from hetsched.packing.problem import _table
+    from hetsched.similarity.packing.problem import _table
 
     table = _table(path)
     rows: dict[str, dict[tuple[str, int], float]] = {}

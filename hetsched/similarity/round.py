@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.core.reports import ValidationReport, Violation
 from hetsched.instance.extensions import SIMILARITY_VARIANTS, SimilarityOptions
 from hetsched.instance.model import Instance
-from hetsched.reports import ValidationReport, Violation
 from hetsched.similarity.reference import ReferenceDB, gavel_reference_db, parse_row, row_features
 
 VARIANTS = SIMILARITY_VARIANTS

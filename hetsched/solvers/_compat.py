@@ -6,7 +6,7 @@ mismatch causes into one clear message.
 
 from __future__ import annotations
 
-from hetsched.errors import SolverError
+from hetsched.core.errors import SolverError
 
 try:
     import highspy  # noqa: F401  (loads libhighs.so.1 first)

@@ -31,7 +31,7 @@ def solve_cpsat(
     problem: CpsatProblem,
     opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
-    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.seed
+    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.solver_seed
     solver = cp_model.CpSolver()
     p = solver.parameters
     if time_limit is not None:

@@ -8,8 +8,8 @@ import pyomo.environ as pe
 from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
-from hetsched.deadline import deadline, grace
-from hetsched.errors import SolverError
+from hetsched.core.deadline import deadline, grace
+from hetsched.core.errors import SolverError
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
@@ -18,8 +18,8 @@ def solve_pyomo_highs(
     opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one. The
-    time limit covers handing the model over (else :class:`~hetsched.deadline.BuildTimeout`)."""
-    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.seed
+    time limit covers handing the model over (else :class:`~hetsched.core.deadline.BuildTimeout`)."""
+    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.solver_seed
     opt = SolverFactory("highs")
     if not opt.available():
         raise SolverError("HiGHS is not available (pip install highspy)")

@@ -3,7 +3,7 @@
 A formulation of kind ``lp`` builds an :class:`ArrayLP` (min c'x, row_lower <= A x <= row_upper,
 col_lower <= x <= col_upper); the backend ``highs-lp`` solves it (the interior point method
 unless the formulation asks otherwise) and hands the column values back as the solution. The
-allocation fast path (:mod:`hetsched.allocate.fast`) solves its LPs with the same function.
+allocation fast path (:mod:`hetsched.gavel.fast`) solves its LPs with the same function.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def solve_array_lp(
 ) -> RawResult:
     """The backend of kind ``lp``: status, objective (a proven bound of an LP at its optimum)
     and the column values (``RawResult.solution``)."""
-    time_limit, threads, seed = opts.time_limit, opts.threads, opts.seed
+    time_limit, threads, seed = opts.time_limit, opts.threads, opts.solver_seed
     options: dict[str, Any] = {"random_seed": seed}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)

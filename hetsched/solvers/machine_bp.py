@@ -11,7 +11,7 @@ def solve_machine_bp(
     opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """Solve; objective and bound in the instance's units (weight x seconds)."""
-    time_limit, gap, seed = opts.time_limit, opts.gap, opts.seed
+    time_limit, gap, seed = opts.time_limit, opts.gap, opts.solver_seed
     res = solve_machine_schedules(problem, time_limit=time_limit, seed=seed, gap=gap)
     d = problem.divisor
     st = res.stats

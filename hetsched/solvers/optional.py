@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from hetsched.errors import SolverError
+from hetsched.core.errors import SolverError
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def solve_optional(
     opts: SolverOptions = SolverOptions(),
 ) -> RawResult:
     """Solve a Pyomo model with an optional solver; load the incumbent if there is one."""
-    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.seed
+    time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.solver_seed
     import pyomo.environ as pe
     from pyomo.opt import SolverStatus, TerminationCondition
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
-from hetsched.schedule import TaskSchedule
+from hetsched.schedule.model import TaskSchedule
 
 
 class Status(str, Enum):
@@ -28,7 +28,13 @@ class SolverOptions:
     time_limit: float | None = None
     gap: float = 0.0
     threads: int | None = None
-    seed: int = 0
+    seed: int = 0  # any seed from 0 to 2**64 - 1; the solvers read ``solver_seed``
+
+    @property
+    def solver_seed(self) -> int:
+        """The seed as HiGHS and CP-SAT take it (a 31-bit integer): ``seed mod 2**31``, so every
+        seed below 2**31 reaches the solver unchanged."""
+        return int(self.seed) % 2**31
 
 
 @dataclass

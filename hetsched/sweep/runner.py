@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from hetsched.executors import check_executor, parallel_map
+from hetsched.core.executors import check_executor, parallel_map
 from hetsched.sweep.spec import SweepSpec, Task
 from hetsched.sweep.store import open_store
 
@@ -49,20 +49,21 @@ def execute(
     check_executor(executor, scheduler)
     tasks = spec.tasks()
     store = open_store(spec.store)
-    missing = [t for t in tasks if (t.key,) not in store]
-    todo = missing if limit is None else missing[:limit]
-    already = len(tasks) - len(missing)
-    bar = _bar(len(tasks), already, spec.name, progress)
-    try:
-        rows = parallel_map(
-            run, todo, executor, workers, scheduler, key=lambda t: f"hetsched-run-{t.key}"
-        )
-        for row in rows:
-            store.add({**row, "finished_at": time.time()})
-            bar.update(1)
-            bar.set_postfix_str(f"{row['method']} {row['status']}", refresh=False)
-    finally:
-        bar.close()
+    with store.writer():  # a second sweep on this store is refused, never run beside it
+        missing = [t for t in tasks if (t.key,) not in store]
+        todo = missing if limit is None else missing[:limit]
+        already = len(tasks) - len(missing)
+        bar = _bar(len(tasks), already, spec.name, progress)
+        try:
+            rows = parallel_map(
+                run, todo, executor, workers, scheduler, key=lambda t: f"hetsched-run-{t.key}"
+            )
+            for row in rows:
+                store.add({**row, "finished_at": time.time()})
+                bar.update(1)
+                bar.set_postfix_str(f"{row['method']} {row['status']}", refresh=False)
+        finally:
+            bar.close()
     keys = {t.key for t in tasks}
     statuses = Counter(r["status"] for r in store.rows() if r["key"] in keys)
     return SweepReport(spec.name, str(spec.store), len(tasks), already, len(todo), dict(statuses))

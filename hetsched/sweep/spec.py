@@ -3,6 +3,7 @@
     [sweep]
     name = "small-exact"
     store = "small-exact.jsonl"           # run store (JSON lines), relative to the spec file
+                                           # (a shipped example's: to the current directory)
     instances = ["../instances/small/small-0[1-5].json"]   # globs, relative to the spec file
     workloads = ["philly"]                 # generated workloads (seeded), for `simulate` methods
     seeds = [0, 1]
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
 
 KINDS = ("solve", "heuristic", "simulate")
 
@@ -121,8 +122,13 @@ def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
     """Read and check a sweep spec; any problem raises :class:`InputError` (file, key, reason).
     ``check`` also checks that each method exists (:func:`hetsched.sweep.load_spec` passes
     hetsched's); without it only the spec's form is checked."""
-    p = Path(path)
+    from hetsched.core.resources import resolve_file, shipped_dir
+
+    p = resolve_file(path, "examples", ".toml", "sweep spec")
     src = p.name
+    # a shipped example's store (an output) goes under the current directory, never into the
+    # installed package; a spec of the user's keeps it relative to the spec file
+    shipped = shipped_dir("examples") in p.resolve().parents
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -145,7 +151,7 @@ def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
         return v
 
     name = get("name", str, p.stem)
-    store = (base / get("store", str, f"{p.stem}.jsonl")).resolve()
+    store = ((Path.cwd() if shipped else base) / get("store", str, f"{p.stem}.jsonl")).resolve()
     patterns = get("instances", list, [])
     instances: list[Path] = []
     for i, pat in enumerate(patterns):

@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 from hetsched.sweep.runner import SweepReport, execute
 from hetsched.sweep.spec import SweepSpec, Task, read_spec
 
@@ -24,12 +24,12 @@ def check_method(kind: str, name: str, params: dict) -> None:
     """Raise HetschedError unless the method exists: a formulation the solver takes, a heuristic,
     or a simulator policy (built once, as a sweep would)."""
     if kind == "solve":
-        from hetsched.formulation import find_formulation
+        from hetsched.exact.registry import find_formulation
         from hetsched.solvers import SOLVERS
 
         find_formulation(name, SOLVERS[params.get("solver", "highs")].model_kind)
     elif kind == "heuristic":
-        from hetsched.heuristic import ALGORITHMS
+        from hetsched.hare.heuristic import ALGORITHMS
 
         if name not in ALGORITHMS:
             raise HetschedError(f"unknown algorithm '{name}' (known: {', '.join(ALGORITHMS)})")
@@ -103,7 +103,7 @@ def _run(task: Task) -> dict[str, Any]:
     m = task.method
     inst = _instance(task)
     if m.kind == "solve":
-        from hetsched.solve import solve
+        from hetsched.exact.solve import solve
 
         res = solve(
             inst,
@@ -116,7 +116,7 @@ def _run(task: Task) -> dict[str, Any]:
         )
         return _from_result(res)
     if m.kind == "heuristic":
-        from hetsched.heuristic import run_heuristic
+        from hetsched.hare.heuristic import run_heuristic
 
         extra = {k: m.params[k] for k in ("order", "rule") if k in m.params}
         res = run_heuristic(

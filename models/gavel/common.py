@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.problem import Allocation, AllocationView, allocation_view
-from hetsched.allocation.validate import convention_report
+from hetsched.exact.spec import FormulationSpec
+from hetsched.gavel.problem import Allocation, AllocationView, allocation_view
+from hetsched.gavel.validate import convention_report
 from hetsched.instance.model import Instance
-from hetsched.spec import FormulationSpec
 
 
 def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:

@@ -9,13 +9,13 @@ rho the question "is max_j rho_j(X) <= rho feasible?" is linear:
     thr_j(X) >= R_j / (rho D_j - t_j) =: need_j(rho)   (D_j the denominator; needs rho D_j > t_j)
 
 This model is that test for one ``rho`` (an option): max z s.t. ``finish[j]``: thr_j(X) >=
-need_j(rho) z; rho is feasible iff z* >= 1. :func:`hetsched.allocate.ftf.finish_time_fairness`
+need_j(rho) z; rho is feasible iff z* >= 1. :func:`hetsched.gavel.ftf.finish_time_fairness`
 bisects on rho between max_j t_j / D_j (infeasible even with infinite speed) and 1 (X^equal
 achieves it), so the result carries a proven lower bound and its gap. If every t_j = 0 the
 problem is one LP (rho = 1 / z* of the test at rho = 1), and the bisection is skipped.
 
 Options: ``convention="gavel"`` takes Gavel's denominator D_j = R_j / thr_j(X^iso) (its
-``IsolatedPolicy`` share, no t_j; :mod:`hetsched.allocation.conventions`); ``agnostic=True``
+``IsolatedPolicy`` share, no t_j; :mod:`hetsched.gavel.conventions`); ``agnostic=True``
 is Gavel's agnostic ``finish_time_fairness`` (every type at the reference type's throughput).
 """
 
@@ -24,15 +24,15 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.conventions import check_convention
-from hetsched.allocation.policies import need, policy_view, waited
-from hetsched.allocation.problem import AllocationView, allocation_view
-from hetsched.allocation.validate import allocation_report
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.core.reports import ValidationReport
+from hetsched.exact.spec import FormulationSpec
+from hetsched.gavel.conventions import check_convention
+from hetsched.gavel.policies import need, policy_view, waited
+from hetsched.gavel.problem import AllocationView, allocation_view
+from hetsched.gavel.validate import allocation_report
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
-from hetsched.reports import ValidationReport
-from hetsched.spec import FormulationSpec
 
 
 def _view(instance: Instance, agnostic: bool) -> AllocationView:

@@ -16,7 +16,7 @@ makespan = M / zeta.
 This is Gavel's ``min_total_duration_perf`` (the smallest T such that every job finishes by T),
 solved exactly where Gavel bisects on T to within 5%. ``gavel-min-total-duration`` is Gavel's
 agnostic ``min_total_duration``: the same LP with every type at the job's throughput on the
-reference type (:func:`hetsched.allocation.conventions.agnostic_view`; Gavel uses v100).
+reference type (:func:`hetsched.gavel.conventions.agnostic_view`; Gavel uses v100).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.conventions import agnostic_view
-from hetsched.allocation.policies import agnostic_makespan, makespan
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_makespan
-from hetsched.allocation.validate import allocation_report
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.exact.spec import FormulationSpec
+from hetsched.gavel.conventions import agnostic_view
+from hetsched.gavel.policies import agnostic_makespan, makespan
+from hetsched.gavel.problem import AllocationView, allocation_view, equal_share_makespan
+from hetsched.gavel.validate import allocation_report
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, extract_x
-from hetsched.spec import FormulationSpec
 
 
 def build(instance: Instance) -> pe.ConcreteModel:

@@ -5,14 +5,14 @@ Heterogeneity-agnostic (``gavel-max-min-fairness``): equalize weighted time shar
     max  min_j  (s_j / w_j) sum_r x_{j,r}                                  (T_{j,r} = 1 for all r)
 
 Heterogeneity-aware (``gavel-max-min-fairness-perf``): equalize effective throughput normalized
-by the job's throughput under the equal share X^equal (:func:`hetsched.allocation.equal_share`),
+by the job's throughput under the equal share X^equal (:func:`hetsched.gavel.equal_share`),
 
     max  min_j  (s_j / w_j) thr_j(X) / thr_j(X^equal),   thr_j(X) = sum_r T_{j,r} x_{j,r}
 
 Both are LPs with an epigraph variable z: ``fair[j]``: z <= coefficient_j * (...). The factor
 s_j follows Gavel: with equal throughputs a 1-GPU job gets s_j times the time of an s_j-GPU job.
 Option ``convention="gavel"`` normalizes by Gavel's proportional share thr_j(X^prop) instead of
-thr_j(X^equal) (:mod:`hetsched.allocation.conventions`): the same allocations, the objective
+thr_j(X^equal) (:mod:`hetsched.gavel.conventions`): the same allocations, the objective
 scaled by min(1, sum N / sum s).
 """
 
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 
-from hetsched.allocation.conventions import check_convention
-from hetsched.allocation.policies import max_min_coefficients as coefficients
-from hetsched.allocation.policies import max_min_objective
-from hetsched.allocation.problem import allocation_view
+from hetsched.gavel.conventions import check_convention
+from hetsched.gavel.policies import max_min_coefficients as coefficients
+from hetsched.gavel.policies import max_min_objective
+from hetsched.gavel.problem import allocation_view
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, convention_spec
 

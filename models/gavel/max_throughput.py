@@ -19,14 +19,14 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.conventions import check_convention
-from hetsched.allocation.policies import (
+from hetsched.core.errors import InputError
+from hetsched.gavel.conventions import check_convention
+from hetsched.gavel.policies import (
     throughput_coefficients,
     throughput_per_dollar,
     total_throughput,
 )
-from hetsched.allocation.problem import allocation_view
-from hetsched.errors import InputError
+from hetsched.gavel.problem import allocation_view
 from hetsched.instance.model import Instance
 from hetsched.models.gavel.common import base_model, convention_spec
 

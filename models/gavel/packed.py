@@ -28,13 +28,13 @@ from itertools import combinations
 import numpy as np
 import pyomo.environ as pe
 
-from hetsched.allocation.conventions import check_convention, fair_throughput
-from hetsched.allocation.gavel_data import load_throughputs
-from hetsched.allocation.problem import AllocationView, allocation_view, equal_share_throughput
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
+from hetsched.core.reports import ValidationReport, Violation
+from hetsched.exact.spec import FormulationSpec
+from hetsched.gavel.conventions import check_convention, fair_throughput
+from hetsched.gavel.problem import AllocationView, allocation_view, equal_share_throughput
+from hetsched.instance.gavel_table import load_throughputs
 from hetsched.instance.model import Instance
-from hetsched.reports import ValidationReport, Violation
-from hetsched.spec import FormulationSpec
 
 TOL = 1e-7
 

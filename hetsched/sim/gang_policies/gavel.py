@@ -1,7 +1,7 @@
 """Gavel (Narayanan et al., OSDI'20) round-based scheduling with one of its heterogeneity-aware
 allocation policies. Whenever the set of active jobs changes, the allocation LP is solved for
 them (x_{j,r}: the share of time job j should spend on type r) and checked by the allocation
-validator; each round, Gavel's mechanism (:func:`hetsched.allocation.rounds.priority_placement`)
+validator; each round, Gavel's mechanism (:func:`hetsched.gavel.rounds.priority_placement`)
 gives type r to the jobs with the highest x_{j,r} / (share of their rounds spent on r so far).
 
 Allocation policies (``gavel:NAME``): ``max-min-fairness-perf`` (default: Gavel's
@@ -9,7 +9,7 @@ heterogeneity-aware LAS), ``max-min-fairness`` (the heterogeneity-agnostic LAS: 
 shares), ``makespan`` and ``min-total-duration`` (Gavel's min_total_duration_perf and its
 agnostic form), ``finish-time-fairness`` (Themis's rho, bisected; these three need the remaining
 work: clairvoyant, as Gavel's simulator is) and ``max-throughput``, solved by the fast LP path
-(:mod:`hetsched.allocate.fast`). Priorities count rounds since a job arrived (Gavel resets them
+(:mod:`hetsched.gavel.fast`). Priorities count rounds since a job arrived (Gavel resets them
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
@@ -19,7 +19,7 @@ Under the engine's Gavel convention (``GangState.convention == "gavel"``, the de
 recomputed at most every 1920 s, priorities from each type's time shares with deficits as
 tie-breaks, and leftover GPUs filled with any job that can run there
 (:mod:`hetsched.sim.gang_policies.gavel_mechanism`), and the LPs take Gavel's normalizers
-(:mod:`hetsched.allocation.conventions`). The heterogeneity-agnostic allocation
+(:mod:`hetsched.gavel.conventions`). The heterogeneity-agnostic allocation
 (``max-min-fairness``) visits the GPU types in a seeded random order each round, as Gavel does."""
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ import random
 
 import numpy as np
 
-from hetsched.allocate.fast import solve_max_min, solve_max_sum
-from hetsched.allocate.ftf import bisect_rho, fast_test
-from hetsched.allocation.conventions import isolated_throughput
-from hetsched.allocation.policies import FAST_POLICIES, coefficients, throughput_coefficients
-from hetsched.allocation.problem import AllocationView
-from hetsched.allocation.rounds import priority_placement
-from hetsched.allocation.validate import check_allocation
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
+from hetsched.gavel.conventions import isolated_throughput
+from hetsched.gavel.fast import solve_max_min, solve_max_sum
+from hetsched.gavel.ftf import bisect_rho, fast_test
+from hetsched.gavel.policies import FAST_POLICIES, coefficients, throughput_coefficients
+from hetsched.gavel.problem import AllocationView
+from hetsched.gavel.rounds import priority_placement
+from hetsched.gavel.validate import check_allocation
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_policies.gavel_mechanism import GavelMechanism, type_order
 from hetsched.solvers.result import Status
@@ -126,7 +126,7 @@ class Gavel:
         return x
 
     def _ftf(self, state: GangState, active: list[int], view: AllocationView):
-        """Finish-time fairness (Themis), the bisection of :mod:`hetsched.allocate.ftf`: t_j the
+        """Finish-time fairness (Themis), the bisection of :mod:`hetsched.gavel.ftf`: t_j the
         time since arrival; under Gavel's convention D_j holds I_j, accumulated as Gavel does
         (the steps done since the last allocation over that allocation's isolated throughput)."""
         t = np.maximum(0.0, state.now - self.data.arrival[active])

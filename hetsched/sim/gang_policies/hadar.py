@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation

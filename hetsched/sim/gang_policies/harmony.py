@@ -4,14 +4,14 @@ beside Gavel, Tiresias, Hadar and the similarity policy on the same workloads (i
 Harmony places each interval's new jobs next to the running ones, which never move ("no
 placement adjustment after deployment", Sec. IV); a job is placed whole or waits. Here an
 interval is a round of the engine, and every round the waiting jobs, in arrival order, are
-placed by one of :mod:`hetsched.placement`'s methods on a :class:`PlacementView` of the cluster:
+placed by one of :mod:`hetsched.harmony`'s methods on a :class:`PlacementView` of the cluster:
 
 * ``harmony:load-balancing``, ``:bin-packing``, ``:tetris``, ``:standalone``: the rules of
-  :func:`hetsched.placement.heuristics.place_by_rule`;
+  :func:`hetsched.harmony.heuristics.place_by_rule`;
 * ``harmony:greedy`` (also ``harmony-greedy``, the default): the greedy by reward (eq. (1));
 * ``harmony:greedy-learned``: the same greedy with the learned interference predictor;
 * ``harmony:exact``: the round's optimal placement of every waiting job at once
-  (:func:`hetsched.placement.separable.separable_placement`, an integer program: exact here
+  (:func:`hetsched.harmony.separable.separable_placement`, an integer program: exact here
   because nothing interferes).
 
 On Harmony's own workloads (``metadata.placement``, e.g. ``harmony-jobs``), the engine applies
@@ -41,11 +41,11 @@ from typing import Iterator
 
 import numpy as np
 
-from hetsched.errors import HetschedError, InputError
-from hetsched.placement import data as harmony_data
-from hetsched.placement.methods import CLAIRVOYANT, ORDERS, check_method, heuristic
-from hetsched.placement.problem import PlacementView
-from hetsched.placement.separable import separable_placement
+from hetsched.core.errors import HetschedError, InputError
+from hetsched.harmony import data as harmony_data
+from hetsched.harmony.methods import CLAIRVOYANT, ORDERS, check_method, heuristic
+from hetsched.harmony.problem import PlacementView
+from hetsched.harmony.separable import separable_placement
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_interference import interference_of
 from hetsched.sim.gang_model import Run
@@ -93,7 +93,7 @@ class Harmony:
         if self.interference is not None:  # Harmony's own workload: its speed model decides
             return
         if self.method == "greedy-learned":  # its predictor knows the models it was trained on
-            from hetsched.placement.predictor import default_predictor
+            from hetsched.harmony.predictor import default_predictor
 
             predictor = default_predictor(self.seed)
             for k, m in enumerate(d.models):
@@ -179,8 +179,8 @@ class Harmony:
         """Harmony's own setting (a workload with its speed model, ``metadata.placement``): the
         running jobs keep their tasks; every waiting job, in arrival order, is offered at once
         to the method on the interval's placement problem, as ``place-sim`` has always done."""
-        from hetsched.placement.generate import make_instance
-        from hetsched.placement.problem import check_placement, placement_view
+        from hetsched.harmony.generate import make_instance
+        from hetsched.harmony.problem import check_placement, placement_view
 
         d, inst = self.data, self.instance
         held = {j: Run(g, None, state.held_ps.get(j, ())) for j, g in state.held.items()}
@@ -219,7 +219,7 @@ class Harmony:
             f"{inst.name}-t{state.round}", len(d.servers), batch, placed, server=server
         )
         if self.method == "exact":
-            from hetsched.solve import solve
+            from hetsched.exact.solve import solve
 
             res = solve(
                 interval, "harmony-placement", "highs", time_limit=self.time_limit, threads=1

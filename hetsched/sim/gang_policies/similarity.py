@@ -10,7 +10,7 @@ The policy is written ``similarity[:TOKENS]``, tokens joined by ``-``:
 
 * ``keep``: a running job keeps its GPUs until it completes and the queue gets what is left
   (without it every decision is remade each round: the paper's "cd");
-* ``pack``: then pack (Algorithm 3, :func:`hetsched.packing.greedy_packing`): each job placed
+* ``pack``: then pack (Algorithm 3, :func:`hetsched.similarity.packing.greedy_packing`): each job placed
   alone on one GPU, in scheduling order, may take one waiting job onto its GPU, the one that
   keeps its own throughput highest (Gavel's measured pairs; the engine runs the pair at those
   rates, :mod:`hetsched.sim.gang_model`). A packed job is not kept: it is decided again;
@@ -34,15 +34,15 @@ from typing import Iterator
 
 import numpy as np
 
-from hetsched.errors import HetschedError, InputError
+from hetsched.core.errors import HetschedError, InputError
 from hetsched.instance.model import Instance, Job, ModelInfo
-from hetsched.packing import optimal_packing
-from hetsched.packing.problem import PackingView
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_model import Run
-from hetsched.sim.similarity import cluster_by_type
+from hetsched.similarity.packing import optimal_packing
+from hetsched.similarity.packing.problem import PackingView
 from hetsched.similarity.reference import ReferenceJob, gavel_reference_db, row_features
 from hetsched.similarity.round import VARIANTS, Option, check_round, greedy_round, round_view
+from hetsched.similarity.workload import cluster_by_type
 
 #: what each variant needs of the workload's ``metadata.gang.resize``
 NEEDS = {"gpu": ("none", "count", "count-batch"), "gpu_ngpu": ("count", "count-batch")}
@@ -194,7 +194,7 @@ class Similarity:
             metadata={"similarity": {"variant": self.variant}},
         )
         if self.exact:
-            from hetsched.solve import solve
+            from hetsched.exact.solve import solve
 
             res = solve(
                 inst,
@@ -273,7 +273,7 @@ class Similarity:
         return {q for _, q in pairs}
 
     def _pack_greedily(self, state, plan, solo: list[int], alike: list[tuple]) -> list[tuple]:
-        """Algorithm 3 (:func:`hetsched.packing.greedy_packing`) read by kind: every waiting job
+        """Algorithm 3 (:func:`hetsched.similarity.packing.greedy_packing`) read by kind: every waiting job
         of a kind pairs alike, so a solo job's pick is the first waiting job of its best kind
         (largest own share, then largest w, then the earliest in arrival order, as the printed
         algorithm breaks ties). Each kind's waiting jobs are read only as far as they are taken."""
@@ -328,7 +328,7 @@ class Similarity:
 
     def _pack_exactly(self, state, plan, solo: list[int], alike: list[tuple]) -> list[tuple]:
         """The packing of largest total normalized throughput
-        (:func:`hetsched.packing.optimal_packing`) over each kind's first ``len(solo)`` waiting
+        (:func:`hetsched.similarity.packing.optimal_packing`) over each kind's first ``len(solo)`` waiting
         jobs (no optimum takes more of one kind)."""
         d = self.data
         firsts = {

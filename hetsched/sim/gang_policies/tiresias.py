@@ -23,7 +23,7 @@ from typing import Iterator
 
 import numpy as np
 
-from hetsched.errors import InputError
+from hetsched.core.errors import InputError
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_policies.common import place_in_order
 

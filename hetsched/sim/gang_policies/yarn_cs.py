@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.errors import HetschedError
+from hetsched.core.errors import HetschedError
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_policies.common import place_in_order
 

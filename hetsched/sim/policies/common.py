@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import NEVER
+from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import SimState
 
 

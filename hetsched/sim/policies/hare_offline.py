@@ -1,8 +1,8 @@
 """Hare's offline Algorithm 1 (HPDC'22) executed by the simulator (clairvoyant: the plan is made
 at time 0 from every job's arrival, rounds and times).
 
-The plan comes from :func:`hetsched.heuristics.hare_alg1.hare_alg1` with priorities H from an
-ordering of :mod:`hetsched.orderings` (default ``hare-interval-lp``, which scales to the
+The plan comes from :func:`hetsched.hare.algorithm1.hare_alg1` with priorities H from an
+ordering of :mod:`hetsched.hare.orderings` (default ``hare-interval-lp``, which scales to the
 paper's size; ``hare-sched-rl`` is the paper's). The simulator then runs, on each GPU, its planned
 tasks in planned order, each as soon as the GPU is idle and the task's round is ready -- so the
 simulated schedule is the plan itself when the plan was built on the same model (checked in the
@@ -17,8 +17,8 @@ from collections import deque
 
 import numpy as np
 
-from hetsched.heuristics.hare_alg1 import hare_alg1
-from hetsched.orderings import ordering
+from hetsched.hare.algorithm1 import hare_alg1
+from hetsched.hare.orderings import ordering
 from hetsched.sim.engine import SimState
 
 

@@ -28,7 +28,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from hetsched.allocation.gavel_data import NEVER
+from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import SimState
 from hetsched.sim.policies.common import gang_size, mean_task_time, take_runnable
 from hetsched.sim.policies.heaps import KeyedHeap, LazyHeap

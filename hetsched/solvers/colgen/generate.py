@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hetsched.errors import SolverError
+from hetsched.core.errors import SolverError
 from hetsched.solvers.colgen.problem import DantzigWolfeProblem, add_usage, prices_out
 
 # block -> (what problem.price reads for that block, cost_lo, cost_hi), or None: leave it out

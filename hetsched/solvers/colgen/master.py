@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from hetsched.errors import SolverError
+from hetsched.core.errors import SolverError
 from hetsched.solvers.colgen.branching import branch_and_price
 from hetsched.solvers.colgen.generate import Generation, generate
 from hetsched.solvers.colgen.problem import (
@@ -240,7 +240,7 @@ def solve_colgen(
     incumbent. The result's ``solution`` is a :class:`ColgenSolution`: the chosen columns and
     the run's statistics (``problem`` is not written to).
     """
-    time_limit, gap, seed = opts.time_limit, opts.gap, opts.seed
+    time_limit, gap, seed = opts.time_limit, opts.gap, opts.solver_seed
     t0 = time.perf_counter()
     deadline = t0 + (float(time_limit) if time_limit is not None else math.inf)
     incumbent = sum(c.cost for c in problem.initial)

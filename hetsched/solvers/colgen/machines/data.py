@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsched.indexed import JobsIndexed
+from hetsched.core.indexed import JobsIndexed
+from hetsched.core.scaling import exact_decimal_scale, instance_times
 from hetsched.instance.model import Instance
-from hetsched.scaling import exact_decimal_scale, instance_times
 
 MAX_TABLE_CELLS = 50_000_000  # jobs x horizon ticks of one pricing table (bytes of its decisions)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from hetsched.errors import SolverError
+from hetsched.core.errors import SolverError
 
 
 @dataclass(frozen=True)

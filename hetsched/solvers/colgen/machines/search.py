@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.errors import SolverError
+from hetsched.core.errors import SolverError
 from hetsched.solvers.colgen.generate import Generation, generate
 from hetsched.solvers.colgen.machines.data import MachineProblem
 from hetsched.solvers.colgen.machines.master import MachineColumn, RestrictedMaster

@@ -1,0 +1,92 @@
+"""Run the README's commands against an installed hetsched, from a directory outside the checkout.
+
+The commands are read from the README itself (the ``bash`` blocks of "The two commands" and
+"A five-minute tour"; ``pip``/``pytest`` lines are the installer's, not the tour's), so the README
+cannot drift from what works. Each command runs in one scratch directory, in order (later ones
+read what earlier ones wrote), with the installed ``hetsched`` first on PATH. A command passes
+when it exits 0 (or 1 where its comment says it exits 1), or when it is still at work after
+``--cap`` seconds: then it is stopped with SIGTERM and must exit 143, hetsched's exit on SIGTERM
+(it had parsed its arguments and found its inputs, which a command does in its first second). Prints one line per command
+and a closing count; exits 1 if any failed.
+
+    python .ci/readme_tour.py README.md --bin VENV/bin [--cap 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SECTIONS = ("## The two commands", "## A five-minute tour")
+
+
+def tour_commands(readme: str) -> list[tuple[str, str]]:
+    """(command, comment) for every ``hetsched`` line of the README's tour sections."""
+    out: list[tuple[str, str]] = []
+    for title in SECTIONS:
+        start = readme.index(title)
+        end = readme.find("\n## ", start + len(title))
+        section = readme[start : end if end >= 0 else len(readme)]
+        for block in re.findall(r"```bash\n(.*?)```", section, flags=re.S):
+            for raw in block.splitlines():
+                line = raw.strip()
+                if not line or line.startswith("#"):
+                    continue
+                command, _, comment = line.partition("  #")
+                command = command.strip()
+                if command.startswith("pip install . && "):  # the first of the two commands
+                    command = command.removeprefix("pip install . && ")
+                if command.startswith("hetsched "):
+                    out.append((command, comment.strip()))
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("readme", type=Path)
+    p.add_argument("--bin", required=True, help="the directory of the installed hetsched")
+    p.add_argument("--cap", type=float, default=15.0, help="seconds a command may run")
+    args = p.parse_args()
+    commands = tour_commands(args.readme.read_text(encoding="utf-8"))
+    env = {**os.environ, "PATH": f"{Path(args.bin).resolve()}{os.pathsep}{os.environ['PATH']}"}
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="hetsched-tour-") as work:
+        for command, comment in commands:
+            ok_codes = {0, 1} if "exits 1" in comment or "exit 1" in comment else {0}
+            t0 = time.monotonic()
+            proc = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=work,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+            try:
+                _, err = proc.communicate(timeout=args.cap)
+                capped = False
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 15)  # SIGTERM to the command and its children
+                _, err = proc.communicate()
+                capped = True
+            seconds = time.monotonic() - t0
+            code = proc.returncode
+            good = code in ok_codes or (capped and code == 143)  # it may end as it is stopped
+            what = f"stopped at {args.cap:g} s" if capped else f"exit {code}"
+            print(f"{'ok  ' if good else 'FAIL'} {seconds:6.1f} s  {what:<16} {command}", flush=True)
+            if not good:
+                failed += 1
+                print("      " + "\n      ".join(err.strip().splitlines()[-5:]), flush=True)
+    print(f"readme-tour: {len(commands) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Shipped files (package data of hetsched; read through hetsched.core.resources)."""

@@ -1,0 +1,111 @@
+"""Where independent runs execute: the sweep's and the audit's one pool.
+
+``local``: a process pool of ``workers`` processes (spawned: solver libraries hold threads and
+must never be forked); ``dask``: a Dask distributed cluster at ``scheduler`` (e.g.
+``tcp://10.0.0.1:8786``; ``pip install 'hetsched[dask]'``). :func:`parallel_map` yields each
+result as it finishes, in any order; the caller stores it and restores any order it needs. A
+SIGINT/SIGTERM or an error stops every worker at once."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from typing import Any, Callable, Iterable, Iterator
+
+from hetsched.core.errors import HetschedError
+
+EXECUTORS = ("local", "dask")
+
+
+def check_executor(executor: str, scheduler: str | None) -> None:
+    if executor not in EXECUTORS:
+        raise HetschedError(f"unknown executor '{executor}' (known: {', '.join(EXECUTORS)})")
+    if executor == "dask" and not scheduler:
+        raise HetschedError(
+            "--executor dask needs --scheduler ADDRESS (a Dask scheduler, e.g. tcp://host:8786)"
+        )
+
+
+def parallel_map(
+    fn: Callable[[Any], Any],
+    items: Iterable[Any],
+    executor: str = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    key: Callable[[Any], str] | None = None,
+) -> Iterator[Any]:
+    """fn(item) for every item on the executor, yielded as they finish. ``fn`` must be picklable
+    (a module-level function, or a partial of one); ``key(item)`` names a Dask task. One pool
+    for this call; a caller that maps many times opens a :class:`WorkerPool` once."""
+    todo = list(items)
+    if not todo:
+        check_executor(executor, scheduler)
+        return
+    n = workers or max(1, min(len(todo), os.cpu_count() or 1))
+    with WorkerPool(executor, n, scheduler) as pool:
+        yield from pool.map(fn, todo, key)
+
+
+class WorkerPool:
+    """The processes (``local``) or the Dask client (``dask``) of many maps, started once: a
+    spawned worker imports the solver stack (about a second), which a pool per map would pay on
+    every batch. Leaving the ``with`` block normally closes the pool; an exception (SIGINT,
+    SIGTERM, an error, a caller that stops reading) stops every worker at once."""
+
+    def __init__(
+        self, executor: str = "local", workers: int | None = None, scheduler: str | None = None
+    ) -> None:
+        check_executor(executor, scheduler)
+        self.executor, self.workers, self.scheduler = executor, workers, scheduler
+        self._pool: Any = None
+        self._client: Any = None
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._pool is not None:
+            if exc_type is None:
+                self._pool.close()
+            else:  # stop every worker now; what is stored stays stored
+                self._pool.terminate()
+            self._pool.join()
+        if self._client is not None:
+            self._client.close()
+
+    def map(
+        self,
+        fn: Callable[[Any], Any],
+        items: Iterable[Any],
+        key: Callable[[Any], str] | None = None,
+    ) -> Iterator[Any]:
+        """fn(item) for every item, yielded as they finish (in any order)."""
+        todo = list(items)
+        if not todo:
+            return
+        if self.executor == "dask":
+            yield from self._dask(fn, todo, key or (lambda item: str(id(item))))
+        else:
+            if self._pool is None:
+                n = self.workers or max(1, os.cpu_count() or 1)
+                self._pool = multiprocessing.get_context("spawn").Pool(processes=n)
+            yield from self._pool.imap_unordered(fn, todo)
+
+    def _dask(self, fn: Callable, todo: list, key: Callable) -> Iterator[Any]:
+        try:
+            from distributed import Client
+            from distributed import as_completed as dask_completed
+        except ImportError:
+            raise HetschedError(
+                "--executor dask needs Dask distributed (pip install 'hetsched[dask]')"
+            ) from None
+        if self._client is None:
+            try:
+                self._client = Client(self.scheduler, timeout="20s")
+            except OSError as e:
+                raise HetschedError(
+                    f"cannot reach the Dask scheduler at {self.scheduler} ({e})"
+                ) from None
+        futures = [self._client.submit(fn, item, key=key(item), pure=False) for item in todo]
+        for f in dask_completed(futures):
+            yield f.result()

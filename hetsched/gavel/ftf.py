@@ -1,0 +1,131 @@
+"""Finish-time fairness by bisection on rho over the LP test of
+``models/gavel/finish_time_fairness.py`` (see there for the maths)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from hetsched.exact.solve import solve
+from hetsched.gavel.conventions import check_convention
+from hetsched.gavel.fast import solve_max_min
+from hetsched.gavel.policies import denominators, need, policy_view, rho_max, waited
+from hetsched.gavel.problem import Allocation, AllocationView, allocation_view
+from hetsched.gavel.validate import allocation_report
+from hetsched.instance.model import Instance
+from hetsched.solvers.finalize import finalize
+from hetsched.solvers.result import SolveResult, Status
+
+
+@dataclass
+class Bisection:
+    """What the bisection on rho found: the best allocation, the largest rho proven infeasible
+    (``lo``) and the smallest proven feasible (``hi``), and how."""
+
+    x: np.ndarray | None
+    lo: float
+    hi: float
+    notes: list[str]
+
+
+def bisect_rho(
+    view: AllocationView,
+    t: np.ndarray,
+    test: Callable[[float], tuple[Status, float, np.ndarray | None]],
+    convention: str = "hetsched",
+    isolated: np.ndarray | None = None,
+    tol: float = 1e-9,
+) -> Bisection:
+    """min_X max_j rho_j(X) by bisection on rho; ``test(rho)`` is the LP test (max z, feasible
+    iff z >= 1). ``isolated``: Gavel's I_j (isolated time of earlier rounds; default 0)."""
+    if not np.any(t > 0):  # rho_j = (R_j / D_j) / thr_j: one LP, rho* = 1 / z*(rho = 1)
+        status, z, x = test(1.0)
+        rho = 1.0 / z if z > 0 else np.inf
+        return Bisection(x, rho, rho, ["every t_j = 0: one LP (no bisection)"])
+    d = denominators(view, t, convention, isolated)
+    lo = float(np.max(t / d))  # infeasible at any speed below this
+    # the isolated share is feasible: rho = 1 under hetsched's convention (X^equal; its D_j
+    # holds t_j), max_j (t_j + R_j / thr_j(X^iso)) / D_j under Gavel's
+    hi = 1.0
+    if convention == "gavel":
+        hi = float(np.max((t + d - (0 if isolated is None else isolated)) / d))
+    status, z, best_x = test(hi)
+    steps = 0
+    while hi - lo > tol * hi and steps < 100:
+        mid = (lo + hi) / 2
+        status, z, x = test(mid)
+        if status == Status.OPTIMAL and z >= 1.0:
+            hi, best_x = mid, x
+        else:
+            lo = mid
+        steps += 1
+    return Bisection(
+        best_x, lo, hi, [f"bisection on rho: {steps} LP tests, bracket [{lo:.12g}, {hi:.12g}]"]
+    )
+
+
+def fast_test(
+    view: AllocationView,
+    t: np.ndarray,
+    convention: str,
+    isolated=None,
+    method: str = "decomposition",
+):
+    """The LP test of rho as arrays (:func:`hetsched.gavel.fast.solve_max_min`, ``method``)."""
+
+    def test(rho: float):
+        req = need(view, t, rho, convention, isolated)
+        a = view.throughput / req[:, None]
+        status, z, x, _ = solve_max_min(a, view.scale, view.count, method=method)
+        return status, z, x
+
+    return test
+
+
+def finish_time_fairness(
+    instance: Instance,
+    tol: float = 1e-9,
+    route: str = "fast",
+    convention: str = "hetsched",
+    agnostic: bool = False,
+) -> SolveResult:
+    """min_X max_j rho_j(X): objective = the validated max rho of the best allocation found,
+    bound = the largest rho proven infeasible (or the LP optimum when every t_j = 0).
+    ``convention`` and ``agnostic``: see ``models/gavel/finish_time_fairness.py``."""
+    t0 = time.perf_counter()
+    check_convention(convention)
+    policy = "finish-time-fairness" + ("-agnostic" if agnostic else "")
+    view = policy_view(allocation_view(instance), policy)
+    t = waited(view, instance)
+
+    def pyomo_test(rho: float):
+        options = {"rho": rho, "convention": convention, "agnostic": agnostic}
+        r = solve(instance, "gavel-finish-time-fairness-test", "highs", options=options)
+        return r.status, r.solver_objective, None if r.solution is None else r.solution.x
+
+    test = fast_test(view, t, convention) if route == "fast" else pyomo_test
+    found = bisect_rho(view, t, test, convention, tol=tol)
+    alloc = Allocation(
+        policy, allocation_view(instance), found.x, instance.name, {"convention": convention}
+    )
+    report = allocation_report(rho_max(instance, convention, policy))(instance, alloc)
+    result = SolveResult(
+        instance=instance.name,
+        model=f"gavel-{policy}",
+        solver=f"highs-{route}",
+        status=Status.OPTIMAL,
+        bound=found.lo,
+        solution=alloc,
+        sense="min",
+        notes=found.notes,
+    )
+    finalize(result, report)
+    if (
+        result.gap is not None and result.gap > 10 * tol + 1e-7
+    ):  # the bisection's bracket is still open
+        result.status = Status.FEASIBLE
+    result.seconds = time.perf_counter() - t0
+    return result

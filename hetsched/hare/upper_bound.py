@@ -1,0 +1,81 @@
+"""A feasible Hare schedule and its validated objective from a few cheap list schedules: the
+horizon bound and the hint of the exact models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from hetsched.hare.list_scheduling import (
+    MACHINE_RULES,
+    arrays_objective,
+    arrival_order,
+    schedule_arrays,
+    schedule_in_order,
+    wspt_order,
+)
+from hetsched.hare.view import HareView, hare_view
+from hetsched.schedule.model import TaskSchedule
+from hetsched.schedule.validate import validate
+
+
+def quick_upper_bound(instance, view: HareView | None = None) -> tuple[float, TaskSchedule]:
+    """A feasible schedule and its objective from a few cheap list schedules (``view``: the
+    instance's view, if the caller has it).
+
+    Exact models use it to bound the horizon (:meth:`HareView.start_windows`) and as a hint.
+    The schedules are compared on arrays; the best one's objective is recomputed by the
+    independent validator, and that is what is returned.
+    """
+    view = hare_view(instance) if view is None else view
+    runs = [
+        schedule_in_order(view, order, rule)
+        for order in (arrival_order(view), wspt_order(view))
+        for rule in MACHINE_RULES
+    ]
+    start, gpu = min(runs, key=lambda run: arrays_objective(view, *run))
+    sched = schedule_arrays(view, start, gpu)
+    report = validate(instance, sched)
+    if not report.valid or report.objective is None:  # pragma: no cover - a bug in the loop
+        raise AssertionError(f"list schedule failed validation: {report.violations[:3]}")
+    return report.objective, sched
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """What the exact Hare models build on: the view, a validated schedule of objective ``ub``,
+    and what every schedule of objective <= ``ub`` (so every optimal one) meets: each job's
+    completion bound (:meth:`HareView.completion_upper_bounds`) and each round's start window
+    [earliest, latest] (:meth:`HareView.start_windows`, worked out when first read: the interval
+    LP needs only the completion bounds). ``relaxed``: bounds and windows that hold for every
+    solution of (4)-(7) alone (relaxations that drop (8))."""
+
+    view: HareView
+    ub: float
+    schedule: TaskSchedule
+    relaxed: bool = False
+
+    @cached_property
+    def completion(self) -> np.ndarray:  # [n]: C_n <= completion[n]
+        return self.view.completion_upper_bounds(self.ub, relaxed=self.relaxed)
+
+    @cached_property
+    def _windows(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.view.start_windows(self.ub, relaxed=self.relaxed)
+
+    @property
+    def earliest(self) -> np.ndarray:  # [n, r]
+        return self._windows[0]
+
+    @property
+    def latest(self) -> np.ndarray:  # [n, r]
+        return self._windows[1]
+
+
+def horizon(instance, relaxed: bool = False) -> Horizon:
+    """The :class:`Horizon` of :func:`quick_upper_bound`'s schedule (one view for both)."""
+    view = hare_view(instance)
+    ub, schedule = quick_upper_bound(instance, view)
+    return Horizon(view, ub, schedule, relaxed)

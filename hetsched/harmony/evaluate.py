@@ -1,0 +1,40 @@
+"""Fast (vectorized) evaluation of the speed model of :mod:`hetsched.harmony.problem` for the
+search methods: heuristics, enumeration and predictor training call it thousands of times.
+Results they return are still checked by :func:`hetsched.harmony.problem.check_placement`,
+which recomputes the reward from the definition with plain loops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetsched.harmony.view import PlacementView
+
+
+def speed_fractions(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
+    """max(f_min, 1 - slow_n - comm_n) for every job, 0 for jobs with no task; ``tasks[n, s]``
+    counts job n's tasks (workers + parameter servers, earlier jobs included) on server s."""
+    u = (tasks > 0).astype(float)
+    co = view.interference @ u  # [n, s]: slowdown of n from the jobs present on s
+    slow = np.where(u > 0, co, 0.0).max(axis=1)
+    spans = u.sum(axis=1)
+    f = np.maximum(view.min_speed_fraction, 1.0 - slow - view.communication * (spans - 1))
+    return np.where(spans > 0, f * server_factor(view, tasks), 0.0)
+
+
+def server_factor(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
+    """min over the servers job n uses of ``server_speed[n, s]`` (1 without server speeds or
+    tasks): a synchronous job on several servers runs at its slowest server's pace."""
+    if view.server_speed is None:
+        return np.ones(view.n_jobs)
+    f = np.where(tasks > 0, view.server_speed, np.inf).min(axis=1)
+    return np.where(np.isfinite(f), f, 1.0)
+
+
+def reward(view: PlacementView, tasks: np.ndarray) -> float:
+    """Harmony's eq. (1): sum_n c_n / e_n with c_n = b_n * speed fraction."""
+    return float(view.weight() @ speed_fractions(view, tasks))
+
+
+def usage(view: PlacementView, xw: np.ndarray, xp: np.ndarray) -> np.ndarray:
+    """[s, k] resources held by the tasks counted in xw, xp (earlier jobs not added)."""
+    return xw.T @ view.worker_demand + xp.T @ view.ps_demand

@@ -1,0 +1,1 @@
+"""Tools over results: ``show`` (reports, Gantt charts, audit plots) and the generated docs."""
