@@ -99,6 +99,8 @@ def test_a_bad_output_is_refused_before_any_work_and_the_input_is_unchanged(
         shutil.copyfile(source, inp)
     if bad.startswith("the input") and inp is None:
         bad = "a read-only file"  # a command that reads no file: another bad output
+    if bad == "a missing folder" and kind == "dir":
+        bad = "a read-only file"  # an output folder is made with its parents (mkdir -p)
     ro = tmp / ("read-only.png" if option in ("--gantt", "--hist") else "read-only.json")
     ro.write_text("keep me\n")
     ro.chmod(0o444)
@@ -173,5 +175,6 @@ def test_check_output_cases(tmp_path):
     with pytest.raises(InputError, match="not a directory"):
         check_output(inp, "--out", kind="dir")
     check_output(tmp_path / "new-dir", "--out", kind="dir")
-    with pytest.raises(InputError, match="does not exist"):
-        check_output(tmp_path / "a" / "b", "--out", kind="dir")
+    check_output(tmp_path / "a" / "b", "--out", kind="dir")  # made with its parents
+    with pytest.raises(InputError, match="is not a writable folder"):
+        check_output(inp / "a" / "b", "--out", kind="dir")  # below a file: cannot be made

@@ -42,40 +42,41 @@ def run_exact_bench(
     methods = [m for m in METHODS if solvers is None or m[1] in solvers]
     tasks = TASKS[:2] if quick else TASKS
     rows = []
-    for gpus in gpu_counts:
-        for model, solver in methods:
-            failed = False
-            for n in tasks:
-                key = (model, solver, n, gpus, time_limit)
-                base = {
-                    "model": model,
-                    "solver": solver,
-                    "tasks": n,
-                    "gpus": gpus,
-                    "time_limit": time_limit,
-                }
-                if key in done:
-                    row = done.get(key)
-                elif failed and not all_sizes:
-                    row = {
-                        **base,
-                        "status": "skipped",
-                        "note": "not proven at a smaller size on this GPU count",
+    with done.writer():  # a second run of this benchmark into the same file is refused
+        for gpus in gpu_counts:
+            for model, solver in methods:
+                failed = False
+                for n in tasks:
+                    key = (model, solver, n, gpus, time_limit)
+                    base = {
+                        "model": model,
+                        "solver": solver,
+                        "tasks": n,
+                        "gpus": gpus,
+                        "time_limit": time_limit,
                     }
-                else:
-                    inst = ladder(n, gpus, seed=0)
-                    row = {
-                        **base,
-                        **solve_row(inst, model, solver, time_limit, threads=threads),
-                        "threads": threads,
-                    }
-                    done.add(row)
-                if row["status"] != Status.OPTIMAL.value:
-                    failed = True
-                rows.append(row)
-                if not as_json:
-                    label = f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus}"
-                    print(run_line(label, row), flush=True)
+                    if key in done:
+                        row = done.get(key)
+                    elif failed and not all_sizes:
+                        row = {
+                            **base,
+                            "status": "skipped",
+                            "note": "not proven at a smaller size on this GPU count",
+                        }
+                    else:
+                        inst = ladder(n, gpus, seed=0)
+                        row = {
+                            **base,
+                            **solve_row(inst, model, solver, time_limit, threads=threads),
+                            "threads": threads,
+                        }
+                        done.add(row)
+                    if row["status"] != Status.OPTIMAL.value:
+                        failed = True
+                    rows.append(row)
+                    if not as_json:
+                        label = f"{model:>14}/{solver:<6} tasks={n:<3} gpus={gpus}"
+                        print(run_line(label, row), flush=True)
     largest = largest_proven(rows, "{model}/{solver}@{gpus}gpus", "tasks")
     late = past_the_limit(rows, "{model}/{solver} tasks={tasks} gpus={gpus}")
     summary = {

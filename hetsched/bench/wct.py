@@ -36,34 +36,35 @@ def run_wct_bench(
 ) -> int:
     done = RunStore(out, ("family", "jobs", "gpus", "seed", "solver", "time_limit"))
     rows = []
-    for family in families:
-        for n, m in SIZES[family][:2] if quick else SIZES[family]:
-            for seed in SEEDS[:1] if quick else SEEDS:
-                for solver in solvers:
-                    key = (family, n, m, seed, solver, time_limit)
-                    if key in done:
-                        rows.append(done.get(key))
-                        continue
-                    inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
-                    print(
-                        f"bench: {family} n={n} m={m} seed={seed} {solver} ...",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                    row = {
-                        "family": family,
-                        "jobs": n,
-                        "gpus": m,
-                        "seed": seed,
-                        "solver": solver,
-                        "time_limit": time_limit,
-                        **solve_row(inst, "hare-sched", solver, time_limit),
-                    }
-                    done.add(row)
-                    rows.append(row)
-                    if not as_json:
-                        label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
-                        print(run_line(label, row), flush=True)
+    with done.writer():  # a second run of this benchmark into the same file is refused
+        for family in families:
+            for n, m in SIZES[family][:2] if quick else SIZES[family]:
+                for seed in SEEDS[:1] if quick else SEEDS:
+                    for solver in solvers:
+                        key = (family, n, m, seed, solver, time_limit)
+                        if key in done:
+                            rows.append(done.get(key))
+                            continue
+                        inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
+                        print(
+                            f"bench: {family} n={n} m={m} seed={seed} {solver} ...",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        row = {
+                            "family": family,
+                            "jobs": n,
+                            "gpus": m,
+                            "seed": seed,
+                            "solver": solver,
+                            "time_limit": time_limit,
+                            **solve_row(inst, "hare-sched", solver, time_limit),
+                        }
+                        done.add(row)
+                        rows.append(row)
+                        if not as_json:
+                            label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
+                            print(run_line(label, row), flush=True)
     largest = largest_proven(rows, "{family}/{solver}@{gpus}gpus", "jobs")
     late = past_the_limit(rows, "{family}/{solver} n={jobs} m={gpus} seed={seed}")
     if as_json:

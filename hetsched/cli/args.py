@@ -45,19 +45,27 @@ def positive_int_list(text: str) -> list[int]:
 MAX_JOBS, MAX_GPUS, MAX_SERVERS = 200_000, 100_000, 10_000
 
 
-def count(limit: int):
-    """An argparse type: a whole number from 1 to ``limit``."""
+def whole_number(low: int, high: int, shown: str = "", why: str = ""):
+    """An argparse type: a whole number from ``low`` to ``high`` (``shown``: how the message
+    writes ``high``; ``why``: what the limit is)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not 1 <= value <= limit:
-            raise argparse.ArgumentTypeError(f"must be from 1 to {limit} (got {text})")
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be from {low} to {shown or high}{why} (got {text})"
+            )
         return value
 
     return parse
+
+
+def count(limit: int):
+    """An argparse type: a whole number from 1 to ``limit``."""
+    return whole_number(1, limit)
 
 
 def positive(kind):
@@ -77,15 +85,8 @@ def positive(kind):
 MAX_SEED = 2**64 - 1
 
 
-def seed_value(text: str) -> int:
-    """An argparse type: a seed, a whole number from 0 to 2**64 - 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 2**64 - 1 (got {text})")
-    return value
+#: a seed, a whole number from 0 to 2**64 - 1 (argparse type)
+seed_value = whole_number(0, MAX_SEED, "2**64 - 1")
 
 
 def thread_count(text: str) -> int:
@@ -93,15 +94,7 @@ def thread_count(text: str) -> int:
     import os
 
     cpus = os.cpu_count() or 1
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= cpus:
-        raise argparse.ArgumentTypeError(
-            f"must be from 1 to {cpus}, the CPUs of this machine (got {text})"
-        )
-    return value
+    return whole_number(1, cpus, why=", the CPUs of this machine")(text)
 
 
 #: the longest time limit taken: about 115 days (a longer one overflows the operating system's

@@ -86,7 +86,8 @@ def check_output(
     A ``file`` output must not be one of ``inputs`` (the same file, by inode, under whatever
     name), a directory or a read-only file, must lie in a folder that exists and can be
     written, and must end in one of ``suffixes`` (when given). A ``dir`` output is a directory
-    (made if missing, in a folder that exists) that can be written and holds no input."""
+    that can be written, or is made (with its missing parents, as ``mkdir -p`` would) inside the
+    nearest folder that exists, which must be writable."""
     p = Path(path)
     where = f"{option} {path}"
     if kind == "dir":
@@ -96,10 +97,9 @@ def check_output(
             if not _writable_dir(p):
                 raise InputError(where, None, "cannot write in it")
             return
-        if not p.parent.exists():
-            raise InputError(where, None, f"the folder {p.parent} does not exist")
-        if not _writable_dir(p.parent):
-            raise InputError(where, None, f"cannot write in the folder {p.parent}")
+        base = next(a for a in p.absolute().parents if a.exists())
+        if not _writable_dir(base):
+            raise InputError(where, None, f"cannot make it: {base} is not a writable folder")
         return
     wanted = tuple(suffixes)
     if wanted and p.suffix.lower() not in wanted:
