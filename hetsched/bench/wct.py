@@ -1,9 +1,11 @@
-"""`hetsched bench exact --family pm-wct|rm-wct`: the literature's parallel-machine families.
+"""`hetsched bench exact --family pm-wct|rm-wct|hare-random`: the literature's parallel-machine
+families and Hare_Sched's own.
 
 P||sum w_j C_j and R||sum w_j C_j (:func:`hetsched.instance.generators.pm_wct`, :func:`rm_wct`; p and w
 uniform on 1..100, the distributions of van den Akker, Hoogeveen & van de Velde 1999) at the
-sizes of issue 9's goals: each (family, jobs, GPUs, seed) solved by each method within the time
-limit. Every run is appended to a JSON-lines file as it ends (a rerun skips what is there) and
+sizes of issue 9's goals, and ``hare-random`` (:func:`~hetsched.instance.generators.hare_random`:
+jobs of 1-3 rounds of 1-3 tasks, barriers, arrivals, three GPU types) from a few jobs to 20 jobs
+on 8 GPUs: each (family, jobs, GPUs, seed) solved by each method within the time limit. Every run is appended to a JSON-lines file as it ends (a rerun skips what is there) and
 reports wall and CPU seconds; progress goes to stderr.
 """
 
@@ -22,13 +24,17 @@ from hetsched.instance.generators import FAMILIES
 SIZES = {
     "pm-wct": ((20, 2), (40, 2), (60, 2), (80, 2), (100, 2), (20, 4), (40, 4), (60, 4), (100, 4)),
     "rm-wct": ((20, 2), (40, 2), (20, 4), (40, 4), (60, 4), (80, 4)),
+    "hare-random": ((4, 4), (6, 4), (8, 4), (10, 4), (6, 8), (10, 8), (20, 8)),
 }
+#: the methods each family is run with unless ``--solvers`` names others: the machine-schedule
+#: branch-and-price where it applies (one task per job), else CP-SAT and column generation
+DEFAULT_SOLVERS = {"pm-wct": ("bp",), "rm-wct": ("bp",), "hare-random": ("cpsat", "colgen")}
 SEEDS = (1, 2, 3)
 
 
 def run_wct_bench(
     families: list[str],
-    solvers: list[str],
+    solvers: list[str] | None,
     time_limit: float = 60.0,
     out: str | Path = "bench-results/exact-wct.jsonl",
     as_json: bool = False,
@@ -40,7 +46,7 @@ def run_wct_bench(
         for family in families:
             for n, m in SIZES[family][:2] if quick else SIZES[family]:
                 for seed in SEEDS[:1] if quick else SEEDS:
-                    for solver in solvers:
+                    for solver in solvers or DEFAULT_SOLVERS[family]:
                         key = (family, n, m, seed, solver, time_limit)
                         if key in done:
                             rows.append(done.get(key))

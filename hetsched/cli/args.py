@@ -131,15 +131,20 @@ def model_option(text: str) -> tuple[str, object]:
         return name, raw
 
 
+#: the families ``bench exact --family`` runs beside the ladder (hetsched.bench.wct.SIZES)
+BENCH_FAMILIES = ("pm-wct", "rm-wct", "hare-random")
+
+
 def family_list(text: str) -> str:
-    """``bench exact --family``: ``ladder`` alone, or ``pm-wct`` and/or ``rm-wct`` comma-separated."""
+    """``bench exact --family``: ``ladder`` alone, or some of :data:`BENCH_FAMILIES`
+    comma-separated."""
     names = text.split(",")
     if text == "ladder" or (
-        names and len(set(names)) == len(names) and set(names) <= {"pm-wct", "rm-wct"}
+        names and len(set(names)) == len(names) and set(names) <= set(BENCH_FAMILIES)
     ):
         return text
     raise argparse.ArgumentTypeError(
-        f"'{text}': expected ladder, or pm-wct and/or rm-wct separated by commas"
+        f"'{text}': expected ladder, or some of {', '.join(BENCH_FAMILIES)} separated by commas"
     )
 
 

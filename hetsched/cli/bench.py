@@ -42,10 +42,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "exact" and args.family != "ladder":
         from hetsched.bench.wct import run_wct_bench
 
-        solvers = args.solvers.split(",") if args.solvers else ["bp"]
         return run_wct_bench(
             args.family.split(","),
-            solvers,
+            args.solvers.split(",") if args.solvers else None,
             time_limit=args.time_limit,
             out=args.out or "bench-results/exact-wct.jsonl",
             as_json=args.json,
@@ -91,15 +90,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--solvers",
         default=None,
-        help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on pm-wct/rm-wct)",
+        help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on "
+        "pm-wct/rm-wct, cpsat,colgen on hare-random)",
     )
     b.add_argument(
         "--family",
         default="ladder",
         type=family_list,
         metavar="F[,F]",
-        help="exact: ladder (Hare's rounds; default), or the literature's P||sum wC and R||sum wC "
-        "families pm-wct and rm-wct, one or both (pm-wct,rm-wct)",
+        help="exact: ladder (Hare's rounds; default), or some of the literature's P||sum wC and "
+        "R||sum wC families pm-wct and rm-wct and Hare_Sched's hare-random (jobs of 1-3 rounds "
+        "of 1-3 tasks, arrivals), comma-separated",
     )
     b.add_argument(
         "--gpus",

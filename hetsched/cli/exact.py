@@ -178,7 +178,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from hetsched.instance.generators import generate
     from hetsched.instance.io import dump_instance, instance_to_dict
 
-    inst = generate(args.family, seed=args.seed, name=args.name, n_jobs=args.jobs, n_gpus=args.gpus)
+    inst = generate(
+        args.family,
+        seed=args.seed,
+        name=args.name,
+        n_jobs=args.jobs,
+        n_gpus=args.gpus,
+        n_tasks=args.tasks,
+        rounds=args.rounds,
+        tasks_per_round=args.tasks_per_round,
+    )
     if args.out:
         dump_instance(inst, args.out)
         print(
@@ -311,14 +320,35 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=count(MAX_JOBS),
         default=None,
         metavar="N",
-        help="jobs (pm-wct, rm-wct, hare-table2, hadar-cluster)",
+        help="jobs (pm-wct, rm-wct, hare-table2, hadar-cluster, hare-random)",
     )
     g.add_argument(
         "--gpus",
         type=count(MAX_GPUS),
         default=None,
         metavar="M",
-        help="GPUs (pm-wct, rm-wct, hare-table2)",
+        help="GPUs (pm-wct, rm-wct, hare-table2, ladder, hare-random)",
+    )
+    g.add_argument(
+        "--tasks",
+        type=count(MAX_JOBS),
+        default=None,
+        metavar="N",
+        help="tasks in all (ladder: a multiple of 4, jobs of 2 rounds x 2 tasks)",
+    )
+    g.add_argument(
+        "--rounds",
+        type=count(1000),
+        default=None,
+        metavar="R",
+        help="hare-random: each job has 1..R rounds (default 3)",
+    )
+    g.add_argument(
+        "--tasks-per-round",
+        type=count(1000),
+        default=None,
+        metavar="K",
+        help="hare-random: each round has 1..K tasks (default 3)",
     )
     g.add_argument("--out", default=None, help="file to write (default: print the JSON)")
     g.set_defaults(func=cmd_generate)

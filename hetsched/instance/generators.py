@@ -124,6 +124,43 @@ def ladder(n_tasks: int, n_gpus: int, seed: int = 0) -> Instance:
     )
 
 
+def ladder_family(
+    seed: int, n_tasks: int = 24, n_gpus: int = 4, name: str | None = None
+) -> Instance:
+    """``hetsched generate ladder --tasks N --gpus M``: :func:`ladder` as a family (jobs of 2
+    rounds x 2 tasks, ``n_tasks`` a multiple of 4), the exact methods' benchmark ladder."""
+    if n_tasks % 4:
+        from hetsched.core.errors import InputError
+
+        raise InputError("ladder", "--tasks", f"must be a multiple of 4 (got {n_tasks})")
+    inst = ladder(n_tasks, n_gpus, seed=seed)
+    return inst if name is None else dataclasses.replace(inst, name=name)
+
+
+def hare_random(
+    seed: int,
+    n_jobs: int = 6,
+    n_gpus: int = 4,
+    rounds: int = 3,
+    tasks_per_round: int = 3,
+    name: str | None = None,
+) -> Instance:
+    """Hare_Sched with every feature (issue 44): ``n_jobs`` jobs arriving over time, each with
+    1..``rounds`` rounds of 1..``tasks_per_round`` tasks (a barrier between rounds), on
+    ``n_gpus`` GPUs of min(3, ``n_gpus``) types with per-type train and sync times (0.1 s grid)."""
+    return random_instance(
+        seed,
+        n_gpus=n_gpus,
+        n_types=min(3, n_gpus),
+        n_jobs=n_jobs,
+        rounds=(1, rounds),
+        tasks=(1, tasks_per_round),
+        name=name or f"hare-random-j{n_jobs}-g{n_gpus}-r{rounds}-k{tasks_per_round}-s{seed}",
+        family="hare-random",
+        arrival_spread=float(n_jobs),
+    )
+
+
 #: Hare Table 2 (HPDC'22): model -> (class, V100 seconds per task, speedup V100/K80, T4/K80, M60/K80).
 #: Only two speedups are measured in the paper (Sec. 2.2.1, Fig. 2: ResNet-50 7x on V100 and 2x on
 #: a T4; GraphSAGE about 2x on a V100). The others are ASSUMPTIONS: compute-bound models between
@@ -353,6 +390,8 @@ def rm_wct(seed: int, n_jobs: int = 20, n_gpus: int = 2, name: str | None = None
 
 FAMILIES: dict[str, Callable[..., Instance]] = {
     "small": small,
+    "ladder": ladder_family,
+    "hare-random": hare_random,
     "hare-table2": hare_table2,
     "hadar-cluster": hadar_cluster,
     "pm-wct": pm_wct,
@@ -361,7 +400,8 @@ FAMILIES: dict[str, Callable[..., Instance]] = {
 
 
 def generate(family: str, seed: int, name: str | None = None, **sizes: int) -> Instance:
-    """An instance of ``family``; ``sizes`` (``n_jobs``, ``n_gpus``) where the family takes them."""
+    """An instance of ``family``; ``sizes`` (``n_jobs``, ``n_gpus``, ``n_tasks``, ``rounds``,
+    ``tasks_per_round``) where the family takes them."""
     import inspect
 
     params = inspect.signature(FAMILIES[family]).parameters
@@ -369,6 +409,6 @@ def generate(family: str, seed: int, name: str | None = None, **sizes: int) -> I
     if unknown:
         from hetsched.core.errors import InputError
 
-        flags = ", ".join("--" + k.removeprefix("n_") for k in unknown)
+        flags = ", ".join("--" + k.removeprefix("n_").replace("_", "-") for k in unknown)
         raise InputError(family, None, f"family '{family}' takes no {flags}")
     return FAMILIES[family](seed, name=name, **{k: v for k, v in sizes.items() if v is not None})
