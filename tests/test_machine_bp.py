@@ -15,6 +15,7 @@ from conftest import INSTANCES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsched.exact.registry import auto_formulation
 from hetsched.exact.solve import solve
 from hetsched.instance.generators import pm_wct, rm_wct
 from hetsched.instance.io import load_instance
@@ -232,11 +233,22 @@ def test_what_it_takes():
     assert "2^53" in unsupported_reason(huge)  # refused with a reason, never an overflow
 
 
-def test_auto_picks_bp_where_it_applies_and_cpsat_elsewhere():
-    res = solve(pm_wct(0, 8, 2), "hare-sched", "auto", time_limit=30)
-    assert res.solver == "bp" and res.status == Status.OPTIMAL and "auto picked bp" in res.notes[0]
-    fig9 = solve(load_instance("hare_fig9"), "hare-sched", "auto", time_limit=30)
-    assert fig9.solver == "cpsat" and "machine-schedules: job" in fig9.notes[0]
+def test_auto_runs_the_portfolio_with_bp_where_it_applies_and_cpsat_elsewhere():
+    """``--solver auto`` picks the portfolio for hare-sched; its exact method is bp on the
+    P||sum wC special case and CP-SAT on multi-round jobs (auto's pick among the others)."""
+    wct, fig9 = pm_wct(0, 8, 2), load_instance("hare_fig9")
+    assert (
+        auto_formulation("hare-sched", wct, exclude=("portfolio",))[0].kind == "machine-schedules"
+    )
+    spec, why = auto_formulation("hare-sched", fig9, exclude=("portfolio",))
+    assert spec.kind == "cpsat" and "machine-schedules: job" in why
+    res = solve(wct, "hare-sched", "auto")  # no clock: the proof does not depend on the load
+    assert res.solver == "portfolio" and res.status == Status.OPTIMAL
+    assert "auto picked portfolio" in res.notes[0] and "bp: optimal" in res.log
+    res = solve(fig9, "hare-sched", "auto")
+    assert (
+        res.solver == "portfolio" and res.status == Status.OPTIMAL and "cpsat: optimal" in res.log
+    )
 
 
 WCT = INSTANCES / "wct"

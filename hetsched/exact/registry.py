@@ -87,15 +87,20 @@ def model_names() -> list[str]:
 
 
 #: ``--solver auto`` tries the kinds in this order and takes the first formulation of the model
-#: that supports the instance: the strongest exact method first.
-AUTO_ORDER = ("machine-schedules", "cpsat", "colgen", "lp", "pyomo")
+#: that supports the instance: a portfolio (a method over the model's other formulations, which
+#: always returns a schedule and a bound) where the model has one, then the strongest exact
+#: method first.
+AUTO_ORDER = ("portfolio", "machine-schedules", "cpsat", "colgen", "lp", "pyomo")
 
 
-def auto_formulation(name: str, instance: Instance) -> tuple[FormulationSpec, str]:
-    """(the formulation ``--solver auto`` picks for model ``name`` on ``instance``, why)."""
+def auto_formulation(
+    name: str, instance: Instance, exclude: tuple[str, ...] = ()
+) -> tuple[FormulationSpec, str]:
+    """(the formulation ``--solver auto`` picks for model ``name`` on ``instance``, why); kinds
+    in ``exclude`` are passed over (a portfolio asks for the strongest method besides itself)."""
     specs = formulations()
     skipped = []
-    for kind in AUTO_ORDER:
+    for kind in (k for k in AUTO_ORDER if k not in exclude):
         spec = specs.get((name, kind))
         if spec is None:
             continue

@@ -43,6 +43,10 @@ SOLVERS: dict[str, Backend] = {
     "bp": Backend(
         "bp", "machine-schedules", f"{__name__}.machine_bp:solve_machine_bp", own_clock=True
     ),
+    # a formulation that runs several methods itself and reports the best of each
+    "portfolio": Backend(
+        "portfolio", "portfolio", f"{__name__}.portfolio:solve_portfolio", own_clock=True
+    ),
     # optional, found at run time (hetsched.solvers.optional): usable where installed
     **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }

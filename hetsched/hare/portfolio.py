@@ -1,0 +1,122 @@
+"""Anytime answers for Hare_Sched (4)-(8) (issue 44): within its time limit, every instance gets
+a validated schedule and the best proven lower bound any method reached, combined in one result.
+
+The portfolio runs, in this order, each with what the limit leaves:
+
+1. *a schedule at once*: the best of four list schedules (arrival and WSPT orders, both GPU
+   rules; :func:`~hetsched.hare.upper_bound.quick_upper_bound`) and the per-job bound
+   sum_n w_n (a_n + |R_n| L_n) of (4), (6), (7) (:meth:`HareView.completion_lower_bounds`);
+2. *Algorithm 1 on the interval LP's order* (:func:`~hetsched.hare.heuristic.run_heuristic`),
+   whose LP optimum is a lower bound that scales to the paper's 200 jobs x 160 GPUs; it gets
+   at most :data:`LP_SHARE` of the limit;
+3. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
+   other formulations of ``hare-sched``: machine-schedule branch-and-price, CP-SAT, column
+   generation), with the time left.
+
+The result's schedule is the best validated one, its bound the largest proven one; it is
+``optimal`` when an exact method proves it or the bound meets the schedule, ``time_limit`` when
+the clock stopped a method before that. Each method's outcome is one note.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hetsched.core.errors import HetschedError
+from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.upper_bound import quick_upper_bound
+from hetsched.hare.view import hare_view
+from hetsched.instance.model import Instance
+from hetsched.solvers.portfolio import Portfolio
+from hetsched.solvers.result import RawResult, SolverOptions, Status
+
+#: the part of the time limit Algorithm 1's interval LP may take (it is the bound that scales;
+#: the exact method gets the rest and whatever the LP leaves)
+LP_SHARE = 0.3
+#: how close (relative) a schedule must be to the bound to count as proven optimal: the
+#: solvers' own optimality tolerance (a bound at the schedule's value up to rounding)
+PROVEN = 1e-9
+
+
+def job_bound(instance: Instance) -> float:
+    """sum_n w_n (a_n + |R_n| L_n): every schedule's objective is at least this ((4), (6), (7))."""
+    lower = hare_view(instance).completion_lower_bounds()
+    return float(sum(j.weight * c for j, c in zip(instance.jobs, lower)))
+
+
+def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
+    """The portfolio's run (module docstring): the best validated schedule and largest bound."""
+    from hetsched.exact.registry import auto_formulation
+    from hetsched.exact.solve import solve
+    from hetsched.solvers import SOLVERS
+
+    t0 = time.perf_counter()
+    end = None if opts.time_limit is None else t0 + opts.time_limit
+
+    def left() -> float | None:
+        return None if end is None else end - time.perf_counter()
+
+    notes: list[str] = []
+    objective, schedule = quick_upper_bound(instance)
+    bound = job_bound(instance)
+    notes.append(f"list schedules: {objective:.10g}; per-job bound {bound:.10g}")
+    best = ("list schedules", objective, schedule)
+    limited = proven = False
+
+    def take(label: str, res: Any) -> None:
+        nonlocal best, bound, limited, proven
+        valid = res.validation is not None and res.validation.valid
+        if valid and res.objective is not None and res.objective < best[1]:
+            best = (label, res.objective, res.solution)
+        if res.bound is not None and res.bound > bound:
+            bound = res.bound
+        limited = limited or res.status == Status.TIME_LIMIT
+        proven = proven or (res.status == Status.OPTIMAL and valid)
+        shown = "-" if res.objective is None else f"{res.objective:.10g}"
+        shown_bound = "-" if res.bound is None else f"{res.bound:.10g}"
+        notes.append(f"{label}: {res.status.value}, {shown}, bound {shown_bound}")
+
+    share = None if end is None else LP_SHARE * opts.time_limit
+    if share is None or share > 0.1:
+        take(
+            "Algorithm 1 (interval-LP order)",
+            run_heuristic(
+                instance,
+                order="hare-interval-lp",
+                rule="earliest_finish",
+                time_limit=share,
+                threads=opts.threads,
+                seed=opts.seed,
+            ),
+        )
+    try:
+        spec, _ = auto_formulation("hare-sched", instance, exclude=("portfolio",))
+    except HetschedError as exc:  # no exact model takes it: the schedules and bounds above
+        spec = None
+        notes.append(f"no exact method: {exc}")
+    remaining = left()
+    if spec is not None and not proven and (remaining is None or remaining > 0.1):
+        solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
+        exact = solve(instance, spec, solver, remaining, opts.gap, opts.threads, opts.seed)
+        take(solver, exact)
+    elif spec is not None and not proven:
+        limited = True
+        notes.append(f"no time left for {spec.kind}")
+    label, objective, schedule = best
+    proven = proven or bound >= objective - PROVEN * max(1.0, abs(objective))
+    status = Status.OPTIMAL if proven else (Status.TIME_LIMIT if limited else Status.FEASIBLE)
+    notes.append(f"schedule from {label}")
+    return RawResult(
+        status,
+        objective,
+        min(bound, objective) if proven else bound,
+        time.perf_counter() - t0,
+        solution=schedule,
+        log="; ".join(notes),
+    )
+
+
+def build(instance: Instance) -> Portfolio:
+    """The portfolio as a model of kind ``portfolio`` (:mod:`hetsched.solvers.portfolio`)."""
+    return Portfolio(lambda opts: anytime(instance, opts))

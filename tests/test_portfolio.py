@@ -1,0 +1,64 @@
+"""Anytime answers for Hare_Sched (issue 44): the portfolio (``--solver auto`` on hare-sched)
+returns a validated schedule and a proven bound on every instance, the best of its methods:
+bound <= optimum <= schedule on the certified instances, the optimum itself with no clock."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+from conftest import instance_path
+from test_exact import CERTIFIED, MANIFEST
+
+from hetsched.cli import main
+from hetsched.exact.solve import solve
+from hetsched.hare.portfolio import job_bound
+from hetsched.instance.generators import generate
+from hetsched.instance.io import load_instance
+from hetsched.schedule.validate import validate
+from hetsched.solvers import Status
+
+TOL = 1e-6
+
+
+@pytest.mark.parametrize("name", [n for n in CERTIFIED if MANIFEST[n]["tasks"] <= 12][:6])
+def test_the_portfolio_proves_the_certified_optimum(name):
+    inst = load_instance(instance_path(name))
+    opt = MANIFEST[name]["optimum"]
+    res = solve(inst, "hare-sched", "portfolio")  # no clock: it runs its exact method to the end
+    assert res.status == Status.OPTIMAL, res.log
+    assert res.objective == pytest.approx(opt, abs=TOL) and res.bound == pytest.approx(opt, abs=TOL)
+    report = validate(inst, res.solution)  # independently of solve()'s own check
+    assert report.valid and report.objective == pytest.approx(res.objective, abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_time_limited_portfolio_still_has_a_schedule_and_a_bound(seed):
+    """However early the clock stops it, the list schedules and the per-job bound come first."""
+    inst = generate("hare-random", seed=seed, n_jobs=10, n_gpus=4)
+    res = solve(inst, "hare-sched", "portfolio", time_limit=1.0)
+    assert res.status in (Status.TIME_LIMIT, Status.FEASIBLE, Status.OPTIMAL), res.log
+    assert res.solution is not None and res.validation.valid
+    assert 0 < job_bound(inst) <= res.bound <= res.objective + TOL
+
+
+def test_the_per_job_bound_is_below_every_optimum():
+    for name in CERTIFIED:
+        inst = load_instance(instance_path(name))
+        assert job_bound(inst) <= MANIFEST[name]["optimum"] + TOL
+
+
+def test_solve_of_an_instance_no_exact_model_takes_answers_with_a_schedule(tmp_path):
+    """Issue 44: at 20 jobs x 16 GPUs of Hare's mix, solve gave status error, no schedule and
+    bound 0; now a validated schedule and a positive bound, as one JSON object."""
+    inst = tmp_path / "t2.json"
+    out = io.StringIO()
+    argv = ["generate", "hare-table2", "--jobs", "20", "--gpus", "16", "--seed", "0"]
+    assert main([*argv, "--out", str(inst)]) == 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["solve", str(inst), "--time-limit", "3", "--json"])
+    d = json.loads(out.getvalue())
+    assert code == 0 and d["solver"] == "portfolio" and d["validation"]["valid"]
+    assert d["status"] in ("time_limit", "feasible") and 0 < d["bound"] <= d["objective"]
