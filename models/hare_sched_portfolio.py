@@ -14,9 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from hetsched.exact.spec import FormulationSpec
-from hetsched.hare.portfolio import build
+from hetsched.hare.portfolio import portfolio
 from hetsched.instance.model import Instance
 from hetsched.schedule.model import MAX_SCHEDULE_TASKS
+from hetsched.solvers.portfolio import Portfolio
+
+
+def build(instance: Instance) -> Portfolio:
+    return portfolio(instance)  # the methods run when the backend calls it, within the limit
 
 
 def extract(built: Any, instance: Instance, schedule: Any) -> Any:

@@ -117,6 +117,6 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
     )
 
 
-def build(instance: Instance) -> Portfolio:
+def portfolio(instance: Instance) -> Portfolio:
     """The portfolio as a model of kind ``portfolio`` (:mod:`hetsched.solvers.portfolio`)."""
     return Portfolio(lambda opts: anytime(instance, opts))
