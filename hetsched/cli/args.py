@@ -132,7 +132,7 @@ def model_option(text: str) -> tuple[str, object]:
 
 
 #: the families ``bench exact --family`` runs beside the ladder (hetsched.bench.wct.SIZES)
-BENCH_FAMILIES = ("pm-wct", "rm-wct", "hare-random")
+BENCH_FAMILIES = ("pm-wct", "rm-wct", "hare-random", "hare-table2")
 
 
 def family_list(text: str) -> str:

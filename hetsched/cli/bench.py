@@ -91,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--solvers",
         default=None,
         help="exact: methods to run (default highs,cpsat,colgen on the ladder, bp on "
-        "pm-wct/rm-wct, cpsat,colgen on hare-random)",
+        "pm-wct/rm-wct, cpsat,colgen on hare-random, auto on hare-table2)",
     )
     b.add_argument(
         "--family",
@@ -99,8 +99,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=family_list,
         metavar="F[,F]",
         help="exact: ladder (Hare's rounds; default), or some of the literature's P||sum wC and "
-        "R||sum wC families pm-wct and rm-wct and Hare_Sched's hare-random (jobs of 1-3 rounds "
-        "of 1-3 tasks, arrivals), comma-separated",
+        "R||sum wC families pm-wct and rm-wct, Hare_Sched's hare-random (jobs of 1-3 rounds "
+        "of 1-3 tasks, arrivals) and hare-table2 (Hare's mix, 6x8 to 200x160), comma-separated",
     )
     b.add_argument(
         "--gpus",
