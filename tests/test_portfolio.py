@@ -9,13 +9,13 @@ import io
 import json
 
 import pytest
-from conftest import instance_path
+from conftest import INSTANCES, instance_path
 from test_exact import CERTIFIED, MANIFEST
 
 from hetsched.cli import main
 from hetsched.exact.solve import solve
-from hetsched.hare.portfolio import job_bound
-from hetsched.instance.generators import generate
+from hetsched.hare.portfolio import cluster_bound, job_bound
+from hetsched.instance.generators import generate, pm_wct
 from hetsched.instance.io import load_instance
 from hetsched.schedule.validate import validate
 from hetsched.solvers import Status
@@ -62,3 +62,27 @@ def test_solve_of_an_instance_no_exact_model_takes_answers_with_a_schedule(tmp_p
     d = json.loads(out.getvalue())
     assert code == 0 and d["solver"] == "portfolio" and d["validation"]["valid"]
     assert d["status"] in ("time_limit", "feasible") and 0 < d["bound"] <= d["objective"]
+
+
+def test_the_cluster_bound_is_below_every_proven_optimum():
+    wct = json.loads((INSTANCES / "wct" / "manifest.json").read_text())["instances"]
+    cases = [(instance_path(n), MANIFEST[n]["optimum"]) for n in CERTIFIED]
+    cases += [(INSTANCES / "wct" / n, e["optimum"]) for n, e in wct.items()]
+    for path, opt in cases:
+        assert cluster_bound(load_instance(path)) <= opt + TOL, path
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_cluster_bound_is_smiths_rule_on_one_machine(seed):
+    """1||sum w_j C_j (one GPU, one task per job, all at time 0): the bound is the optimum,
+    which Smith's rule (WSPT, 1956) gives in closed form."""
+    inst = pm_wct(seed, n_jobs=12, n_gpus=1)
+    jobs = sorted(
+        ((min(j.train_time.values()), j.weight) for j in inst.jobs), key=lambda pw: pw[0] / pw[1]
+    )
+    t, smith = 0.0, 0.0
+    for p, w in jobs:
+        t += p
+        smith += w * t
+    assert all(j.arrival == 0 for j in inst.jobs)
+    assert cluster_bound(inst) == pytest.approx(smith, rel=1e-12)
