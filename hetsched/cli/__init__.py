@@ -114,7 +114,9 @@ class Terminated(KeyboardInterrupt):
     is stored stays stored) and exits 143."""
 
 
-def _terminate(signum, frame) -> None:
+def _terminate(terminated: list[bool]) -> None:
+    """SIGTERM's handler: note it, then take Ctrl-C's path (:class:`Terminated`)."""
+    terminated.append(True)
     raise Terminated
 
 
@@ -137,10 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(_command(argv)).parse_args(argv)
     import signal
+
+    terminated: list[bool] = []  # set by SIGTERM: the exit is 143 wherever the signal landed
     import threading
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGTERM, lambda signum, frame: _terminate(terminated))
     try:
         check_outputs(args)  # an output that would destroy an input or cannot be written: exit 2
         if args.command in LONG_COMMANDS:
@@ -169,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK
     except Exception as exc:  # a bug: one line, the traceback only on request
+        if terminated:  # the signal landed where a library turned it into another error
+            print(f"hetsched: terminated{_unwritten(args)}", file=sys.stderr)
+            return EXIT_TERMINATED
         if os.environ.get("HETSCHED_DEBUG"):
             raise
         print(

@@ -10,6 +10,8 @@ horizon: a lower upper bound gives narrower start windows.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from hetsched.hare.algorithm1 import Alg1Run, hare_alg1
@@ -20,13 +22,19 @@ from hetsched.schedule.model import TaskSchedule
 
 
 def local_search_upper_bound(
-    instance, evaluations: int = 2000, seed: int = 0, round_priorities: np.ndarray | None = None
+    instance,
+    evaluations: int = 2000,
+    seed: int = 0,
+    round_priorities: np.ndarray | None = None,
+    keep_going: Callable[[], bool] | None = None,
 ) -> tuple[float, TaskSchedule]:
     """A feasible schedule of ``instance`` and its objective: the best of
     :func:`quick_upper_bound` and a local search of ``evaluations`` list schedules.
 
     ``round_priorities`` (one per round of each job, jobs in file order, lower first) is where
     the search starts; by default each round's earliest possible start a_n + r min cycle.
+    ``keep_going``, asked before every 8th move, may stop the search early (a clock: then the
+    result depends on the machine's speed, as any time-limited search's does).
     """
     view = hare_view(instance)
     best_value, best_schedule = quick_upper_bound(instance)
@@ -56,7 +64,9 @@ def local_search_upper_bound(
     current = prio.copy()
     cur_value, run_ = run(current)
     best = (cur_value, run_)
-    for _ in range(max(0, evaluations // len(MACHINE_RULES))):
+    for move in range(max(0, evaluations // len(MACHINE_RULES))):
+        if keep_going is not None and move % 8 == 0 and not keep_going():
+            break
         cand = current.copy()
         a, b = rng.integers(n_rounds, size=2)
         if rng.random() < 0.5:

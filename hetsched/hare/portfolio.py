@@ -13,7 +13,10 @@ The portfolio runs, in this order, each with what the limit leaves:
    at most :data:`LP_SHARE` of the limit;
 3. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
    other formulations of ``hare-sched``: machine-schedule branch-and-price, CP-SAT, column
-   generation), with the time left.
+   generation), with the time left;
+4. where no exact method takes the instance, or one ended early without a proof: *local
+   search* over Algorithm 1's round priorities (:func:`local_search_upper_bound`) until the
+   limit (with no limit, :data:`LOCAL_SEARCH_EVALUATIONS` list schedules).
 
 The result's schedule is the best validated one, its bound the largest proven one; it is
 ``optimal`` when an exact method proves it or the bound meets the schedule, ``time_limit`` when
@@ -27,15 +30,19 @@ from typing import Any
 
 from hetsched.core.errors import HetschedError
 from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.upper_bound import quick_upper_bound
 from hetsched.hare.view import hare_view
 from hetsched.instance.model import Instance
+from hetsched.schedule.validate import validate
 from hetsched.solvers.portfolio import Portfolio
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 #: the part of the time limit Algorithm 1's interval LP may take (it is the bound that scales;
 #: the exact method gets the rest and whatever the LP leaves)
 LP_SHARE = 0.3
+#: list schedules the local search evaluates when there is no time limit to stop it
+LOCAL_SEARCH_EVALUATIONS = 2000
 #: how close (relative) a schedule must be to the bound to count as proven optimal: the
 #: solvers' own optimality tolerance (a bound at the schedule's value up to rounding)
 PROVEN = 1e-9
@@ -132,6 +139,21 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
     elif spec is not None and not proven:
         limited = True
         notes.append(f"no time left for {spec.kind}")
+    remaining = left()
+    if not proven and (remaining is None or remaining > 0.5):
+        value, found = local_search_upper_bound(
+            instance,
+            evaluations=LOCAL_SEARCH_EVALUATIONS if end is None else 10**12,
+            seed=opts.seed,
+            keep_going=None if end is None else lambda: left() > 0.2,
+        )
+        if value < best[1]:
+            report = validate(instance, found)  # its own value, as every schedule here
+            if report.valid and report.objective is not None and report.objective < best[1]:
+                best = ("local search", report.objective, found)
+                value = report.objective
+        notes.append(f"local search: {value:.10g}")
+        limited = limited or end is not None
     label, objective, schedule = best
     proven = proven or bound >= objective - PROVEN * max(1.0, abs(objective))
     status = Status.OPTIMAL if proven else (Status.TIME_LIMIT if limited else Status.FEASIBLE)
