@@ -112,9 +112,16 @@ def test_a_huge_instance_is_refused_before_any_model_is_built(tmp_path, capsys):
     doc["jobs"][0]["rounds"] = 1_000_000
     path = tmp_path / "huge.json"
     path.write_text(json.dumps(doc))
-    for solver in ("auto", "cpsat", "highs", "bp", "colgen"):
+    for solver in ("cpsat", "highs", "bp", "colgen"):
         t0 = time.process_time()
         assert main(["solve", str(path), "--solver", solver, "--time-limit", "5"]) == EXIT_INPUT
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and ("limit" in err or "rounds" in err), err
         assert time.process_time() - t0 < 30
+    # the default, Hare_Sched's anytime portfolio, answers it: list schedules and the bounds
+    # need no model (issue 44: every instance gets a validated schedule and a bound)
+    assert main(["solve", str(path), "--time-limit", "5", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (
+        d["solver"] == "portfolio" and d["validation"]["valid"] and 0 < d["bound"] <= d["objective"]
+    )

@@ -4,7 +4,7 @@ library. One module per group of commands, each with ``register(sub)``:
 :mod:`~hetsched.cli.audit`, :mod:`~hetsched.cli.gavel` (allocate, import-gavel),
 :mod:`~hetsched.cli.hadar` (online), :mod:`~hetsched.cli.sim` (simulate, compare),
 :mod:`~hetsched.cli.bench`, :mod:`~hetsched.cli.research` (show, export, solvers, sweep, docs),
-:mod:`~hetsched.cli.placement` (place, place-sim), :mod:`~hetsched.cli.similarity` (similarity-sim).
+:mod:`~hetsched.cli.harmony` (place, place-sim), :mod:`~hetsched.cli.similarity` (similarity-sim).
 
 Exit codes (:mod:`hetsched.cli.common`): 0 success; 1 no valid result (infeasible, solver error,
 invalid solution); 2 bad input (one line on stderr naming the file, JSON path and reason);
@@ -25,7 +25,7 @@ from hetsched.cli import (
     exact,
     gavel,
     hadar,
-    placement,
+    harmony,
     research,
     sim,
     similarity,
@@ -43,7 +43,7 @@ from hetsched.cli.common import (
 )
 from hetsched.core.errors import HetschedError, InstallationError
 
-GROUPS = (exact, audit, gavel, hadar, sim, bench, research, placement, similarity)
+GROUPS = (exact, audit, gavel, hadar, sim, bench, research, harmony, similarity)
 
 
 def _version() -> str:
