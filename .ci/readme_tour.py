@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 SECTIONS = ("## The two commands", "## A five-minute tour")
+#: how long a command may take to stop after SIGTERM before it counts as hanging
+STOP_SECONDS = 60.0
 
 
 def tour_commands(readme: str) -> list[tuple[str, str]]:
@@ -73,9 +75,14 @@ def main() -> int:
                 _, err = proc.communicate(timeout=args.cap)
                 capped = False
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 15)  # SIGTERM to the command and its children
-                _, err = proc.communicate()
+                proc.terminate()  # SIGTERM to the command, as `kill PID`: it stops its children
                 capped = True
+                try:
+                    _, err = proc.communicate(timeout=STOP_SECONDS)
+                except subprocess.TimeoutExpired:  # a command that does not stop: a failure
+                    os.killpg(proc.pid, 9)
+                    _, err = proc.communicate()
+                    err += f"\nnot stopped {STOP_SECONDS:g} s after SIGTERM"
             seconds = time.monotonic() - t0
             code = proc.returncode
             good = code in ok_codes or (capped and code == 143)  # it may end as it is stopped

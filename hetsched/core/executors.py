@@ -46,6 +46,15 @@ def parallel_map(
         yield from pool.map(fn, todo, key)
 
 
+def _leave_sigint_to_the_parent() -> None:
+    """A worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group, and a
+    worker that died of it mid-task could leave the pool waiting for it forever; the parent
+    stops every worker itself (SIGTERM, :meth:`WorkerPool.__exit__`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class WorkerPool:
     """The processes (``local``) or the Dask client (``dask``) of many maps, started once: a
     spawned worker imports the solver stack (about a second), which a pool per map would pay on
@@ -88,7 +97,9 @@ class WorkerPool:
         else:
             if self._pool is None:
                 n = self.workers or max(1, os.cpu_count() or 1)
-                self._pool = multiprocessing.get_context("spawn").Pool(processes=n)
+                self._pool = multiprocessing.get_context("spawn").Pool(
+                    processes=n, initializer=_leave_sigint_to_the_parent
+                )
             yield from self._pool.imap_unordered(fn, todo)
 
     def _dask(self, fn: Callable, todo: list, key: Callable) -> Iterator[Any]:
