@@ -1,6 +1,11 @@
 """Audits through the sweep's executors (issue 22 item 5): the trial log is the same for a seed
 and a batch size whatever the executor and the number of workers, and it resumes."""
 
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 
 from hetsched.audit.claims import find_claim
@@ -77,3 +82,45 @@ def test_every_claim_can_be_sent_to_a_worker():
 
     for claim in claims().values():
         assert pickle.loads(pickle.dumps(claim)).name == claim.name
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_whole_process_group_stops_the_pool_without_a_hang(tmp_path, sig):
+    """A batch scheduler's SIGTERM, or Ctrl-C, reaches the workers too. multiprocessing.Pool hung
+    when a worker died holding its queue's lock; the pool now stops at once (143 or 130) and
+    leaves no worker behind."""
+    argv = ["audit", "hadar-competitive", "--profile", "deep", "--batch", "8"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hetsched", *argv, "--executor", "local", "--workers", "2"]
+        + ["--out", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        for line in proc.stderr:  # the workers are at work once trials come back (no clock)
+            if line.startswith("trial 2/"):
+                break
+        children = _children(proc.pid)
+        assert children, "no worker processes"
+        os.killpg(proc.pid, sig)
+        assert proc.wait(timeout=120) == (143 if sig == signal.SIGTERM else 130)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for pid in children:  # every worker is gone (reaped, or a zombie of the dead parent)
+        assert not os.path.exists(f"/proc/{pid}") or "Z" in _state(pid)
+
+
+def _children(pid: int) -> list[int]:
+    path = f"/proc/{pid}/task/{pid}/children"
+    return [int(x) for x in open(path).read().split()] if os.path.exists(path) else []
+
+
+def _state(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"

@@ -1,7 +1,9 @@
 """Where independent runs execute: the sweep's and the audit's one pool.
 
 ``local``: a process pool of ``workers`` processes (spawned: solver libraries hold threads and
-must never be forked); ``dask``: a Dask distributed cluster at ``scheduler`` (e.g.
+must never be forked; :class:`concurrent.futures.ProcessPoolExecutor`, which, unlike
+``multiprocessing.Pool``, does not hang when a worker dies under it, e.g. from a SIGTERM sent to
+the whole process group by a batch scheduler); ``dask``: a Dask distributed cluster at ``scheduler`` (e.g.
 ``tcp://10.0.0.1:8786``; ``pip install 'hetsched[dask]'``). :func:`parallel_map` yields each
 result as it finishes, in any order; the caller stores it and restores any order it needs. A
 SIGINT/SIGTERM or an error stops every worker at once."""
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Iterator
 
 from hetsched.core.errors import HetschedError
@@ -47,9 +50,8 @@ def parallel_map(
 
 
 def _leave_sigint_to_the_parent() -> None:
-    """A worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group, and a
-    worker that died of it mid-task could leave the pool waiting for it forever; the parent
-    stops every worker itself (SIGTERM, :meth:`WorkerPool.__exit__`)."""
+    """A worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group, and the
+    parent stops every worker itself (:meth:`WorkerPool.__exit__`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -75,10 +77,14 @@ class WorkerPool:
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._pool is not None:
             if exc_type is None:
-                self._pool.close()
+                self._pool.shutdown(wait=True, cancel_futures=True)
             else:  # stop every worker now; what is stored stays stored
-                self._pool.terminate()
-            self._pool.join()
+                # the executor has no public kill (3.14 adds terminate_workers): its processes,
+                # read before shutdown forgets them
+                workers = list((getattr(self._pool, "_processes", None) or {}).values())
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                for proc in workers:
+                    proc.kill()
         if self._client is not None:
             self._client.close()
 
@@ -97,10 +103,14 @@ class WorkerPool:
         else:
             if self._pool is None:
                 n = self.workers or max(1, os.cpu_count() or 1)
-                self._pool = multiprocessing.get_context("spawn").Pool(
-                    processes=n, initializer=_leave_sigint_to_the_parent
+                self._pool = ProcessPoolExecutor(
+                    max_workers=n,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_leave_sigint_to_the_parent,
                 )
-            yield from self._pool.imap_unordered(fn, todo)
+            futures = [self._pool.submit(fn, item) for item in todo]
+            for done in as_completed(futures):
+                yield done.result()
 
     def _dask(self, fn: Callable, todo: list, key: Callable) -> Iterator[Any]:
         try:
