@@ -229,3 +229,17 @@ def check_outputs(args: argparse.Namespace) -> None:
         value = getattr(args, out.dest, None)
         if value is not None:
             check_output(value, out.option, kind=out.kind, suffixes=out.suffixes, inputs=inputs)
+
+
+def add_results_folder(parser: argparse.ArgumentParser) -> None:
+    """``--out DIR`` and ``--json`` of the shortcut simulators (``place-sim``,
+    ``similarity-sim``): the folder is declared as their output."""
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="compare.json, per-job CSVs, the JCT CDF and the run store runs.jsonl; a rerun "
+        "resumes (default: nothing is written)",
+    )
+    parser.add_argument("--json", action="store_true")
+    declare_outputs(parser, Output("out", "dir"))

@@ -10,9 +10,8 @@ import argparse
 from hetsched.cli.args import (
     MAX_JOBS,
     MAX_SERVERS,
-    Output,
+    add_results_folder,
     count,
-    declare_outputs,
     name_list,
     seconds,
     seed_value,
@@ -135,13 +134,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="per interval, policy exact",
     )
-    s.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="compare.json, per-job CSVs, the JCT CDF and the run store runs.jsonl; a rerun "
-        "resumes (default: nothing is written)",
-    )
-    s.add_argument("--json", action="store_true")
+    add_results_folder(s)
     s.set_defaults(func=cmd_place_sim)
-    declare_outputs(s, Output("out", "dir"))

@@ -7,15 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from hetsched.cli.args import (
-    MAX_JOBS,
-    Output,
-    count,
-    declare_outputs,
-    name_list,
-    positive,
-    seed_value,
-)
+from hetsched.cli.args import MAX_JOBS, add_results_folder, count, name_list, positive, seed_value
 from hetsched.cli.common import EXIT_OK
 
 
@@ -82,13 +74,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="exact rounds instead of Algorithms 2 and 3, ranked by true or estimated throughputs",
     )
     s.add_argument("--seed", type=seed_value, default=0)
-    s.add_argument(
-        "--out",
-        default=None,
-        metavar="DIR",
-        help="compare.json, per-job CSVs, the JCT CDF and the run store runs.jsonl; a rerun "
-        "resumes (default: nothing is written)",
-    )
-    s.add_argument("--json", action="store_true")
+    add_results_folder(s)
     s.set_defaults(func=cmd_similarity_sim)
-    declare_outputs(s, Output("out", "dir"))
