@@ -5,7 +5,8 @@ The commands are read from the README itself (the ``bash`` blocks of "The two co
 cannot drift from what works. Each command runs in one scratch directory, in order (later ones
 read what earlier ones wrote), with the installed ``hetsched`` first on PATH. A command passes
 when it exits 0 (or 1 where its comment says it exits 1), or when it is still at work after
-``--cap`` seconds: then it is stopped with SIGTERM and must exit 143, hetsched's exit on SIGTERM
+``--cap`` seconds: then its process group gets SIGTERM (as a batch scheduler sends it) and it
+must exit 143, hetsched's exit on SIGTERM, with every process of the group gone within a minute
 (it had parsed its arguments and found its inputs, which a command does in its first second). Prints one line per command
 and a closing count; exits 1 if any failed.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,6 +51,18 @@ def tour_commands(readme: str) -> list[tuple[str, str]]:
     return out
 
 
+def _group_ends(pgid: int, seconds: float) -> bool:
+    """Whether every process of the group ``pgid`` has ended within ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("readme", type=Path)
@@ -75,19 +89,27 @@ def main() -> int:
                 _, err = proc.communicate(timeout=args.cap)
                 capped = False
             except subprocess.TimeoutExpired:
-                proc.terminate()  # SIGTERM to the command, as `kill PID`: it stops its children
+                # SIGTERM to the command's process group, as a batch scheduler sends it: the
+                # shell of a compound line and the hetsched it runs, with its workers
+                os.killpg(proc.pid, signal.SIGTERM)
                 capped = True
                 try:
                     _, err = proc.communicate(timeout=STOP_SECONDS)
+                    if not _group_ends(proc.pid, STOP_SECONDS):
+                        raise subprocess.TimeoutExpired(command, STOP_SECONDS)
                 except subprocess.TimeoutExpired:  # a command that does not stop: a failure
-                    os.killpg(proc.pid, 9)
+                    os.killpg(proc.pid, signal.SIGKILL)
                     _, err = proc.communicate()
-                    err += f"\nnot stopped {STOP_SECONDS:g} s after SIGTERM"
+                    err = (err or "") + f"\nnot stopped {STOP_SECONDS:g} s after SIGTERM"
+                    capped = False
             seconds = time.monotonic() - t0
             code = proc.returncode
-            good = code in ok_codes or (capped and code == 143)  # it may end as it is stopped
+            # hetsched's exit on SIGTERM is 143; a compound line's shell dies of the signal (-15)
+            good = code in ok_codes or (capped and code in (143, -signal.SIGTERM))
             what = f"stopped at {args.cap:g} s" if capped else f"exit {code}"
-            print(f"{'ok  ' if good else 'FAIL'} {seconds:6.1f} s  {what:<16} {command}", flush=True)
+            print(
+                f"{'ok  ' if good else 'FAIL'} {seconds:6.1f} s  {what:<16} {command}", flush=True
+            )
             if not good:
                 failed += 1
                 print("      " + "\n      ".join(err.strip().splitlines()[-5:]), flush=True)
