@@ -17,7 +17,7 @@ import numpy as np
 from hetsched.hare.algorithm1 import Alg1Run, hare_alg1
 from hetsched.hare.list_scheduling import MACHINE_RULES
 from hetsched.hare.upper_bound import quick_upper_bound
-from hetsched.hare.view import hare_view
+from hetsched.hare.view import HareView, hare_view
 from hetsched.schedule.model import TaskSchedule
 
 
@@ -27,6 +27,7 @@ def local_search_upper_bound(
     seed: int = 0,
     round_priorities: np.ndarray | None = None,
     keep_going: Callable[[], bool] | None = None,
+    view: HareView | None = None,
 ) -> tuple[float, TaskSchedule]:
     """A feasible schedule of ``instance`` and its objective: the best of
     :func:`quick_upper_bound` and a local search of ``evaluations`` list schedules.
@@ -34,10 +35,11 @@ def local_search_upper_bound(
     ``round_priorities`` (one per round of each job, jobs in file order, lower first) is where
     the search starts; by default each round's earliest possible start a_n + r min cycle.
     ``keep_going``, asked before every 8th move, may stop the search early (a clock: then the
-    result depends on the machine's speed, as any time-limited search's does).
+    result depends on the machine's speed, as any time-limited search's does). ``view``: the
+    instance's view, if the caller has it.
     """
-    view = hare_view(instance)
-    best_value, best_schedule = quick_upper_bound(instance)
+    view = hare_view(instance) if view is None else view
+    best_value, best_schedule = quick_upper_bound(instance, view)
     rng = np.random.default_rng([seed, 7])
     n_arr, r_arr, _ = view.task_arrays
     first_round = np.concatenate(([0], np.cumsum(view.rounds)[:-1]))

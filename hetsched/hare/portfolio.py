@@ -3,44 +3,57 @@ a validated schedule and the best proven lower bound any method reached, combine
 
 The portfolio runs, in this order, each with what the limit leaves:
 
-1. *a schedule at once*: the best of four list schedules (arrival and WSPT orders, both GPU
-   rules; :func:`~hetsched.hare.upper_bound.quick_upper_bound`) and two bounds: per job,
-   sum_n w_n (a_n + |R_n| L_n) of (4), (6), (7) (:meth:`HareView.completion_lower_bounds`);
+1. *schedules at once*: the best of four list schedules (arrival and WSPT orders, both GPU
+   rules; :func:`~hetsched.hare.upper_bound.quick_upper_bound`) and of the serial schedules of
+   two job orders (Smith's ratio and arrival; :mod:`hetsched.hare.serial`), and two bounds: per
+   job, sum_n w_n (a_n + |R_n| L_n) of (4), (6), (7) (:meth:`HareView.completion_lower_bounds`);
    over the cluster, the parallel-machine bound of Eastman, Even & Isaacs (1964)
-   (:func:`cluster_bound`), which is the strong one when jobs queue for GPUs;
-2. *Algorithm 1 on the interval LP's order* (:func:`~hetsched.hare.heuristic.run_heuristic`),
-   whose LP optimum is a lower bound that scales to the paper's 200 jobs x 160 GPUs; it gets
-   at most :data:`LP_SHARE` of the limit;
-3. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
+   (:func:`cluster_bound`);
+2. *the interval LP* (:mod:`hetsched.models.hare_interval_lp`), the bound that scales to the
+   paper's 200 jobs x 160 GPUs, within :data:`LP_SHARE` of the limit; Algorithm 1 on its order
+   and the serial schedule of its completion order are two more schedules;
+3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
+   :data:`SEARCH_SHARE` of the limit has passed;
+4. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
    other formulations of ``hare-sched``: machine-schedule branch-and-price, CP-SAT, column
-   generation), with the time left;
-4. where no exact method takes the instance, or one ended early without a proof: *local
-   search* over Algorithm 1's round priorities (:func:`local_search_upper_bound`) until the
-   limit (with no limit, :data:`LOCAL_SEARCH_EVALUATIONS` list schedules).
+   generation), with the time left but :data:`RESERVE` of the limit;
+5. where no proof came: the job-order search again from its best order, and *local search* over
+   Algorithm 1's round priorities (:func:`local_search_upper_bound`), half of the rest each
+   (with no limit: :data:`SEARCH_EVALUATIONS` and :data:`LOCAL_SEARCH_EVALUATIONS` schedules).
 
-The result's schedule is the best validated one, its bound the largest proven one; it is
-``optimal`` when an exact method proves it or the bound meets the schedule, ``time_limit`` when
-the clock stopped a method before that. Each method's outcome is one note.
+The result's schedule is the best one (checked by the independent validator, which recomputes
+its objective), its bound the largest proven one; it is ``optimal`` when an exact method proves
+it or the bound meets the schedule, ``time_limit`` when the clock stopped a method before that.
+Each method's outcome is one note.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
+
+import numpy as np
 
 from hetsched.core.errors import HetschedError
-from hetsched.hare.heuristic import run_heuristic
+from hetsched.hare.algorithm1 import hare_alg1
+from hetsched.hare.list_scheduling import arrays_objective, schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
+from hetsched.hare.serial import SerialRun, serial_search, smith_order
 from hetsched.hare.upper_bound import quick_upper_bound
-from hetsched.hare.view import hare_view
+from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
 from hetsched.schedule.validate import validate
 from hetsched.solvers.portfolio import Portfolio
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
-#: the part of the time limit Algorithm 1's interval LP may take (it is the bound that scales;
-#: the exact method gets the rest and whatever the LP leaves)
+#: the part of the time limit the interval LP may take (it is the bound that scales)
 LP_SHARE = 0.3
+#: the job-order search runs until this part of the limit has passed
+SEARCH_SHARE = 0.45
+#: the part of the limit the exact method leaves to the searches after it
+RESERVE = 0.2
+#: serial schedules the job-order search evaluates when there is no time limit to stop it
+SEARCH_EVALUATIONS = 1000
 #: list schedules the local search evaluates when there is no time limit to stop it
 LOCAL_SEARCH_EVALUATIONS = 2000
 #: how close (relative) a schedule must be to the bound to count as proven optimal: the
@@ -48,13 +61,13 @@ LOCAL_SEARCH_EVALUATIONS = 2000
 PROVEN = 1e-9
 
 
-def job_bound(instance: Instance) -> float:
+def job_bound(instance: Instance, view: HareView | None = None) -> float:
     """sum_n w_n (a_n + |R_n| L_n): every schedule's objective is at least this ((4), (6), (7))."""
-    lower = hare_view(instance).completion_lower_bounds()
+    lower = (hare_view(instance) if view is None else view).completion_lower_bounds()
     return float(sum(j.weight * c for j, c in zip(instance.jobs, lower)))
 
 
-def cluster_bound(instance: Instance) -> float:
+def cluster_bound(instance: Instance, view: HareView | None = None) -> float:
     """Eastman, Even & Isaacs (Management Sci. 1964) on a relaxation of Hare_Sched: each task a job
     of its own with weight w_n / N_n (N_n = |R_n| |D_r| tasks, so sum_k w_n/N_n C_{n,k} <= w_n C_n),
     processing time min_m T^c_{n,m} on every GPU (identical machines, no arrivals, barriers or
@@ -62,9 +75,7 @@ def cluster_bound(instance: Instance) -> float:
     (1/M) sum_j w_j S_j + (M-1)/(2M) sum_j w_j p_j with S_j the WSPT prefix sums, is then a lower
     bound on every schedule's objective. The tasks of a job share one ratio, so they are summed
     in closed form: O(jobs log jobs)."""
-    import numpy as np
-
-    view = hare_view(instance)
+    view = hare_view(instance) if view is None else view
     n_tasks = (view.rounds * view.tasks_per_round).astype(float)
     p = view.train.min(axis=1)  # the job's fastest training time on any GPU
     w = view.weight / n_tasks  # each task's share of its job's weight
@@ -79,93 +90,177 @@ def cluster_bound(instance: Instance) -> float:
 
 def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
     """The portfolio's run (module docstring): the best validated schedule and largest bound."""
-    from hetsched.exact.registry import auto_formulation
-    from hetsched.exact.solve import solve
-    from hetsched.solvers import SOLVERS
-
     t0 = time.perf_counter()
     end = None if opts.time_limit is None else t0 + opts.time_limit
+
+    def until(share: float) -> Callable[[], bool] | None:  # keep going until this part of the limit
+        return None if end is None else lambda: time.perf_counter() < t0 + share * opts.time_limit
 
     def left() -> float | None:
         return None if end is None else end - time.perf_counter()
 
-    notes: list[str] = []
-    objective, schedule = quick_upper_bound(instance)
-    per_job, cluster = job_bound(instance), cluster_bound(instance)
-    bound = max(per_job, cluster)
-    notes.append(
-        f"list schedules: {objective:.10g}; per-job bound {per_job:.10g}; "
+    view = hare_view(instance)
+    run = _Run(instance, view)
+
+    def objective(start: np.ndarray, gpu: np.ndarray) -> float:
+        return arrays_objective(view, start, gpu)
+
+    value, schedule = quick_upper_bound(instance, view)
+    run.offer("list schedules", value, schedule)
+    per_job, cluster = job_bound(instance, view), cluster_bound(instance, view)
+    run.bound = max(per_job, cluster)
+    run.notes.append(
+        f"list schedules: {value:.10g}; per-job bound {per_job:.10g}; "
         f"cluster bound (Eastman-Even-Isaacs) {cluster:.10g}"
     )
-    best = ("list schedules", objective, schedule)
-    limited = proven = False
-
-    def take(label: str, res: Any) -> None:
-        nonlocal best, bound, limited, proven
-        valid = res.validation is not None and res.validation.valid
-        if valid and res.objective is not None and res.objective < best[1]:
-            best = (label, res.objective, res.solution)
-        if res.bound is not None and res.bound > bound:
-            bound = res.bound
-        limited = limited or res.status == Status.TIME_LIMIT
-        proven = proven or (res.status == Status.OPTIMAL and valid)
-        shown = "-" if res.objective is None else f"{res.objective:.10g}"
-        shown_bound = "-" if res.bound is None else f"{res.bound:.10g}"
-        notes.append(f"{label}: {res.status.value}, {shown}, bound {shown_bound}")
-
+    orders = [smith_order(view), np.argsort(view.arrival, kind="stable")]
+    first = serial_search(view, objective, orders, evaluations=0)
+    run.offer_arrays("serial schedule", first)
     share = None if end is None else LP_SHARE * opts.time_limit
     if share is None or share > 0.1:
-        take(
-            "Algorithm 1 (interval-LP order)",
-            run_heuristic(
-                instance,
-                order="hare-interval-lp",
-                rule="earliest_finish",
-                time_limit=share,
-                threads=opts.threads,
-                seed=opts.seed,
-            ),
+        lp_order = _interval_lp(run, share, opts)
+        if lp_order is not None:
+            orders.append(lp_order)
+    search = serial_search(
+        view,
+        objective,
+        orders,
+        seed=opts.seed,
+        evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
+        keep_going=until(SEARCH_SHARE),
+    )
+    run.offer_arrays("job-order search", search)
+    run.notes.append(f"job-order search: {search.objective:.10g}")
+    _exact(run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts)
+    remaining = left()
+    if not run.proven() and (remaining is None or remaining > 0.5):
+        again = serial_search(
+            view,
+            objective,
+            [search.order],
+            seed=opts.seed + 1,
+            evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
+            keep_going=None if end is None else (lambda: (left() or 0) > remaining / 2),
         )
-    try:
-        spec, _ = auto_formulation("hare-sched", instance, exclude=("portfolio",))
-    except HetschedError as exc:  # no exact model takes it: the schedules and bounds above
-        spec = None
-        notes.append(f"no exact method: {exc}")
-    remaining = left()
-    if spec is not None and not proven and (remaining is None or remaining > 0.1):
-        solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
-        exact = solve(instance, spec, solver, remaining, opts.gap, opts.threads, opts.seed)
-        take(solver, exact)
-    elif spec is not None and not proven:
-        limited = True
-        notes.append(f"no time left for {spec.kind}")
-    remaining = left()
-    if not proven and (remaining is None or remaining > 0.5):
+        run.offer_arrays("job-order search", again)
         value, found = local_search_upper_bound(
             instance,
             evaluations=LOCAL_SEARCH_EVALUATIONS if end is None else 10**12,
             seed=opts.seed,
-            keep_going=None if end is None else lambda: left() > 0.2,
+            keep_going=None if end is None else lambda: (left() or 0) > 0.2,
+            view=view,
         )
-        if value < best[1]:
-            report = validate(instance, found)  # its own value, as every schedule here
-            if report.valid and report.objective is not None and report.objective < best[1]:
-                best = ("local search", report.objective, found)
-                value = report.objective
-        notes.append(f"local search: {value:.10g}")
-        limited = limited or end is not None
-    label, objective, schedule = best
-    proven = proven or bound >= objective - PROVEN * max(1.0, abs(objective))
-    status = Status.OPTIMAL if proven else (Status.TIME_LIMIT if limited else Status.FEASIBLE)
-    notes.append(f"schedule from {label}")
-    return RawResult(
-        status,
-        objective,
-        min(bound, objective) if proven else bound,
-        time.perf_counter() - t0,
-        solution=schedule,
-        log="; ".join(notes),
+        run.offer("local search", value, found)
+        run.notes.append(
+            f"local search: {value:.10g}; job-order search again: {again.objective:.10g}"
+        )
+        run.limited = run.limited or end is not None
+    return run.result(time.perf_counter() - t0)
+
+
+class _Run:
+    """What the portfolio has found so far: the best schedule (objective as computed by its
+    method), the largest bound, the notes, and whether a method was stopped or proved."""
+
+    def __init__(self, instance: Instance, view) -> None:
+        self.instance, self.view = instance, view
+        self.best: tuple[str, float, Any] | None = None  # (label, objective, schedule)
+        self.bound = 0.0
+        self.notes: list[str] = []
+        self.limited = self.exact_proof = False
+
+    def offer(self, label: str, value: float, schedule: Any) -> None:
+        if self.best is None or value < self.best[1]:
+            self.best = (label, value, schedule)
+
+    def offer_arrays(self, label: str, run: SerialRun) -> None:
+        if self.best is None or run.objective < self.best[1]:
+            self.best = (label, run.objective, schedule_arrays(self.view, run.start, run.gpu))
+
+    def take(self, label: str, res: Any) -> None:
+        """A solver's result: its schedule if validated, its bound if proven."""
+        valid = res.validation is not None and res.validation.valid
+        if valid and res.objective is not None:
+            self.offer(label, res.objective, res.solution)
+        if res.bound is not None and res.bound > self.bound:
+            self.bound = res.bound
+        self.limited = self.limited or res.status == Status.TIME_LIMIT
+        self.exact_proof = self.exact_proof or (res.status == Status.OPTIMAL and valid)
+        shown = "-" if res.objective is None else f"{res.objective:.10g}"
+        shown_bound = "-" if res.bound is None else f"{res.bound:.10g}"
+        self.notes.append(f"{label}: {res.status.value}, {shown}, bound {shown_bound}")
+
+    def proven(self) -> bool:
+        assert self.best is not None
+        value = self.best[1]
+        return self.exact_proof or self.bound >= value - PROVEN * max(1.0, abs(value))
+
+    def result(self, seconds: float) -> RawResult:
+        assert self.best is not None
+        label, _, schedule = self.best
+        report = validate(self.instance, schedule)  # the reported value is the validator's
+        if not report.valid or report.objective is None:  # pragma: no cover - a bug in a method
+            raise AssertionError(f"{label} gave an invalid schedule: {report.violations[:3]}")
+        self.best = (label, report.objective, schedule)
+        proven = self.proven()
+        status = (
+            Status.OPTIMAL if proven else (Status.TIME_LIMIT if self.limited else Status.FEASIBLE)
+        )
+        self.notes.append(f"schedule from {label}")
+        return RawResult(
+            status,
+            report.objective,
+            min(self.bound, report.objective) if proven else self.bound,
+            seconds,
+            solution=schedule,
+            log="; ".join(self.notes),
+        )
+
+
+def _interval_lp(run: _Run, share: float | None, opts: SolverOptions) -> np.ndarray | None:
+    """Step 2: the interval LP's bound, Algorithm 1 on its order; returns its completion order
+    (jobs by the LP's C_n), or None when the LP gave no solution in time."""
+    from hetsched.hare.orderings import ordering
+
+    ordered = ordering(
+        "hare-interval-lp", run.instance, time_limit=share, threads=opts.threads, seed=opts.seed
     )
+    if ordered.bound is not None and ordered.bound > run.bound:
+        run.bound = ordered.bound
+    if ordered.priority is None:
+        run.limited = True
+        run.notes.append("interval LP: no solution in its share of the limit")
+        return None
+    alg1 = hare_alg1(run.view, ordered.priority, "earliest_finish")
+    run.offer("Algorithm 1 (interval-LP order)", alg1.objective(), alg1.to_schedule())
+    run.notes.append(
+        f"interval LP: bound {ordered.bound:.10g}; Algorithm 1 on its order: {alg1.objective():.10g}"
+    )
+    completion = getattr(ordered.relaxation.solution, "completion", None)
+    if completion is None:
+        return None
+    return np.lexsort((np.arange(run.view.n_jobs), np.asarray(completion)))
+
+
+def _exact(run: _Run, budget: float | None, opts: SolverOptions) -> None:
+    """Step 4: ``--solver auto``'s exact pick within ``budget`` seconds (None: no limit)."""
+    from hetsched.exact.registry import auto_formulation
+    from hetsched.exact.solve import solve
+    from hetsched.solvers import SOLVERS
+
+    if run.proven():
+        return
+    try:
+        spec, _ = auto_formulation("hare-sched", run.instance, exclude=("portfolio",))
+    except HetschedError as exc:  # no exact model takes it: the schedules and bounds above
+        run.notes.append(f"no exact method: {exc}")
+        return
+    if budget is not None and budget <= 0.1:
+        run.limited = True
+        run.notes.append(f"no time left for {spec.kind}")
+        return
+    solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
+    run.take(solver, solve(run.instance, spec, solver, budget, opts.gap, opts.threads, opts.seed))
 
 
 def portfolio(instance: Instance) -> Portfolio:
