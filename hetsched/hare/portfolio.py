@@ -38,7 +38,7 @@ from hetsched.core.errors import HetschedError
 from hetsched.hare.algorithm1 import hare_alg1
 from hetsched.hare.list_scheduling import arrays_objective, schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
-from hetsched.hare.serial import SerialRun, serial_search, smith_order
+from hetsched.hare.serial import SerialRun, arrival_jobs, serial_search, smith_order
 from hetsched.hare.upper_bound import quick_upper_bound
 from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
@@ -113,9 +113,7 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
         f"list schedules: {value:.10g}; per-job bound {per_job:.10g}; "
         f"cluster bound (Eastman-Even-Isaacs) {cluster:.10g}"
     )
-    orders = [smith_order(view), np.argsort(view.arrival, kind="stable")]
-    first = serial_search(view, objective, orders, evaluations=0)
-    run.offer_arrays("serial schedule", first)
+    orders = [smith_order(view), arrival_jobs(view)]
     share = None if end is None else LP_SHARE * opts.time_limit
     if share is None or share > 0.1:
         lp_order = _interval_lp(run, share, opts)

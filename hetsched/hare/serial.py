@@ -150,6 +150,11 @@ def smith_order(view: HareView) -> np.ndarray:
     return np.lexsort((np.arange(view.n_jobs), length / view.weight))
 
 
+def arrival_jobs(view: HareView) -> np.ndarray:
+    """Jobs by arrival, ties by index."""
+    return np.argsort(view.arrival, kind="stable")
+
+
 def serial_search(
     view: HareView,
     objective: Callable[[np.ndarray, np.ndarray], float],
