@@ -120,6 +120,14 @@ def _terminate(terminated: list[bool]) -> None:
     raise Terminated
 
 
+def _interrupt(interrupted: list[bool]) -> None:
+    """SIGINT's handler: Python's own (KeyboardInterrupt), noted, so that an interrupt raised
+    where Python ignores exceptions (a ``__del__``, a weakref callback during garbage
+    collection) still ends in exit 130: an audit once finished its trials and exited 0."""
+    interrupted.append(True)
+    raise KeyboardInterrupt
+
+
 def _unwritten(args: argparse.Namespace) -> str:
     """What an interrupted command did not write (outputs are written whole or not at all)."""
     files = [
@@ -143,8 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     terminated: list[bool] = []  # set by SIGTERM: the exit is 143 wherever the signal landed
     import threading
 
+    interrupted: list[bool] = []  # set by SIGINT: the exit is 130 wherever it landed
+    previous = None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda signum, frame: _terminate(terminated))
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            previous = signal.signal(signal.SIGINT, lambda signum, frame: _interrupt(interrupted))
     try:
         check_outputs(args)  # an output that would destroy an input or cannot be written: exit 2
         if args.command in LONG_COMMANDS:
@@ -154,8 +166,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
             )
             with Heartbeat(args.command, limit):
-                return args.func(args)
-        return args.func(args)
+                code = args.func(args)
+        else:
+            code = args.func(args)
+        if terminated or interrupted:  # the signal was swallowed where Python ignores exceptions
+            print(
+                "hetsched: terminated" if terminated else "hetsched: interrupted", file=sys.stderr
+            )
+            return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        return code
     except InstallationError as exc:  # hetsched itself is incomplete: not the user's input
         print(f"hetsched: installation error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_INSTALL
@@ -183,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    finally:
+        if previous is not None:  # a caller running main() in-process gets Python's own back
+            signal.signal(signal.SIGINT, previous)
 
 
 __all__ = [
