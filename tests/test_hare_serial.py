@@ -86,7 +86,7 @@ def test_a_later_job_trains_in_a_gap_an_earlier_one_left():
 def test_serial_schedules_are_never_below_the_proven_optimum(name):
     inst = load_instance(instance_path(name))
     view = hare_view(inst)
-    run = serial_search(view, lambda s, g: arrays_objective(view, s, g), [smith_order(view)], 0, 50)
+    run = serial_search(view, [smith_order(view)], 0, 50)
     assert _valid(inst, view, run.start, run.gpu) >= MANIFEST[name]["optimum"] - TOL
 
 
@@ -94,14 +94,10 @@ def test_serial_schedules_are_never_below_the_proven_optimum(name):
 def test_the_search_is_seeded_and_no_worse_than_its_start(seed):
     inst = generate("hare-table2", seed=seed, n_jobs=8, n_gpus=8)
     view = hare_view(inst)
-
-    def objective(s, g):
-        return arrays_objective(view, s, g)
-
     orders = [smith_order(view), np.argsort(view.arrival, kind="stable")]
-    starts = [objective(*serial_schedule(view, o)) for o in orders]
-    one = serial_search(view, objective, orders, seed=seed, evaluations=300)
-    two = serial_search(view, objective, orders, seed=seed, evaluations=300)
+    starts = [arrays_objective(view, *serial_schedule(view, o)) for o in orders]
+    one = serial_search(view, orders, seed=seed, evaluations=300)
+    two = serial_search(view, orders, seed=seed, evaluations=300)
     assert one.objective <= min(starts) + TOL
     assert one.objective == two.objective and np.array_equal(one.order, two.order)
     assert np.array_equal(one.start, two.start) and np.array_equal(one.gpu, two.gpu)

@@ -36,7 +36,7 @@ import numpy as np
 
 from hetsched.core.errors import HetschedError
 from hetsched.hare.algorithm1 import hare_alg1
-from hetsched.hare.list_scheduling import arrays_objective, schedule_arrays
+from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.serial import SerialRun, arrival_jobs, serial_search, smith_order
 from hetsched.hare.upper_bound import quick_upper_bound
@@ -102,9 +102,6 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
     view = hare_view(instance)
     run = _Run(instance, view)
 
-    def objective(start: np.ndarray, gpu: np.ndarray) -> float:
-        return arrays_objective(view, start, gpu)
-
     value, schedule = quick_upper_bound(instance, view)
     run.offer("list schedules", value, schedule)
     per_job, cluster = job_bound(instance, view), cluster_bound(instance, view)
@@ -121,7 +118,6 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
             orders.append(lp_order)
     search = serial_search(
         view,
-        objective,
         orders,
         seed=opts.seed,
         evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
@@ -134,7 +130,6 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
     if not run.proven() and (remaining is None or remaining > 0.5):
         again = serial_search(
             view,
-            objective,
             [search.order],
             seed=opts.seed + 1,
             evaluations=SEARCH_EVALUATIONS if end is None else 10**12,

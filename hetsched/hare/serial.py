@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 from numba import njit
 
+from hetsched.hare.list_scheduling import arrays_objective
 from hetsched.hare.view import HareView
 from hetsched.instance.gavel_table import NEVER
 
@@ -157,7 +158,6 @@ def arrival_jobs(view: HareView) -> np.ndarray:
 
 def serial_search(
     view: HareView,
-    objective: Callable[[np.ndarray, np.ndarray], float],
     orders: list[np.ndarray],
     seed: int = 0,
     evaluations: int = 1000,
@@ -165,7 +165,7 @@ def serial_search(
 ) -> SerialRun:
     """Iterated local search over job orders from the best of ``orders``: move one job to another
     place (the insertion neighbourhood of permutation scheduling), keep a move that does not
-    worsen ``objective(start, gpu)``; after :data:`PATIENCE` moves without a better schedule,
+    worsen sum_n w_n C_n; after :data:`PATIENCE` moves without a better schedule,
     restart from the best order with a few random moves (a kick). Counted in evaluations and
     seeded, so the same seed gives the same schedule; ``keep_going`` (asked before each move)
     may stop it early. Returns the best schedule met."""
@@ -173,7 +173,7 @@ def serial_search(
     for order in orders:
         order = np.asarray(order, dtype=np.int64)
         start, gpu = serial_schedule(view, order)
-        run = SerialRun(objective(start, gpu), order, start, gpu)
+        run = SerialRun(arrays_objective(view, start, gpu), order, start, gpu)
         if best is None or run.objective < best.objective:
             best = run
     assert best is not None, "serial_search needs at least one order"
@@ -195,7 +195,7 @@ def serial_search(
         order.insert(b, order.pop(a))
         cand = np.asarray(order, dtype=np.int64)
         start, gpu = serial_schedule(view, cand)
-        value = objective(start, gpu)
+        value = arrays_objective(view, start, gpu)
         if value <= current.objective:
             current = SerialRun(value, cand, start, gpu)
         stale += 1
