@@ -127,7 +127,7 @@ COMMANDS = {
     "export": "write a Pyomo formulation of an instance as LP or MPS (any solver can read it)",
     "solvers": "the solvers and whether this machine has them",
     "sweep": "instances x methods x seeds from a TOML spec into a run store; resumable",
-    "docs": "regenerate docs/formulations.md and docs/cli.md (--check: fail if stale)",
+    "docs": "regenerate the generated pages of docs/ (cli, formulations, api, formats; --check: fail if stale)",
 }
 
 

@@ -17,6 +17,15 @@ import numpy as np
 from hetsched.core.errors import HetschedError, InputError
 
 FORMAT = "hetsched.task_schedule/1"
+#: every key of :meth:`TaskSchedule.to_dict` and what it holds (for the generated formats page)
+SCHEDULE_KEYS: dict[str, str] = {
+    "format": f"`{FORMAT}`",
+    "instance": "the instance's name",
+    "instance_hash": "the instance's content hash (`hetsched show` finds the instance by it)",
+    "assignments": "one object per task: `job`, `round`, `task` (indices from 0), `gpu` (an id "
+    "of the cluster) and `start` (seconds); training ends at start + T^c, the round's barrier "
+    "waits for every task's start + T^c + T^s",
+}
 # Measured at the peak of a run with its validation (2026-11-25, before schedules were columns):
 # ~440 bytes per task in the task engine and ~400 in `heuristic`. The columns hold 32 bytes per
 # task; the engine's and the heuristic's own state bring the peak to what `bench sim` reports.

@@ -100,6 +100,30 @@ class SolveResult:
         }
 
 
+#: every key of :meth:`SolveResult.to_dict` and what it holds (the formats page is generated
+#: from this; a test keeps the two in step)
+RESULT_KEYS: dict[str, str] = {
+    "instance": "the instance's name",
+    "model": "the formulation (`hetsched models`)",
+    "solver": "the method that produced the result (`portfolio` for `--solver auto` on Hare_Sched)",
+    "status": "`optimal`, `feasible`, `time_limit`, `infeasible` or `error`; a run stopped by "
+    "its limit is never `optimal`",
+    "objective": "the independent validator's recomputation of the solution's objective "
+    "(`null` without a solution)",
+    "bound": "the best proven bound on the optimum (below it when minimizing)",
+    "gap": "/objective - bound/ / /objective/ (0 when both are 0)",
+    "seconds": "wall time of the run, model building included",
+    "solution": "the solution in its own format (a task schedule for Hare_Sched), or `null`",
+    "solver_objective": "what the solver claimed, before validation",
+    "objective_is_bound": "true for relaxations: `objective` is itself a bound of the problem",
+    "validation": "the validator's report: `valid`, `objective`, `completion` (per job) and "
+    "`violations` (each a `kind` and a `message` naming the constraint it breaks)",
+    "notes": "what the run wants a reader to know (rounding of times, a method's refusal)",
+    "log": "each method's outcome, in order (the portfolio's steps)",
+    "sense": "`min` or `max`: the side on which `bound` lies",
+}
+
+
 def search_status(proven: bool, limited: bool) -> Status:
     """The status of a search that keeps an incumbent: optimal when its bound is proven to meet
     it, time_limit when the clock stopped it first, else feasible (a gap limit, or rounding)."""

@@ -1,7 +1,8 @@
 """Generated documentation: ``docs/formulations.md`` from the model files (each module's
 docstring, its registered specs, and every objective and constraint with the equation its line
-cites) and ``docs/cli.md`` from the command-line parser. ``hetsched docs --check`` fails when the
-committed files are stale (the tests run it)."""
+cites), ``docs/cli.md`` from the command-line parser, and the API and formats pages
+(:mod:`hetsched.tools.reference_pages`). ``hetsched docs --check`` fails when the committed files
+are stale (the tests run it)."""
 
 from __future__ import annotations
 
@@ -139,15 +140,37 @@ def cli_markdown(build_parser: Callable[[], argparse.ArgumentParser]) -> str:
             os.environ["COLUMNS"] = old
 
 
+def _api_page() -> str:
+    import hetsched
+    from hetsched.tools.reference_pages import api_markdown
+
+    return api_markdown(hetsched._EXPORTS)
+
+
+def _formats_page() -> str:
+    import json
+
+    from hetsched.core.resources import shipped
+    from hetsched.schedule.model import SCHEDULE_KEYS
+    from hetsched.solvers.result import RESULT_KEYS
+    from hetsched.tools.reference_pages import formats_markdown
+
+    schema = json.loads(shipped("instances", "schema.json").read_text(encoding="utf-8"))
+    return formats_markdown(schema, RESULT_KEYS, SCHEDULE_KEYS)
+
+
 def write_docs(
     out: Path, build_parser: Callable[[], argparse.ArgumentParser], check: bool = False
 ) -> list[str]:
-    """Write the generated files (formulations.md, cli.md from ``build_parser``) into ``out``;
+    """Write the generated files (formulations.md, cli.md from ``build_parser``, api.md,
+    formats.md) into ``out``;
     with ``check``, only list the stale ones."""
     stale = []
     generated = {
         "formulations.md": formulations_markdown,
         "cli.md": lambda: cli_markdown(build_parser),
+        "api.md": _api_page,
+        "formats.md": _formats_page,
     }
     for name, make in generated.items():
         text = make()
