@@ -128,3 +128,15 @@ def test_a_model_missing_a_constraint_is_caught_not_reported():
     r = solve(load_instance(INSTANCES / "paper" / "hare_fig9.json"), broken, "highs", time_limit=60)
     assert r.status == Status.ERROR
     assert any("validation" in n or "disagree" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "portfolio"])
+def test_every_schedule_names_its_instance(solver):
+    """A solution names the instance and its content hash (how `hetsched show` finds the
+    instance), whichever method made it: the portfolio's list and serial schedules did not."""
+    from hetsched.instance.io import instance_hash
+
+    inst = load_instance(INSTANCES / "paper" / "hare_fig5.json")
+    res = solve(inst, "hare-sched", solver, time_limit=60)
+    assert res.solution.instance == inst.name
+    assert res.solution.instance_hash == instance_hash(inst)

@@ -24,6 +24,13 @@ Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000
    average JCT and makespan over their bounds, and the seconds the bounds took (issue 19).
 7. Gavel's physical-cluster traces: Gavel's policies under Gavel's convention (its simulator's
    timing and mechanism) and under ours, with the average JCT and the ratio to the bound.
+8. The stable load (issue 41): part 5 measures ``gavel-poisson``, which arrives at about 2.5 times
+   what the cluster can serve, so every policy that looks at its queue grows super-linearly there
+   by the workload, not the engine. ``gavel-poisson:stable`` (:data:`STABLE`) is the same mix at
+   0.7 of the cluster's fluid capacity: ``fifo`` keeps the GPUs 81% busy and the backlog bounded
+   (jobs in system, mean 35 at 2,000 jobs and 38 at 8,000; at 0.8 it grows from 122 to 343).
+   Every task and gang policy's CPU seconds at 10,000 and 30,000 jobs (and 100,000 with
+   ``all_sizes``), the log-log slope, and the mean and largest number of jobs in system.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from hetsched.hare.view import hare_view
 from hetsched.sim.bounds import workload_bounds
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
-from hetsched.sim.metrics import gang_metrics, metrics
+from hetsched.sim.metrics import gang_metrics, jobs_in_system, metrics
 from hetsched.sim.registry import make_policy, names
 from hetsched.sim.run import RESTORE_SECONDS
 from hetsched.sim.workloads import gavel_poisson, load_workload, philly_window
@@ -201,8 +208,51 @@ def event_rate(sizes: tuple[int, ...], repeat: int = 3) -> list[dict]:
 
 def _validated_run_cpu(engine: str, instance, policy: str) -> float:
     """CPU seconds of one validated run of ``policy`` in the ``engine`` ("task" or "gang")."""
-    run = simulate if engine == "task" else simulate_gang
-    return _cpu(lambda: run(instance, make_policy(policy), record_events=False), 1)
+    return _timed_run(engine, instance, policy)[0]
+
+
+def _timed_run(engine: str, instance, policy: str):
+    """(CPU seconds, the run) of one validated run of ``policy`` in the ``engine``."""
+    simulator = simulate if engine == "task" else simulate_gang
+    t = time.process_time()
+    run = simulator(instance, make_policy(policy), record_events=False)
+    return time.process_time() - t, run
+
+
+#: the stable-load workload of part 8 (0.7 of the fluid capacity: see the module docstring)
+STABLE = "gavel-poisson:stable"
+STABLE_SIZES = (10_000, 30_000)
+#: every gang policy of the large traces. Not Hadar's online algorithm: its branch and bound of
+#: 20,000 nodes a round took 48 CPU s at 200 jobs and 211 s at 400 of this workload (issue 41)
+STABLE_GANG_POLICIES = LARGE_GANG_POLICIES
+
+
+def stable_scaling(sizes: tuple[int, ...]) -> list[dict]:
+    """Part 8: every policy on :data:`STABLE` at ``sizes``: CPU seconds of a validated run, the
+    log-log slope, and the jobs in system (mean, max) of each run."""
+    rows = []
+    for engine, policies in (("task", LARGE_POLICIES), ("gang", STABLE_GANG_POLICIES)):
+        for policy in policies:
+            points, backlog = [], {}
+            for n in sizes:
+                inst = load_workload(STABLE, n_jobs=n)
+                cpu, run = _timed_run(engine, inst, policy)
+                if not run.validation.valid:
+                    raise RuntimeError(f"{policy} on {inst.name}: the run did not validate")
+                points.append((n, cpu))
+                mean, most = jobs_in_system(inst, run.completion)
+                backlog[str(n)] = {"mean": round(mean, 1), "max": most}
+            rows.append(
+                {
+                    "engine": engine,
+                    "policy": policy,
+                    "workload": STABLE,
+                    "cpu_seconds": {str(n): round(t, 3) for n, t in points},
+                    "slope": _slope(points),
+                    "jobs_in_system": backlog,
+                }
+            )
+    return rows
 
 
 def scaling(sizes: tuple[int, ...]) -> list[dict]:
@@ -271,6 +321,9 @@ def run_sim_bench(
         # past the sizes where the backlog stays short: 8,000 jobs queue thousands at once
         "scaling": scaling((40, 80) if quick else (2000, 8000)),
         "jobs_100k": hundred_thousand() if all_sizes and not quick else [],
+        "stable_scaling": stable_scaling(
+            (200, 400) if quick else STABLE_SIZES + ((HUNDRED_K,) if all_sizes else ())
+        ),
     }
     parts = ("philly_window", "large", "philly_window_gang", "large_gang", "gavel_traces")
     path = write_result(result, out, as_json)
@@ -327,6 +380,15 @@ def run_sim_bench(
             print(f"scaling {r['engine']} {r['policy']}: CPU s {times}; slope {r['slope']}")
         for r in result["jobs_100k"]:
             print(f"100,000 jobs, {r['engine']} {r['policy']}: {r['cpu_seconds']:.1f} CPU s")
+        for r in result["stable_scaling"]:
+            times = ", ".join(f"{n}: {t:.2f}" for n, t in r["cpu_seconds"].items())
+            inside = ", ".join(
+                f"{n}: {b['mean']}/{b['max']}" for n, b in r["jobs_in_system"].items()
+            )
+            print(
+                f"stable load {r['engine']} {r['policy']}: CPU s {times}; slope {r['slope']}; "
+                f"jobs in system mean/max {inside}"
+            )
         print(f"-> {path}")
     ok = all(r["valid"] for part in parts for r in result[part])
     return 0 if ok and all(r["same_completions"] for r in result["event_rate"]) else 1

@@ -15,7 +15,9 @@ from hetsched.core.deadline import BuildTimeout, deadline, grace
 from hetsched.core.errors import HetschedError
 from hetsched.exact.registry import auto_formulation, find_formulation, validator_of
 from hetsched.exact.spec import FormulationSpec
+from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.schedule.model import TaskSchedule
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import RawResult, SolveResult, SolverOptions
@@ -168,8 +170,9 @@ def solve(
     )
     report = None
     if raw.value is not None or raw.solution is not None:
-        result.solution = spec.extract(
-            built, instance, raw.value if raw.solution is None else raw.solution
+        result.solution = _named(
+            instance,
+            spec.extract(built, instance, raw.value if raw.solution is None else raw.solution),
         )
         report = validator_of(spec)(instance, result.solution)
     # a relaxation's objective is its own optimum (its "solution" need not be feasible); a model
@@ -203,3 +206,11 @@ def _resolve(
         last.seconds + (raw.seconds if raw else 0.0),
         log=f"{last.log}; cutting-plane loop stopped at the time limit",
     )
+
+
+def _named(instance: Instance, solution: object) -> object:
+    """A task schedule that names its instance (and its content hash, by which ``hetsched show``
+    finds the instance), whichever method made it; other solutions as they are."""
+    if isinstance(solution, TaskSchedule) and not (solution.instance and solution.instance_hash):
+        return replace(solution, instance=instance.name, instance_hash=instance_hash(instance))
+    return solution

@@ -156,3 +156,15 @@ def write_job_csv(instance: Instance, result, path: str | Path) -> None:
                     r.ftf_rho,
                 ]
             )
+
+
+def jobs_in_system(instance: Instance, completion: dict[str, float]) -> tuple[float, int]:
+    """(mean, max) of the number of jobs arrived and not yet complete, sampled at every arrival
+    and completion: whether a workload's backlog stays bounded as it grows."""
+    arrival = np.array([j.arrival for j in instance.jobs])
+    done = np.array([completion[j.id] for j in instance.jobs])
+    times = np.concatenate([arrival, done])
+    step = np.concatenate([np.ones(len(arrival)), -np.ones(len(done))])
+    order = np.lexsort((step, times))  # at one instant, completions first
+    inside = np.cumsum(step[order])
+    return float(inside.mean()), int(inside.max())

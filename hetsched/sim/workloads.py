@@ -3,7 +3,11 @@ T^c, T^s). A workload spec is one of:
 
 * a path to an instance file (``instances/...json``);
 * ``hare-table2``: Hare's Table 2 mix on V100/T4/K80/M60 (:func:`hetsched.instance.generators.hare_table2`);
-* ``gavel-poisson``: Gavel's measured throughputs, Poisson arrivals, Philly's GPU-count split;
+* ``gavel-poisson``: Gavel's measured throughputs, Poisson arrivals, Philly's GPU-count split (20
+  jobs/h, about 2.5 times what 3 x 20 GPUs can serve: the backlog grows without bound);
+* ``gavel-poisson:U``: the same mix at load U of the cluster's fluid capacity (7.96 jobs/h on 3 x
+  20 GPUs; :mod:`hetsched.sim.stable_load`); ``gavel-poisson:stable`` is U = 0.7 (5.57 jobs/h),
+  where ``fifo`` keeps the GPUs about 80% busy and its backlog bounded;
 * ``philly``: a busy window of the Philly trace (480 jobs, 3 types x 20 GPUs, as Hadar uses);
 * ``philly-static``: the same jobs, all submitted at time 0 (Hadar's "static trace" setting);
 * ``philly:VC`` / ``philly-static:VC``: the busiest window of another virtual cluster. The default
@@ -180,6 +184,15 @@ def philly_window(
     )
 
 
+#: ``gavel-poisson:stable``: the load at which ``fifo`` keeps 3 x 20 GPUs about 80% busy with a
+#: bounded backlog (0.81 at 8,000 jobs; at 0.8 of the fluid capacity its backlog already grows:
+#: the capacity assumes the best split of each job class over the types, which no online policy
+#: reaches with gangs and barriers)
+STABLE_LOAD = 0.7
+#: a gavel-poisson job's duration on a V100, log-uniform between these (seconds; our assumption)
+V100_SECONDS = (1800.0, 72000.0)
+
+
 def gavel_poisson(
     seed: int = 0,
     n_jobs: int = 480,
@@ -187,25 +200,32 @@ def gavel_poisson(
     per_type: int = 20,
     table: ThroughputTable | None = None,
     max_rounds: int = MAX_ROUNDS,
+    load: float | None = None,
 ) -> Instance:
     """Gavel-style synthetic workload: Poisson arrivals (``rate_per_hour``), the scale factor drawn
     with Philly's split (:func:`philly_split` of the whole filtered trace), the model uniform among
     those measured at that scale on all types, the duration on a V100 log-uniform between 30 min and
-    20 h (our assumption; Gavel's own generator is not shipped here)."""
+    20 h (our assumption; Gavel's own generator is not shipped here). With ``load`` U, the rate is
+    U times the cluster's fluid capacity for this mix (:mod:`hetsched.sim.stable_load`; 7.96
+    jobs/h on 3 x 20 GPUs), so that U < 1 keeps the backlog bounded; the default 20 jobs/h is
+    about 2.5 times that capacity."""
     table = table or load_throughputs()
     split = philly_split(philly_rows())
     keys = _keys(table)
     scales = [s for s in split if s in keys]
     probs = np.array([split[s] for s in scales]) / sum(split[s] for s in scales)
+    if load is not None:
+        rate_per_hour = load * capacity_per_hour(per_type, table)
     rng = np.random.default_rng([seed, 7])
     arrivals = np.concatenate(
         ([0.0], np.cumsum(rng.exponential(3600.0 / rate_per_hour, n_jobs - 1)))
     )
+    low, high = V100_SECONDS
     jobs = []
     for k in range(n_jobs):
         scale = int(rng.choice(scales, p=probs))
         model = keys[scale][int(rng.integers(len(keys[scale])))]
-        seconds = float(np.exp(rng.uniform(np.log(1800), np.log(72000))))
+        seconds = float(np.exp(rng.uniform(np.log(low), np.log(high))))
         jobs.append(
             gavel_job(
                 f"J{k}",
@@ -217,13 +237,35 @@ def gavel_poisson(
                 max_rounds=max_rounds,
             )
         )
+    tag = "" if load is None else f"-load{load:g}"
     return Instance(
-        f"gavel-poisson-{n_jobs}-s{seed}",
+        f"gavel-poisson-{n_jobs}{tag}-s{seed}",
         cluster(per_type),
         tuple(jobs),
-        description=f"{n_jobs} jobs, Gavel throughputs, Poisson arrivals {rate_per_hour}/h, Philly split",
+        description=f"{n_jobs} jobs, Gavel throughputs, Poisson arrivals {rate_per_hour:.6g}/h"
+        + ("" if load is None else f" (load {load:g} of the fluid capacity)")
+        + ", Philly split",
         metadata={"generator": "hetsched.sim.workloads.gavel_poisson", "seed": seed},
     )
+
+
+def capacity_per_hour(per_type: int = 20, table: ThroughputTable | None = None) -> float:
+    """The fluid capacity, in jobs per hour, of ``per_type`` GPUs of each type for
+    ``gavel-poisson``'s job mix (:func:`hetsched.sim.stable_load.saturation_rate`)."""
+    from hetsched.sim.stable_load import mean_log_uniform, saturation_rate
+
+    table = table or load_throughputs()
+    keys = _keys(table)
+    split = philly_split(philly_rows())
+    scales = [s for s in split if s in keys]
+    total = sum(split[s] for s in scales)
+    classes = [
+        (split[s] / total / len(keys[s]), s, {t: table.isolated[t][(m, s)] for t in TYPES})
+        for s in scales
+        for m in keys[s]
+    ]
+    rate = saturation_rate(classes, {t: per_type for t in TYPES}, mean_log_uniform(*V100_SECONDS))
+    return 3600.0 * rate
 
 
 def coarsen(instance: Instance, max_rounds: int = MAX_ROUNDS) -> Instance:
@@ -262,6 +304,8 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
     if spec == "gavel-poisson":
         return gavel_poisson(seed, **sized)
     base, _, vc = spec.partition(":")
+    if base == "gavel-poisson":
+        return gavel_poisson(seed, **sized, load=STABLE_LOAD if vc == "stable" else _load(spec, vc))
     if base in ("philly", "philly-static"):
         return philly_window(
             seed, static=base == "philly-static", **({"vc": vc} if vc else {}), **sized
@@ -291,10 +335,23 @@ def load_workload(spec: str, seed: int = 0, n_jobs: int | None = None) -> Instan
     raise InputError(
         spec,
         "$",
-        "unknown workload: an instance file or shipped instance name, hare-table2, gavel-poisson, "
+        "unknown workload: an instance file or shipped instance name, hare-table2, gavel-poisson[:LOAD], "
         "philly[:VC], philly-static[:VC], harmony-jobs[:uniform|poisson], "
         "similarity-jobs[:MINUTES] or gavel-trace:PATH",
     )
+
+
+def _load(spec: str, text: str) -> float:
+    """U of ``gavel-poisson:U``: a number in (0, 1] (a load past 1 is the default's overload)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:
+        raise InputError(
+            spec, "LOAD", f"a load in (0, 1] or 'stable', e.g. gavel-poisson:0.8 (got {text!r})"
+        )
+    return value
 
 
 def _minutes(spec: str, text: str) -> float:
