@@ -45,7 +45,7 @@ def test_the_stable_workload_arrives_at_its_share_of_the_capacity():
     span_h = max(j.arrival for j in inst.jobs) / 3600
     assert 399 / span_h == pytest.approx(STABLE_LOAD * cap, rel=0.15)  # Poisson, 400 jobs
     assert (
-        load_workload("gavel-poisson:0.7", n_jobs=50).jobs
+        load_workload("gavel-poisson:0.4", n_jobs=50).jobs
         == load_workload("gavel-poisson:stable", n_jobs=50).jobs
     )
 

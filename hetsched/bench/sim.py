@@ -27,8 +27,8 @@ Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000
 8. The stable load (issue 41): part 5 measures ``gavel-poisson``, which arrives at about 2.5 times
    what the cluster can serve, so every policy that looks at its queue grows super-linearly there
    by the workload, not the engine. ``gavel-poisson:stable`` (:data:`STABLE`) is the same mix at
-   0.7 of the cluster's fluid capacity: ``fifo`` keeps the GPUs 81% busy and the backlog bounded
-   (jobs in system, mean 35 at 2,000 jobs and 38 at 8,000; at 0.8 it grows from 122 to 343).
+   0.4 of the cluster's fluid capacity, where every policy's backlog stays bounded
+   (:data:`hetsched.sim.workloads.STABLE_LOAD` says how it was chosen).
    Every task and gang policy's CPU seconds at 10,000 and 30,000 jobs (and 100,000 with
    ``all_sizes``), the log-log slope, and the mean and largest number of jobs in system.
 """
@@ -219,7 +219,7 @@ def _timed_run(engine: str, instance, policy: str):
     return time.process_time() - t, run
 
 
-#: the stable-load workload of part 8 (0.7 of the fluid capacity: see the module docstring)
+#: the stable-load workload of part 8 (0.4 of the fluid capacity: see the module docstring)
 STABLE = "gavel-poisson:stable"
 STABLE_SIZES = (10_000, 30_000)
 #: every gang policy of the large traces. Not Hadar's online algorithm: its branch and bound of

@@ -211,7 +211,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
 
     workload_help = (
-        "an instance file, hare-table2, gavel-poisson[:LOAD|stable] (LOAD: of the fluid capacity, e.g. 0.8; stable: 0.7), philly[:VC] (480-job busy window), "
+        "an instance file, hare-table2, gavel-poisson[:LOAD|stable] (LOAD: of the fluid capacity, e.g. 0.8; stable: 0.4), philly[:VC] (480-job busy window), "
         "philly-static[:VC] (its jobs all at time 0), harmony-jobs[:uniform|poisson], "
         "similarity-jobs[:MINUTES] or gavel-trace:PATH (see hetsched.sim.workloads)"
     )
