@@ -388,3 +388,24 @@ def test_philly_windows_of_other_virtual_clusters():
     )
     with pytest.raises(InputError, match="VC nope"):
         load_workload("philly:nope")
+
+
+def test_gavel_solves_its_lp_once_per_round_and_only_when_the_active_set_changed():
+    """Issue 41, item 1: under the hetsched convention Gavel's allocation LP is solved at a round
+    boundary, at most once, and only when the set of active jobs differs from the last solve's
+    (a job that arrives mid-round waits for the boundary, as every job does)."""
+    policy = make_policy("gavel")
+    sets: list[tuple[int, ...]] = []
+    allocate = policy.allocate
+
+    def recording(state):
+        sets.append(tuple(state.active()))
+        return allocate(state)
+
+    policy.allocate = recording
+    inst = gavel_poisson(2, n_jobs=60)
+    run = simulate_gang(inst, policy, record_events=False)
+    assert run.validation.valid and len(sets) == run.rounds
+    changes = sum(1 for k, s in enumerate(sets) if k == 0 or s != sets[k - 1])
+    assert 1 < changes < len(sets)  # the set changed in some rounds and not in others
+    assert policy.lp_solves == changes

@@ -231,11 +231,11 @@ def stable_scaling(sizes: tuple[int, ...]) -> list[dict]:
     """Part 8: every policy on :data:`STABLE` at ``sizes``: CPU seconds of a validated run, the
     log-log slope, and the jobs in system (mean, max) of each run."""
     rows = []
+    instances = {n: load_workload(STABLE, n_jobs=n) for n in sizes}  # made once: seconds each
     for engine, policies in (("task", LARGE_POLICIES), ("gang", STABLE_GANG_POLICIES)):
         for policy in policies:
             points, backlog = [], {}
-            for n in sizes:
-                inst = load_workload(STABLE, n_jobs=n)
+            for n, inst in instances.items():
                 cpu, run = _timed_run(engine, inst, policy)
                 if not run.validation.valid:
                     raise RuntimeError(f"{policy} on {inst.name}: the run did not validate")
@@ -322,7 +322,7 @@ def run_sim_bench(
         "scaling": scaling((40, 80) if quick else (2000, 8000)),
         "jobs_100k": hundred_thousand() if all_sizes and not quick else [],
         "stable_scaling": stable_scaling(
-            (200, 400) if quick else STABLE_SIZES + ((HUNDRED_K,) if all_sizes else ())
+            (100, 200) if quick else STABLE_SIZES + ((HUNDRED_K,) if all_sizes else ())
         ),
     }
     parts = ("philly_window", "large", "philly_window_gang", "large_gang", "gavel_traces")
