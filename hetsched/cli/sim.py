@@ -143,11 +143,15 @@ def print_comparison(result) -> None:
 
     bounds = result.bounds
     print("\nproven lower bounds (any policy, this workload; see hetsched.sim.bounds):")
+    # a policy on GPU groups (hlas:U) is bounded on its grouped model: say whose bound is whose
+    of = {
+        name: ",".join(r["policy"] for r in rows if r.get("lower_bound") == name) for name in bounds
+    }
     print(
         aligned(
-            ("bound", *BOUNDED, "how"),
+            ("bound", *BOUNDED, "how", "policies"),
             [
-                (name, *(fmt(b[k]) for k in BOUNDED), b["method"]["weighted_completion"])
+                (name, *(fmt(b[k]) for k in BOUNDED), b["method"]["weighted_completion"], of[name])
                 for name, b in bounds.items()
             ],
         )
