@@ -212,12 +212,9 @@ def gavel_poisson(
     jobs/h on 3 x 20 GPUs), so that U < 1 keeps the backlog bounded; the default 20 jobs/h is
     about 2.5 times that capacity."""
     table = table or load_throughputs()
-    split = philly_split(philly_rows())
-    keys = _keys(table)
-    scales = [s for s in split if s in keys]
-    probs = np.array([split[s] for s in scales]) / sum(split[s] for s in scales)
+    keys, scales, probs = mix = _mix(table)
     if load is not None:
-        rate_per_hour = load * capacity_per_hour(per_type, table)
+        rate_per_hour = load * capacity_per_hour(per_type, table, mix)
     rng = np.random.default_rng([seed, 7])
     arrivals = np.concatenate(
         ([0.0], np.cumsum(rng.exponential(3600.0 / rate_per_hour, n_jobs - 1)))
@@ -251,19 +248,29 @@ def gavel_poisson(
     )
 
 
-def capacity_per_hour(per_type: int = 20, table: ThroughputTable | None = None) -> float:
+def _mix(table: ThroughputTable) -> tuple[dict[int, list[str]], list[int], np.ndarray]:
+    """``gavel-poisson``'s job mix: the models measured on every type by scale factor, the scale
+    factors of Philly's split that have some, and their probabilities."""
+    split = philly_split(philly_rows())
+    keys = _keys(table)
+    scales = [s for s in split if s in keys]
+    probs = np.array([split[s] for s in scales]) / sum(split[s] for s in scales)
+    return keys, scales, probs
+
+
+def capacity_per_hour(
+    per_type: int = 20, table: ThroughputTable | None = None, mix: tuple | None = None
+) -> float:
     """The fluid capacity, in jobs per hour, of ``per_type`` GPUs of each type for
-    ``gavel-poisson``'s job mix (:func:`hetsched.sim.stable_load.saturation_rate`)."""
+    ``gavel-poisson``'s job mix (``mix``: :func:`_mix` of ``table``, if already made;
+    :func:`hetsched.sim.stable_load.saturation_rate`)."""
     from hetsched.sim.stable_load import mean_log_uniform, saturation_rate
 
     table = table or load_throughputs()
-    keys = _keys(table)
-    split = philly_split(philly_rows())
-    scales = [s for s in split if s in keys]
-    total = sum(split[s] for s in scales)
+    keys, scales, probs = mix or _mix(table)
     classes = [
-        (split[s] / total / len(keys[s]), s, {t: table.isolated[t][(m, s)] for t in TYPES})
-        for s in scales
+        (float(p) / len(keys[s]), s, {t: table.isolated[t][(m, s)] for t in TYPES})
+        for s, p in zip(scales, probs)
         for m in keys[s]
     ]
     rate = saturation_rate(classes, {t: per_type for t in TYPES}, mean_log_uniform(*V100_SECONDS))
