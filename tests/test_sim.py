@@ -222,7 +222,8 @@ def test_bench_sim_quick(tmp_path, capsys):
     stable = out["stable_scaling"]
     assert {r["policy"] for r in stable} >= scaled  # every policy, on the stable load too
     for r in stable:
-        assert r["workload"] == "gavel-poisson:stable" and list(r["cpu_seconds"]) == ["100", "200"]
+        assert r["valid"] and r["workload"] == "gavel-poisson:stable"
+        assert list(r["cpu_seconds"]) == ["100", "200"]
         assert all(0 < b["mean"] <= b["max"] <= 200 for b in r["jobs_in_system"].values())
 
 

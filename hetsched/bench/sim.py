@@ -222,9 +222,6 @@ def _timed_run(engine: str, instance, policy: str):
 #: the stable-load workload of part 8 (0.4 of the fluid capacity: see the module docstring)
 STABLE = "gavel-poisson:stable"
 STABLE_SIZES = (10_000, 30_000)
-#: every gang policy of the large traces. Not Hadar's online algorithm: its branch and bound of
-#: 20,000 nodes a round took 48 CPU s at 200 jobs and 211 s at 400 of this workload (issue 41)
-STABLE_GANG_POLICIES = LARGE_GANG_POLICIES
 
 
 def stable_scaling(sizes: tuple[int, ...]) -> list[dict]:
@@ -232,13 +229,14 @@ def stable_scaling(sizes: tuple[int, ...]) -> list[dict]:
     log-log slope, and the jobs in system (mean, max) of each run."""
     rows = []
     instances = {n: load_workload(STABLE, n_jobs=n) for n in sizes}  # made once: seconds each
-    for engine, policies in (("task", LARGE_POLICIES), ("gang", STABLE_GANG_POLICIES)):
+    # the gang policies of part 5; not Hadar's online algorithm: its branch and bound of 20,000
+    # nodes a round took 48 CPU s at 200 jobs and 211 s at 400 of this workload (issue 41)
+    for engine, policies in (("task", LARGE_POLICIES), ("gang", LARGE_GANG_POLICIES)):
         for policy in policies:
-            points, backlog = [], {}
+            points, backlog, valid = [], {}, True
             for n, inst in instances.items():
                 cpu, run = _timed_run(engine, inst, policy)
-                if not run.validation.valid:
-                    raise RuntimeError(f"{policy} on {inst.name}: the run did not validate")
+                valid = valid and run.validation.valid
                 points.append((n, cpu))
                 mean, most = jobs_in_system(inst, run.completion)
                 backlog[str(n)] = {"mean": round(mean, 1), "max": most}
@@ -247,6 +245,7 @@ def stable_scaling(sizes: tuple[int, ...]) -> list[dict]:
                     "engine": engine,
                     "policy": policy,
                     "workload": STABLE,
+                    "valid": valid,
                     "cpu_seconds": {str(n): round(t, 3) for n, t in points},
                     "slope": _slope(points),
                     "jobs_in_system": backlog,
@@ -326,6 +325,7 @@ def run_sim_bench(
         ),
     }
     parts = ("philly_window", "large", "philly_window_gang", "large_gang", "gavel_traces")
+    checked = (*parts, "stable_scaling")  # every part whose rows carry the validator's verdict
     path = write_result(result, out, as_json)
     if not as_json:
         rows = [
@@ -390,5 +390,5 @@ def run_sim_bench(
                 f"jobs in system mean/max {inside}"
             )
         print(f"-> {path}")
-    ok = all(r["valid"] for part in parts for r in result[part])
+    ok = all(r["valid"] for part in checked for r in result[part])
     return 0 if ok and all(r["same_completions"] for r in result["event_rate"]) else 1

@@ -148,15 +148,12 @@ def _api_page() -> str:
 
 
 def _formats_page() -> str:
-    import json
-
-    from hetsched.core.resources import shipped
+    from hetsched.instance.schema import INSTANCE_SCHEMA  # instances/schema.json is made from it
     from hetsched.schedule.model import SCHEDULE_KEYS
     from hetsched.solvers.result import RESULT_KEYS
     from hetsched.tools.reference_pages import formats_markdown
 
-    schema = json.loads(shipped("instances", "schema.json").read_text(encoding="utf-8"))
-    return formats_markdown(schema, RESULT_KEYS, SCHEDULE_KEYS)
+    return formats_markdown(INSTANCE_SCHEMA, RESULT_KEYS, SCHEDULE_KEYS)
 
 
 def write_docs(

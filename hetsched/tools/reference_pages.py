@@ -1,6 +1,7 @@
 """Generated reference pages of the documentation site: ``docs/api.md`` (the public names of
 :mod:`hetsched` and the extension points, rendered by mkdocstrings from their docstrings) and
-``docs/formats.md`` (every field of the instance format, read from ``instances/schema.json``, and
+``docs/formats.md`` (every field of the instance format, from the schema behind
+``instances/schema.json``, and
 the keys of a result and of a schedule). ``hetsched docs`` writes them beside ``cli.md`` and
 ``formulations.md``; ``hetsched docs --check`` fails when one is stale."""
 
