@@ -173,11 +173,16 @@ def interval_data(instance: Instance) -> IntervalData:
 
 
 def build(instance: Instance) -> pe.ConcreteModel:
-    d = interval_data(instance)
+    return build_from(interval_data(instance), instance.name)
+
+
+def build_from(d: IntervalData, name: str) -> pe.ConcreteModel:
+    """The LP of the module docstring on the grid and keys of ``d`` (a stronger model built
+    on it adds its own components, as :mod:`hetsched.models.hare_interval_mip` does)."""
     v, tau, classes, Tc, N, left = d.view, d.tau, d.classes, d.Tc, d.N, d.left
     keys = list(zip(d.n.tolist(), d.c.tolist(), d.l.tolist()))
 
-    m = pe.ConcreteModel(name=f"hare_interval_lp[{instance.name}]")
+    m = pe.ConcreteModel(name=f"hare_interval_lp[{name}]")
     m.Z = pe.Set(
         initialize=keys, dimen=3, doc="(job n, GPU class c, interval l) where n may progress"
     )

@@ -1,5 +1,5 @@
-"""RL <= OPT <= Alg. 1 on every shipped instance; the interval LP is a lower bound too;
-the linearized and quadratic forms of (9) accept the same points."""
+"""RL <= OPT <= Alg. 1 on every shipped instance; the interval LP is a lower bound too, and the
+interval MIP lies between it and OPT; the linearized and quadratic forms of (9) accept the same points."""
 
 import itertools
 from itertools import combinations
@@ -53,6 +53,21 @@ def test_interval_lp_le_opt_le_algorithm1(name):
     for rule in ("earliest_available", "earliest_finish"):
         res = run_heuristic(inst, order="hare-interval-lp", rule=rule)
         assert res.objective >= opt - TOL * max(1, opt)
+
+
+@pytest.mark.parametrize("name", CERTIFIED)
+def test_interval_lp_le_interval_mip_le_opt(name):
+    """The completion indicators and rate rows only add to the LP (its root contains the LP),
+    and every optimal schedule is a point of the MIP: LP <= MIP <= OPT, the MIP's own check
+    recomputing its objective."""
+    inst = load_instance(instance_path(name))
+    opt = MANIFEST[name]["optimum"]
+    lp = solve(inst, "hare-interval-lp", "highs")
+    mip = solve(inst, "hare-interval-mip", "highs")
+    assert mip.status == Status.OPTIMAL and mip.objective_is_bound
+    assert mip.validation.valid, mip.validation.violations[:3]
+    assert mip.validation.objective == pytest.approx(mip.objective, rel=1e-6, abs=1e-6)
+    assert lp.objective - TOL * max(1, opt) <= mip.objective <= opt + TOL * max(1, opt)
 
 
 @pytest.mark.deep
