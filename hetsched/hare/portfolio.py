@@ -12,15 +12,16 @@ The portfolio runs, in this order, each with what the limit leaves:
 2. *the interval LP* (:mod:`hetsched.models.hare_interval_lp`), the bound that scales to the
    paper's 200 jobs x 160 GPUs, within :data:`LP_SHARE` of the limit; Algorithm 1 on its order
    and the serial schedule of its completion order are two more schedules; then, where it has
-   at most :data:`MIP_MAX_CELLS` (job, interval) indicators and there is a time limit, *the
-   interval MIP* (:mod:`hetsched.models.hare_interval_mip`: the LP with completion indicators
-   and rate rows) within :data:`MIP_SHARE` of the limit: its proven dual bound, and the serial
-   schedule of its incumbent's completion order;
+   at most :data:`MIP_MAX_CELLS` (job, interval) indicators, a time limit, and a share
+   (:data:`MIP_SHARE`) long enough for its root (:data:`MIP_CELLS_PER_SECOND`), *the interval
+   MIP* (:mod:`hetsched.models.hare_interval_mip`: the LP with completion indicators and rate
+   rows): its proven dual bound, and the serial schedule of its incumbent's completion order;
 3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
    :data:`SEARCH_SHARE` of the limit has passed;
 4. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
    other formulations of ``hare-sched``: machine-schedule branch-and-price, CP-SAT, column
-   generation), with the time left but :data:`RESERVE` of the limit;
+   generation), with the time left but :data:`RESERVE` of the limit, on instances of at most
+   :data:`EXACT_MAX_TASKS` tasks;
 5. where no proof came: the job-order search again from its best order, and *local search* over
    Algorithm 1's round priorities (:func:`local_search_upper_bound`), half of the rest each
    (with no limit: :data:`SEARCH_EVALUATIONS` and :data:`LOCAL_SEARCH_EVALUATIONS` schedules).
@@ -54,10 +55,16 @@ from hetsched.solvers.result import RawResult, SolverOptions, Status
 LP_SHARE = 0.3
 #: the part of the limit the interval MIP may take (its dual bound holds when the clock stops it)
 MIP_SHARE = 0.25
-#: the interval MIP runs where jobs x intervals is at most this: 50 jobs x 40 GPUs has about
-#: 4,600 indicators and raises the LP's bound 1.7% in 200 s; the paper's 200 x 160, about
-#: 60,000, does not finish its root in a 60 s share
+#: the interval MIP runs where jobs x intervals is at most this (the paper's 200 x 160 has
+#: about 47,000 and its LP already meets the per-job bound there) ...
 MIP_MAX_CELLS = 20000
+#: ... and where its share of the limit is at least jobs x intervals / this many seconds:
+#: measured on hare-table2 (issue 44), 20 x 16 (about 4,000) raised the LP's bound 1-3% in a
+#: 15 s share, 50 x 40 (11,550) not at all in 15 s and 1.7% in 200 s
+MIP_CELLS_PER_SECOND = 300
+#: the exact step (``--solver auto``'s pick) runs on instances of at most this many tasks: CP-SAT
+#: found no schedule and no bound on hare-table2 6 x 8 (1,782 tasks) and larger in its share
+EXACT_MAX_TASKS = 1000
 #: the job-order search runs until this part of the limit has passed
 SEARCH_SHARE = 0.45
 #: the part of the limit the exact method leaves to the searches after it
@@ -126,12 +133,18 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
         lp_order, cells = _interval_lp(run, share, opts)
         if lp_order is not None:
             orders.append(lp_order)
-        if end is not None and cells <= MIP_MAX_CELLS:
-            mip_order = _interval_mip(run, MIP_SHARE * opts.time_limit, opts)
+        budget = None if end is None else MIP_SHARE * opts.time_limit
+        if budget is None:
+            run.notes.append("interval MIP: left out (no time limit to stop it)")
+        elif cells > MIP_MAX_CELLS or budget < cells / MIP_CELLS_PER_SECOND:
+            run.notes.append(
+                f"interval MIP: left out ({cells} job-interval indicators; its root needs about "
+                f"{cells / MIP_CELLS_PER_SECOND:.0f} s, its share is {budget:.0f} s)"
+            )
+        else:
+            mip_order = _interval_mip(run, budget, opts)
             if mip_order is not None:
                 orders.append(mip_order)
-        elif cells > MIP_MAX_CELLS:
-            run.notes.append(f"interval MIP: left out ({cells} job-interval indicators)")
     search = serial_search(
         view,
         orders,
@@ -141,7 +154,13 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
     )
     run.offer_arrays("job-order search", search)
     run.notes.append(f"job-order search: {search.objective:.10g}")
-    _exact(run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts)
+    if instance.n_tasks <= EXACT_MAX_TASKS:
+        _exact(run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts)
+    else:
+        run.notes.append(
+            f"exact step left out: {instance.n_tasks} tasks (above {EXACT_MAX_TASKS}, CP-SAT found "
+            "no schedule in its share on hare-table2 6 x 8, 1,782 tasks); its time goes to the searches"
+        )
     remaining = left()
     if not run.proven() and (remaining is None or remaining > 0.5):
         again = serial_search(
