@@ -17,8 +17,18 @@ GPUs with identical columns of T^c and T^s form a class c of s_c GPUs.
     parallelism:     sum_c T^c_{n,c} z_{n,c,l} <= |D_r| (tau_l - l_{n,l}),  l_{n,l} = max(tau_{l-1}, a_n)
                      (only one round of job n runs at a time, (7), and it has |D_r| tasks)
     mean_busy:       C_n >= (1/N_n) sum_{c,l} l_{n,l} z_{n,c,l} + T^s_min + T^c_min / 2 + (|R_n| - 1) L_n / 2
+    rate:            C_n >= a_n + alpha . sum_l z_{n,.,l}       for each facet alpha of Q_n
     chain:           C_n >= a_n + |R_n| L_n                              (bound of the variable C_n)
     min sum_n w_n C_n
+
+rate, proved: job n's rounds run one after another inside [a_n, C_n] ((4), (7)), and rounds that
+last A seconds in all train a task vector (tasks per GPU class) in A Q_n, the job's rate region
+(:mod:`hetsched.hare.rates`: a round that splits its tasks as k over the classes lasts at least
+d(k), by (6)-(8)); alpha . x <= 1 on Q_n, so alpha . (all of job n's progress) <= C_n - a_n. It is
+what the fluid rows miss: a job on 6 slow GPUs progresses at 3.77 tasks/s in them and at 3.0 with
+its barrier (issue 44); on hare-table2 it raised the bound 1.9% at 6 x 8, 3.6% at 20 x 16 and
+1.3% at 200 x 160 (seed 2), for 1 to 4 rows a job. A job whose Q_n is too large to enumerate
+(:data:`hetsched.hare.rates.MAX_POINTS`) gets no rate row.
 
 mean_busy, proved: let M_n be the mean time at which job n's progress is made. Round r's
 |D_r| units are made at rate <= |D_r| / T^c_min and finish by e_r - T^s_min (e_r the round's
@@ -45,6 +55,7 @@ import scipy.sparse as sp
 
 from hetsched.core.reports import ValidationReport, Violation
 from hetsched.exact.spec import FormulationSpec
+from hetsched.hare.rates import rate_facets
 from hetsched.hare.upper_bound import horizon
 from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
@@ -63,6 +74,17 @@ def mean_busy_tail(view: HareView) -> np.ndarray:
         + view.train.min(axis=1) / 2
         + (view.rounds - 1) * view.round_length / 2
     )
+
+
+def job_facets(view: HareView, classes: list[list[int]]) -> list[np.ndarray | None]:
+    """The facets of each job's rate region Q_n over the GPU ``classes`` (None: too large to
+    enumerate; :func:`hetsched.hare.rates.rate_facets`)."""
+    sizes = np.array([len(c) for c in classes], dtype=float)
+    first = [c[0] for c in classes]
+    return [
+        rate_facets(int(view.tasks_per_round[n]), sizes, view.train[n, first], view.sync[n, first])
+        for n in range(view.n_jobs)
+    ]
 
 
 def gpu_classes(view: HareView) -> list[list[int]]:
@@ -140,11 +162,18 @@ class IntervalData:
     left: np.ndarray  # l_{n,l}
     lb: np.ndarray  # the chain bound of C_n
     tail: np.ndarray  # mean_busy_tail
+    facets: list  # per job, the facets of its rate region (None: too large)
+
+    def rate_rows(self) -> list[tuple[int, int]]:
+        """(job, facet) of every rate row."""
+        return [(n, q) for n, f in enumerate(self.facets) if f is not None for q in range(len(f))]
 
     def note(self) -> str:
+        left_out = sum(1 for f in self.facets if f is None)
         return (
             f"interval LP: {len(self.classes)} GPU classes x {len(self.tau) - 1} intervals "
-            f"(eps {EPSILON}), {len(self.n)} variables"
+            f"(eps {EPSILON}), {len(self.n)} variables, {len(self.rate_rows())} rate rows"
+            + (f" ({left_out} job(s) without: rate region too large)" if left_out else "")
         )
 
 
@@ -169,6 +198,7 @@ def interval_data(instance: Instance) -> IntervalData:
         np.maximum(tau[:-1][None, :], v.arrival[:, None]),
         v.completion_lower_bounds(),
         tail,
+        job_facets(v, classes),
     )
 
 
@@ -225,6 +255,13 @@ def build_from(d: IntervalData, name: str) -> pe.ConcreteModel:
             >= sum(float(left[n, k[2]] / N[n]) * m.z[k] for k in by_job[n]) + float(d.tail[n])
         ),
     )
+    m.rate = pe.Constraint(  # rounds at the rates of Q_n, (4), (6)-(8)
+        d.rate_rows(),
+        rule=lambda _, n, q: (
+            m.C[n]
+            >= float(v.arrival[n]) + sum(float(d.facets[n][q][k[1]]) * m.z[k] for k in by_job[n])
+        ),
+    )
     m.notes = [d.note()]
     m.view, m.tau, m.classes = v, tau, classes
     m.highs_options = {"solver": "ipm"}  # measured faster than simplex at cluster scale
@@ -233,7 +270,7 @@ def build_from(d: IntervalData, name: str) -> pe.ConcreteModel:
 
 def build_arrays(instance: Instance) -> ArrayLP:
     """The same LP as :func:`build`, row for row, as arrays (no modelling layer): columns z (in
-    the keys' order) then C_n; rows all_work, capacity, parallelism, mean_busy."""
+    the keys' order) then C_n; rows all_work, capacity, parallelism, mean_busy, rate."""
     d = interval_data(instance)
     v, K, J = d.view, len(d.n), d.view.n_jobs
     cols = np.arange(K)
@@ -254,6 +291,15 @@ def build_arrays(instance: Instance) -> ArrayLP:
             shape=(J, K + J),
         ),
     ]
+    rates = d.rate_rows()
+    if rates:  # rate: C_n - alpha . z_n >= a_n
+        entries = [
+            (r, int(col), -float(d.facets[n][q][d.c[col]]))
+            for r, (n, q) in enumerate(rates)
+            for col in np.flatnonzero(d.n == n)
+        ] + [(r, K + n, 1.0) for r, (n, _) in enumerate(rates)]
+        ri, ci, vals = (np.array(x) for x in zip(*entries))
+        rows.append(sp.coo_matrix((vals, (ri, ci)), shape=(len(rates), K + J)))
     c_of, l_of = cl // len(width), cl % len(width)
     n_of, ln_of = nl // len(width), nl % len(width)
     upper = np.concatenate(
@@ -261,10 +307,17 @@ def build_arrays(instance: Instance) -> ArrayLP:
             d.N.astype(float),
             sizes[c_of] * width[l_of],
             v.tasks_per_round[n_of] * (d.tau[1:][ln_of] - d.left[n_of, ln_of]),
-            np.full(J, INF),
+            np.full(J + len(rates), INF),
         ]
     )
-    lower = np.concatenate([d.N.astype(float), np.full(len(cl) + len(nl), -INF), d.tail])
+    lower = np.concatenate(
+        [
+            d.N.astype(float),
+            np.full(len(cl) + len(nl), -INF),
+            d.tail,
+            [float(v.arrival[n]) for n, _ in rates],
+        ]
+    )
     return ArrayLP(
         cost=np.concatenate([np.zeros(K), v.weight.astype(float)]),
         matrix=sp.vstack(rows).tocsc(),
@@ -325,6 +378,10 @@ def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:
         )
     tail = mean_busy_tail(v)
     c_min = np.maximum(v.completion_lower_bounds(), np.einsum("nl,ncl->n", left, sol.z) / N + tail)
+    done = sol.z.sum(axis=2)  # (n, c): each job's tasks per class
+    for n, facets in enumerate(job_facets(v, [list(c) for c in sol.classes])):
+        if facets is not None:
+            c_min[n] = max(c_min[n], v.arrival[n] + float((facets @ done[n]).max()))
     objective = float(np.dot(v.weight, c_min))
     return ValidationReport(not bad, objective, dict(zip(v.job_ids, c_min.tolist())), bad)
 

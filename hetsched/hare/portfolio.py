@@ -54,7 +54,7 @@ from hetsched.solvers.result import RawResult, SolverOptions, Status
 #: the part of the time limit the interval LP may take (it is the bound that scales)
 LP_SHARE = 0.3
 #: the part of the limit the interval MIP may take (its dual bound holds when the clock stops it)
-MIP_SHARE = 0.25
+MIP_SHARE = 0.3
 #: the interval MIP runs where jobs x intervals is at most this (the paper's 200 x 160 has
 #: about 47,000 and its LP already meets the per-job bound there) ...
 MIP_MAX_CELLS = 20000
