@@ -53,6 +53,7 @@ import numpy as np
 import pyomo.environ as pe
 import scipy.sparse as sp
 
+from hetsched.core.errors import HetschedError
 from hetsched.core.reports import ValidationReport, Violation
 from hetsched.exact.spec import FormulationSpec
 from hetsched.hare.rates import rate_facets
@@ -163,6 +164,7 @@ class IntervalData:
     lb: np.ndarray  # the chain bound of C_n
     tail: np.ndarray  # mean_busy_tail
     facets: list  # per job, the facets of its rate region (None: too large)
+    eps: float = EPSILON  # the grid's growth
 
     def rate_rows(self) -> list[tuple[int, int]]:
         """(job, facet) of every rate row."""
@@ -172,15 +174,17 @@ class IntervalData:
         left_out = sum(1 for f in self.facets if f is None)
         return (
             f"interval LP: {len(self.classes)} GPU classes x {len(self.tau) - 1} intervals "
-            f"(eps {EPSILON}), {len(self.n)} variables, {len(self.rate_rows())} rate rows"
+            f"(eps {self.eps:g}), {len(self.n)} variables, {len(self.rate_rows())} rate rows"
             + (f" ({left_out} job(s) without: rate region too large)" if left_out else "")
         )
 
 
-def interval_data(instance: Instance) -> IntervalData:
+def interval_data(instance: Instance, eps: float = EPSILON) -> IntervalData:
     h = horizon(instance)
     v, c_ub = h.view, h.completion
-    tau = interval_grid(v, float(c_ub.max()))
+    if not 0 < eps <= 1:
+        raise HetschedError(f"eps (the intervals' growth) must be in (0, 1], got {eps!r}")
+    tau = interval_grid(v, float(c_ub.max()), eps)
     classes = gpu_classes(v)
     open_ = (tau[1:][None, :] > v.arrival[:, None]) & (tau[:-1][None, :] < c_ub[:, None])
     jn, jl = np.nonzero(open_)  # job-major, then interval: the order of the Pyomo keys
@@ -199,11 +203,12 @@ def interval_data(instance: Instance) -> IntervalData:
         v.completion_lower_bounds(),
         tail,
         job_facets(v, classes),
+        eps,
     )
 
 
-def build(instance: Instance) -> pe.ConcreteModel:
-    return build_from(interval_data(instance), instance.name)
+def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
+    return build_from(interval_data(instance, eps), instance.name)
 
 
 def build_from(d: IntervalData, name: str) -> pe.ConcreteModel:
@@ -268,10 +273,10 @@ def build_from(d: IntervalData, name: str) -> pe.ConcreteModel:
     return m
 
 
-def build_arrays(instance: Instance) -> ArrayLP:
+def build_arrays(instance: Instance, eps: float = EPSILON) -> ArrayLP:
     """The same LP as :func:`build`, row for row, as arrays (no modelling layer): columns z (in
     the keys' order) then C_n; rows all_work, capacity, parallelism, mean_busy, rate."""
-    d = interval_data(instance)
+    d = interval_data(instance, eps)
     v, K, J = d.view, len(d.n), d.view.n_jobs
     cols = np.arange(K)
     tz = d.Tc[d.n, d.c]
@@ -387,7 +392,7 @@ def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:
 
 
 # the same LP two ways: a declarative Pyomo model, and arrays for HiGHS (no modelling layer)
-_SHARED = dict(name="hare-interval-lp", objective_is_bound=True, validator=check)
+_SHARED = dict(name="hare-interval-lp", objective_is_bound=True, validator=check, options=("eps",))
 SPECS = [
     FormulationSpec(
         kind="pyomo",

@@ -52,6 +52,7 @@ from hetsched.exact.spec import FormulationSpec
 from hetsched.hare.view import hare_view
 from hetsched.instance.model import Instance
 from hetsched.models.hare_interval_lp import (
+    EPSILON,
     ProgressSolution,
     build_from,
     interval_data,
@@ -79,8 +80,8 @@ class IndicatorSolution(ProgressSolution):
         return out
 
 
-def build(instance: Instance) -> pe.ConcreteModel:
-    d = interval_data(instance)
+def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
+    d = interval_data(instance, eps)
     v, tau, left, N, Tc = d.view, d.tau, d.left, d.N, d.Tc
     m = build_from(d, instance.name)  # z, C and the interval LP's rows
     m.name = f"hare_interval_mip[{instance.name}]"
@@ -214,4 +215,5 @@ SPEC = FormulationSpec(
     summary="the interval LP with completion indicators: a stronger lower bound (a MIP)",
     objective_is_bound=True,
     validator=check,
+    options=("eps",),
 )

@@ -86,3 +86,31 @@ def test_the_cluster_bound_is_smiths_rule_on_one_machine(seed):
         smith += w * t
     assert all(j.arrival == 0 for j in inst.jobs)
     assert cluster_bound(inst) == pytest.approx(smith, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", [n for n in CERTIFIED if MANIFEST[n]["tasks"] <= 12][:4])
+def test_the_interval_mip_step_keeps_the_bound_between_the_lp_and_the_optimum(name):
+    """Step 2's MIP (portfolio docstring): the bound it leaves is at least the LP's and at most
+    the optimum, whether or not its budget stopped it; its order is a job permutation."""
+    from hetsched.hare.portfolio import _interval_mip, _Run
+    from hetsched.hare.view import hare_view
+    from hetsched.solvers.result import SolverOptions
+
+    inst = load_instance(instance_path(name))
+    opt = MANIFEST[name]["optimum"]
+    lp = solve(inst, "hare-interval-lp", "auto").objective
+    run = _Run(inst, hare_view(inst))
+    run.bound = lp
+    order = _interval_mip(run, 60.0, SolverOptions())
+    assert lp <= run.bound <= opt + TOL * max(1.0, opt)
+    assert run.notes and run.notes[-1].startswith("interval MIP")
+    assert order is None or sorted(order.tolist()) == list(range(len(inst.jobs)))
+
+
+def test_the_portfolios_default_grid_is_the_interval_lps():
+    """The portfolio sizes the MIP from the LP's grid by the ratio of the two growths."""
+    from hetsched.hare import portfolio
+    from hetsched.models import hare_interval_lp
+
+    assert portfolio.DEFAULT_EPSILON == hare_interval_lp.EPSILON
+    assert 0 < portfolio.FINE_EPSILON < portfolio.DEFAULT_EPSILON

@@ -48,12 +48,21 @@ def _from_relaxation(model: str) -> Callable[..., Ordering]:
         time_limit: float | None = None,
         threads: int | None = None,
         seed: int = 0,
+        model_options: dict | None = None,
     ) -> Ordering:
         from hetsched.exact.solve import solve
 
         view = hare_view(instance)
         # auto: the strongest formulation of the relaxation (an LP as arrays where one exists)
-        res = solve(instance, model, "auto", time_limit=time_limit, threads=threads, seed=seed)
+        res = solve(
+            instance,
+            model,
+            "auto",
+            time_limit=time_limit,
+            threads=threads,
+            seed=seed,
+            options=model_options,
+        )
         if res.solution is None and res.status == Status.TIME_LIMIT:
             return Ordering(
                 None,
