@@ -37,6 +37,7 @@ from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instan
 from hetsched.exact.spec import FormulationSpec
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.pricing import INF, JobPricer
+from hetsched.hare.upper_bound import hint_in_ticks
 from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
@@ -62,7 +63,12 @@ def too_large(instance: Instance) -> str | None:
     return None
 
 
-def build(instance: Instance) -> DantzigWolfeProblem:
+def build(instance: Instance, hint: TaskSchedule | None = None) -> DantzigWolfeProblem:
+    """The master and its pricing; ``hint``: a schedule of ``instance`` (from Python, e.g. the
+    portfolio's best so far) that sets the windows and the first incumbent when it is better than
+    the local search's."""
+    if hint is not None and not isinstance(hint, TaskSchedule):
+        raise HetschedError("option hint takes a task schedule (from Python), not a string")
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
         raise HetschedError(
@@ -75,9 +81,13 @@ def build(instance: Instance) -> DantzigWolfeProblem:
         )
     ticked = instance_in_ticks(instance, s)
     v = hare_view(ticked)
-    ub, hint = local_search_upper_bound(
+    ub, start = local_search_upper_bound(
         ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), SEARCH_SEED
     )
+    source = "local search of list schedules"
+    given = None if hint is None else hint_in_ticks(ticked, hint, s)
+    if given is not None and given[0] < ub:
+        (ub, start), source = given, "the given schedule"
     earliest, latest = v.start_windows(ub)
     c_hi = np.floor(v.completion_upper_bounds(ub) + 1e-6).astype(np.int64)
     weight = np.rint(v.weight * ws)
@@ -169,7 +179,7 @@ def build(instance: Instance) -> DantzigWolfeProblem:
         )
         return columns_of(schedule)
 
-    initial = columns_of(hint)  # the local search's schedule, one column per job: a feasible start
+    initial = columns_of(start)  # the best schedule known, one column per job: a feasible start
     assert initial is not None  # its objective is UB, so every job ends within its window
 
     return DantzigWolfeProblem(
@@ -186,7 +196,7 @@ def build(instance: Instance) -> DantzigWolfeProblem:
         exact=True,
         notes=[
             f"times scaled by {s} to integer ticks; columns: job schedules within the windows of "
-            f"UB {ub / (s * ws):g} (local search of list schedules)"
+            f"UB {ub / (s * ws):g} ({source})"
         ],
         data={"scale": s, "view": v},
     )
@@ -211,4 +221,5 @@ SPEC = FormulationSpec(
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
     "Lagrangian bound, integer master over the columns",
     supports=too_large,
+    options=("hint",),
 )

@@ -424,3 +424,37 @@ def test_branch_and_price_proves_what_the_root_cannot_and_agrees_with_cpsat():
     assert a.status == b.status == Status.OPTIMAL
     assert close(a.objective, b.objective) and b.validation.valid
     assert "branch-and-price" in b.log and " 0 nodes" not in b.log
+
+
+def test_a_hint_better_than_the_local_search_sets_the_windows_and_the_incumbent():
+    """hare-sched (colgen) given an optimal schedule (CP-SAT's, proven) starts from it: the note
+    names it, and the run proves that optimum; a hint that is not a schedule is refused."""
+    inst = load_instance(instance_path("hare_fig9.json"))
+    proven = solve(inst, "hare-sched", "cpsat")
+    assert proven.status == Status.OPTIMAL
+    spec = find_formulation("hare-sched", "colgen")
+    problem = spec.build(inst, hint=proven.solution)
+    ub = sum(c.cost for c in problem.initial) / problem.objective_divisor
+    assert ub == pytest.approx(proven.objective)
+    assert "the given schedule" in problem.notes[0] or ub <= proven.objective
+    res = solve(inst, spec, "colgen", options={"hint": proven.solution})
+    assert res.status == Status.OPTIMAL and res.objective == pytest.approx(proven.objective)
+    with pytest.raises(Exception, match="hint takes a task schedule"):
+        spec.build(inst, hint="schedule.json")
+
+
+def test_a_hint_in_seconds_becomes_a_valid_schedule_on_integer_ticks():
+    from hetsched.core.scaling import instance_in_ticks
+    from hetsched.hare.upper_bound import hint_in_ticks
+    from hetsched.schedule.model import TaskSchedule
+
+    inst = ladder(16, 4, seed=1)
+    value, schedule = quick_upper_bound(inst)
+    ticked = instance_in_ticks(inst, 10)
+    got = hint_in_ticks(ticked, schedule, 10)
+    assert got is not None
+    objective, moved = got
+    assert np.array_equal(moved.start, np.rint(moved.start))
+    assert objective <= value * 10 + 1e-6  # started as early as allowed: never later
+    missing = TaskSchedule.of(schedule.assignments[:-1], schedule.instance)  # a task left out
+    assert hint_in_ticks(ticked, missing, 10) is None

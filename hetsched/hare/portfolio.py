@@ -74,6 +74,9 @@ EXACT_MAX_TASKS = 1000
 FINE_EPSILON = 0.02
 DEFAULT_EPSILON = 0.05
 FINE_SECONDS_PER_JOB = 0.5
+#: where the exact pick is CP-SAT and column generation takes the instance, CP-SAT's part of
+#: the exact step's budget (column generation, the stronger bound, gets the rest)
+CPSAT_SHARE = 0.5
 #: the job-order search runs until this part of the limit has passed
 SEARCH_SHARE = 0.45
 #: the part of the limit the exact method leaves to the searches after it
@@ -312,8 +315,12 @@ def _interval_mip(run: _Run, budget: float, opts: SolverOptions) -> np.ndarray |
 
 
 def _exact(run: _Run, budget: float | None, opts: SolverOptions) -> None:
-    """Step 4: ``--solver auto``'s exact pick within ``budget`` seconds (None: no limit)."""
-    from hetsched.exact.registry import auto_formulation
+    """Step 4: ``--solver auto``'s exact pick within ``budget`` seconds (None: no limit). Where
+    the pick is CP-SAT (strong schedules, weak bounds) and column generation over job schedules
+    takes the instance, CP-SAT gets :data:`CPSAT_SHARE` of the budget and column generation the
+    rest, from the best schedule found so far (its windows and first incumbent): on ladder(24, 4)
+    CP-SAT's bound is 124 after 600 s, column generation's 160.6 after 7 s."""
+    from hetsched.exact.registry import auto_formulation, find_formulation
     from hetsched.exact.solve import solve
     from hetsched.solvers import SOLVERS
 
@@ -328,8 +335,34 @@ def _exact(run: _Run, budget: float | None, opts: SolverOptions) -> None:
         run.limited = True
         run.notes.append(f"no time left for {spec.kind}")
         return
+    follow = None
+    if spec.kind == "cpsat" and budget is not None:
+        colgen = find_formulation("hare-sched", "colgen")
+        if colgen.supports is None or colgen.supports(run.instance) is None:
+            follow = colgen
+    t0 = time.perf_counter()
+    first = budget if follow is None or budget is None else CPSAT_SHARE * budget
     solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
-    run.take(solver, solve(run.instance, spec, solver, budget, opts.gap, opts.threads, opts.seed))
+    run.take(solver, solve(run.instance, spec, solver, first, opts.gap, opts.threads, opts.seed))
+    rest = None if budget is None else budget - (time.perf_counter() - t0)
+    if follow is None or run.proven() or rest is None or rest <= 0.1:
+        return
+    assert run.best is not None
+    try:
+        res = solve(
+            run.instance,
+            follow,
+            "colgen",
+            rest,
+            opts.gap,
+            opts.threads,
+            opts.seed,
+            options={"hint": run.best[2]},
+        )
+    except HetschedError as exc:  # e.g. times off the 10^-4 grid: CP-SAT's answer stands
+        run.notes.append(f"colgen: {exc}")
+        return
+    run.take("colgen", res)
 
 
 def portfolio(instance: Instance) -> Portfolio:

@@ -47,6 +47,24 @@ def quick_upper_bound(instance, view: HareView | None = None) -> tuple[float, Ta
     return report.objective, sched
 
 
+def hint_in_ticks(ticked, hint: TaskSchedule, scale: int) -> tuple[float, TaskSchedule] | None:
+    """A schedule of the instance in seconds (``hint``, e.g. the portfolio's best) on ``ticked``,
+    the instance with its times multiplied by ``scale``: starts scaled, then every task started as
+    early as its GPU order allows (:func:`~hetsched.schedule.retime.retime`: semi-active, so on
+    the integer ticks), and validated there. (objective on ``ticked``, schedule), or None if the
+    hint is not a valid schedule of it."""
+    from dataclasses import replace
+
+    from hetsched.schedule.retime import retime
+
+    scaled = replace(hint, start=np.asarray(hint.start) * scale, instance_hash="")
+    moved = retime(ticked, scaled)
+    report = validate(ticked, moved)
+    if not report.valid or report.objective is None:
+        return None
+    return report.objective, moved
+
+
 @dataclass(frozen=True)
 class Horizon:
     """What the exact Hare models build on: the view, a validated schedule of objective ``ub``,
