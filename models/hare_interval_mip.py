@@ -102,7 +102,7 @@ def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
         prev = ls[ls.index(l) - 1]
         return m.P[n, l] == m.P[n, prev] + sum(m.z[n, c, prev] for c in range(len(d.classes)))
 
-    m.progress = pe.Constraint(m.NL, rule=progress)
+    m.progress = pe.Constraint(m.NL, rule=progress)  # P_{n,l}: progress before l, of (5)
     m.idle_after = pe.Constraint(  # a finished job trains nothing, (5), (7)
         m.NL,
         rule=lambda _, n, l: (
@@ -136,7 +136,7 @@ def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
         later = m.S[n, c, ls[at + 1]] if at + 1 < len(ls) else 0.0
         return m.S[n, c, l] == m.z[n, c, l] + later
 
-    m.suffix = pe.Constraint(list(m.S.index_set()), rule=suffix)
+    m.suffix = pe.Constraint(list(m.S.index_set()), rule=suffix)  # S_{n,c,l}: from l on, of (5)
     rows = [
         (n, l, q)
         for n, l in width
