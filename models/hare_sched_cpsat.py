@@ -49,7 +49,11 @@ def too_large(instance: Instance) -> str | None:
     return None
 
 
-def build(instance: Instance) -> CpsatProblem:
+def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
+    """The CP-SAT model; ``hint``: a schedule of ``instance`` (from Python, e.g. the portfolio's
+    best so far) that sets the windows and the solver's hint when better than the list schedules'."""
+    if hint is not None and not isinstance(hint, TaskSchedule):
+        raise HetschedError("option hint takes a task schedule (from Python), not a string")
     scale = exact_decimal_scale(instance_times(instance), max_digits=4)
     exact = scale is not None
     s = scale or 1000
@@ -59,7 +63,7 @@ def build(instance: Instance) -> CpsatProblem:
             "cpsat needs job weights with at most 6 decimal digits; use --solver highs"
         )
     ticked = instance_in_ticks(instance, s)
-    h = horizon(ticked)
+    h = horizon(ticked, hint=hint, scale=s)
     v, hint, earliest, latest, c_ub = h.view, h.schedule, h.earliest, h.latest, h.completion
     L = [int(round(x)) for x in v.round_length]
     W = [int(round(w * ws)) for w in v.weight]
@@ -143,4 +147,5 @@ SPEC = FormulationSpec(
     extract=extract,
     summary="Hare_Sched (4)-(8) in CP-SAT: per-GPU slots of each round, no-overlap per GPU, barrier precedences",
     supports=too_large,
+    options=("hint",),
 )

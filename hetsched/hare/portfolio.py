@@ -343,11 +343,15 @@ def _exact(run: _Run, budget: float | None, opts: SolverOptions) -> None:
     t0 = time.perf_counter()
     first = budget if follow is None or budget is None else CPSAT_SHARE * budget
     solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
-    run.take(solver, solve(run.instance, spec, solver, first, opts.gap, opts.threads, opts.seed))
+    assert run.best is not None
+    hint = {"hint": run.best[2]} if "hint" in spec.options else None  # the best schedule so far
+    run.take(
+        solver,
+        solve(run.instance, spec, solver, first, opts.gap, opts.threads, opts.seed, options=hint),
+    )
     rest = None if budget is None else budget - (time.perf_counter() - t0)
     if follow is None or run.proven() or rest is None or rest <= 0.1:
         return
-    assert run.best is not None
     try:
         res = solve(
             run.instance,

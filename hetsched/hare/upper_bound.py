@@ -96,8 +96,15 @@ class Horizon:
         return self._windows[1]
 
 
-def horizon(instance, relaxed: bool = False) -> Horizon:
-    """The :class:`Horizon` of :func:`quick_upper_bound`'s schedule (one view for both)."""
+def horizon(
+    instance, relaxed: bool = False, hint: TaskSchedule | None = None, scale: int = 1
+) -> Horizon:
+    """The :class:`Horizon` of :func:`quick_upper_bound`'s schedule (one view for both), or of
+    ``hint`` where that is better: a schedule in seconds of the instance ``instance`` is made of
+    by multiplying its times by ``scale`` (:func:`hint_in_ticks`)."""
     view = hare_view(instance)
     ub, schedule = quick_upper_bound(instance, view)
+    given = None if hint is None else hint_in_ticks(instance, hint, scale)
+    if given is not None and given[0] < ub:
+        ub, schedule = given
     return Horizon(view, ub, schedule, relaxed)
