@@ -15,8 +15,9 @@ The portfolio runs, in this order, each with what the limit leaves:
    and the serial schedule of its completion order are two more schedules; then, where it has
    at most :data:`MIP_MAX_CELLS` (job, interval) indicators, a time limit, and a share
    (:data:`MIP_SHARE`) long enough for its root (:data:`MIP_CELLS_PER_SECOND`), *the interval
-   MIP* (:mod:`hetsched.models.hare_interval_mip`: the LP with completion indicators and rate
-   rows): its proven dual bound, and the serial schedule of its incumbent's completion order;
+   MIP* (:mod:`hetsched.models.hare_interval_mip`: the LP with completion indicators and
+   suffix rate rows): its proven dual bound, and the serial schedule of its incumbent's
+   completion order;
 3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
    :data:`SEARCH_SHARE` of the limit has passed;
 4. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
