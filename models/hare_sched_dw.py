@@ -63,10 +63,13 @@ def too_large(instance: Instance) -> str | None:
     return None
 
 
-def build(instance: Instance, hint: TaskSchedule | None = None) -> DantzigWolfeProblem:
+def build(
+    instance: Instance, hint: TaskSchedule | None = None, prove: bool = False
+) -> DantzigWolfeProblem:
     """The master and its pricing; ``hint``: a schedule of ``instance`` (from Python, e.g. the
     portfolio's best so far) that sets the windows and the first incumbent when it is better than
-    the local search's."""
+    the local search's; ``prove``: spend the time on the bound (no dive, no integer master, which
+    look for schedules: branch-and-price from the root)."""
     if hint is not None and not isinstance(hint, TaskSchedule):
         raise HetschedError("option hint takes a task schedule (from Python), not a string")
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
@@ -199,6 +202,8 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> DantzigWolfeP
             f"UB {ub / (s * ws):g} ({source})"
         ],
         data={"scale": s, "view": v},
+        dive=not prove,
+        integer_master=not prove,
     )
 
 
@@ -221,5 +226,5 @@ SPEC = FormulationSpec(
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
     "Lagrangian bound, integer master over the columns",
     supports=too_large,
-    options=("hint",),
+    options=("hint", "prove"),
 )

@@ -274,7 +274,7 @@ def solve_colgen(
     # the integer master over the generated columns
     t_ip = time.perf_counter()
     left = deadline - t_ip
-    if left > 0.05:
+    if left > 0.05 and problem.integer_master:
         # with branching to follow, the integer master gets a quarter of what is left
         branching = problem.branch and stats.converged and gap == 0
         got = master.solve_ip(left / 4 if branching and math.isfinite(left) else min(left, 3600.0))

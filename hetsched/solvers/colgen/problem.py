@@ -57,6 +57,9 @@ class DantzigWolfeProblem:
     # rounding heuristic guided by the LP (the engine checks the capacity rows itself)
     round_lp: Callable[[list[Column], np.ndarray], list[Column] | None] | None = None
     dive: bool = True  # after column generation, a diving heuristic for the incumbent
+    # then the integer master over the generated columns, for the incumbent (off: a caller that
+    # has a good schedule already and wants the time for the bound)
+    integer_master: bool = True
     branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
     # blocks of identical copies (e.g. the GPUs of one class): block b may use up to
     # block_copies[b] columns, each possibly empty (cost 0, no rows); None: exactly one each
