@@ -298,10 +298,11 @@ def build_arrays(instance: Instance, eps: float = EPSILON) -> ArrayLP:
     ]
     rates = d.rate_rows()
     if rates:  # rate: C_n - alpha . z_n >= a_n
+        of_job = {n: np.flatnonzero(d.n == n) for n, _ in rates}  # job n's columns z
         entries = [
             (r, int(col), -float(d.facets[n][q][d.c[col]]))
             for r, (n, q) in enumerate(rates)
-            for col in np.flatnonzero(d.n == n)
+            for col in of_job[n]
         ] + [(r, K + n, 1.0) for r, (n, _) in enumerate(rates)]
         ri, ci, vals = (np.array(x) for x in zip(*entries))
         rows.append(sp.coo_matrix((vals, (ri, ci)), shape=(len(rates), K + J)))

@@ -95,11 +95,13 @@ def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
     m.f = pe.Var(m.NL, domain=pe.Binary, doc="f_{n,l}: job n unfinished when interval l starts")
     m.P = pe.Var(m.NL, domain=pe.NonNegativeReals, doc="P_{n,l}: progress before interval l")
 
+    after = {(n, a): b for n, ls in spans.items() for a, b in zip(ls, ls[1:])}  # next interval
+    before = {(n, b): a for (n, a), b in after.items()}
+
     def progress(_, n, l):
-        ls = spans[n]
-        if l == ls[0]:
+        if (n, l) not in before:  # job n's first interval
             return m.P[n, l] == 0
-        prev = ls[ls.index(l) - 1]
+        prev = before[n, l]
         return m.P[n, l] == m.P[n, prev] + sum(m.z[n, c, prev] for c in range(len(d.classes)))
 
     m.progress = pe.Constraint(m.NL, rule=progress)  # P_{n,l}: progress before l, of (5)
@@ -110,10 +112,7 @@ def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
             <= float(per_round[n]) * width[n, l] * m.f[n, l]
         ),
     )
-    m.monotone = pe.Constraint(
-        [(n, l) for n in spans for l in spans[n][:-1]],
-        rule=lambda _, n, l: m.f[n, l + 1] <= m.f[n, l],
-    )
+    m.monotone = pe.Constraint(list(after), rule=lambda _, n, l: m.f[n, after[n, l]] <= m.f[n, l])
     m.remaining = pe.Constraint(  # the unstarted rounds after l_{n,l}, (6), (7)
         m.NL,
         rule=lambda _, n, l: (
@@ -131,16 +130,14 @@ def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
     )
 
     def suffix(_, n, c, l):
-        ls = spans[n]
-        at = ls.index(l)
-        later = m.S[n, c, ls[at + 1]] if at + 1 < len(ls) else 0.0
+        later = m.S[n, c, after[n, l]] if (n, l) in after else 0.0
         return m.S[n, c, l] == m.z[n, c, l] + later
 
     m.suffix = pe.Constraint(list(m.S.index_set()), rule=suffix)  # S_{n,c,l}: from l on, of (5)
     rows = [
         (n, l, q)
         for n, l in width
-        if d.facets[n] is not None and l != spans[n][0]
+        if d.facets[n] is not None and (n, l) in before
         for q in range(len(d.facets[n]))
     ]
 
@@ -154,7 +151,6 @@ def build(instance: Instance, eps: float = EPSILON) -> pe.ConcreteModel:
 
     m.suffix_rate = pe.Constraint(rows, rule=suffix_rate)  # the rounds after l_{n,l}, (6)-(8)
     m.notes.append(f"completion indicators: {len(width)} binaries, {len(rows)} suffix rate rows")
-    m.spans = spans
     m.highs_options = {}  # a MIP: HiGHS's branch and cut
     return m
 

@@ -52,8 +52,6 @@ def too_large(instance: Instance) -> str | None:
 def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
     """The CP-SAT model; ``hint``: a schedule of ``instance`` (from Python, e.g. the portfolio's
     best so far) that sets the windows and the solver's hint when better than the list schedules'."""
-    if hint is not None and not isinstance(hint, TaskSchedule):
-        raise HetschedError("option hint takes a task schedule (from Python), not a string")
     scale = exact_decimal_scale(instance_times(instance), max_digits=4)
     exact = scale is not None
     s = scale or 1000

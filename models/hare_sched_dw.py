@@ -37,7 +37,7 @@ from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instan
 from hetsched.exact.spec import FormulationSpec
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.pricing import INF, JobPricer
-from hetsched.hare.upper_bound import hint_in_ticks
+from hetsched.hare.upper_bound import better_with_hint
 from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
@@ -70,8 +70,6 @@ def build(
     portfolio's best so far) that sets the windows and the first incumbent when it is better than
     the local search's; ``prove``: spend the time on the bound (no dive, no integer master, which
     look for schedules: branch-and-price from the root)."""
-    if hint is not None and not isinstance(hint, TaskSchedule):
-        raise HetschedError("option hint takes a task schedule (from Python), not a string")
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
         raise HetschedError(
@@ -87,10 +85,8 @@ def build(
     ub, start = local_search_upper_bound(
         ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), SEARCH_SEED
     )
-    source = "local search of list schedules"
-    given = None if hint is None else hint_in_ticks(ticked, hint, s)
-    if given is not None and given[0] < ub:
-        (ub, start), source = given, "the given schedule"
+    ub, start, hinted = better_with_hint(ticked, ub, start, hint, s)
+    source = "the given schedule" if hinted else "local search of list schedules"
     earliest, latest = v.start_windows(ub)
     c_hi = np.floor(v.completion_upper_bounds(ub) + 1e-6).astype(np.int64)
     weight = np.rint(v.weight * ws)

@@ -8,6 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
+from hetsched.core.errors import HetschedError
 from hetsched.hare.list_scheduling import (
     MACHINE_RULES,
     arrays_objective,
@@ -57,12 +58,25 @@ def hint_in_ticks(ticked, hint: TaskSchedule, scale: int) -> tuple[float, TaskSc
 
     from hetsched.schedule.retime import retime
 
+    if not isinstance(hint, TaskSchedule):  # a model option given on the command line
+        raise HetschedError("option hint takes a task schedule (from Python), not a string")
     scaled = replace(hint, start=np.asarray(hint.start) * scale, instance_hash="")
     moved = retime(ticked, scaled)
     report = validate(ticked, moved)
     if not report.valid or report.objective is None:
         return None
     return report.objective, moved
+
+
+def better_with_hint(
+    ticked, ub: float, schedule: TaskSchedule, hint: TaskSchedule | None, scale: int
+) -> tuple[float, TaskSchedule, bool]:
+    """(ub, schedule, False), or the hint on ``ticked`` (:func:`hint_in_ticks`) and True where it
+    is valid and better: what an exact model's windows and first incumbent start from."""
+    given = None if hint is None else hint_in_ticks(ticked, hint, scale)
+    if given is not None and given[0] < ub:
+        return given[0], given[1], True
+    return ub, schedule, False
 
 
 @dataclass(frozen=True)
@@ -103,8 +117,5 @@ def horizon(
     ``hint`` where that is better: a schedule in seconds of the instance ``instance`` is made of
     by multiplying its times by ``scale`` (:func:`hint_in_ticks`)."""
     view = hare_view(instance)
-    ub, schedule = quick_upper_bound(instance, view)
-    given = None if hint is None else hint_in_ticks(instance, hint, scale)
-    if given is not None and given[0] < ub:
-        ub, schedule = given
+    ub, schedule, _ = better_with_hint(instance, *quick_upper_bound(instance, view), hint, scale)
     return Horizon(view, ub, schedule, relaxed)
