@@ -140,22 +140,24 @@ def test_windows_that_pin_every_start_do_not_break_highs(model, solver):
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(10.0, rel=1e-6)
 
 
+@pytest.mark.parametrize("subsets", ["extended", "lazy"])
 @given(
-    hare_instances(
+    inst=hare_instances(
         max_gpus=3, max_types=2, max_jobs=3, max_rounds=3, max_tasks_per_round=3, max_tasks=9
     )
 )
-def test_lazy_subset_separation_reaches_the_enumerated_subset_relaxation(inst):
-    """models/hare_sched_rl_subsets.py: Queyranne's prefix separation, re-solved until no prefix is
-    violated, gives the optimum of the model with every subset written out; its solution satisfies
-    (9S) for every subset of the tasks on each GPU (checked here by enumeration)."""
+def test_subset_relaxation_reaches_the_enumerated_subset_relaxation(subsets, inst):
+    """models/hare_sched_rl_subsets.py: the extended formulation (pair shares d, GPU symmetry,
+    subset tangents on the LP relaxation) and the lazy prefix separation each give the optimum
+    of the model with every subset written out; the solution satisfies (9S) for every subset of
+    the tasks on each GPU (checked here by enumeration)."""
     full = solve(inst, "hare-sched-rl-subsets", "highs", options={"subsets": "all"})
-    lazy = solve(inst, "hare-sched-rl-subsets", "highs")
-    assert full.status == lazy.status == Status.OPTIMAL
-    assert lazy.objective == pytest.approx(full.objective, rel=1e-6, abs=1e-6)
+    other = solve(inst, "hare-sched-rl-subsets", "highs", options={"subsets": subsets})
+    assert full.status == other.status == Status.OPTIMAL
+    assert other.objective == pytest.approx(full.objective, rel=1e-6, abs=1e-6)
     view = hare_view(inst)
-    x = starts_in_d_order(view, lazy.solution)
-    gpu_of = {(a.job, a.round, a.task): a.gpu for a in lazy.solution.assignments}
+    x = starts_in_d_order(view, other.solution)
+    gpu_of = {(a.job, a.round, a.task): a.gpu for a in other.solution.assignments}
     n_arr, r_arr, k_arr = view.task_arrays
     for g, gid in enumerate(view.gpu_ids):
         on = [
@@ -171,6 +173,54 @@ def test_lazy_subset_separation_reaches_the_enumerated_subset_relaxation(inst):
                 assert lhs >= rhs - 1e-6 * max(1.0, rhs)
 
 
+@given(
+    inst=hare_instances(
+        max_gpus=3, max_types=2, max_jobs=4, max_rounds=3, max_tasks_per_round=3, max_tasks=10
+    )
+)
+def test_subset_tangents_hold_at_every_schedule(inst):
+    """(9T) is valid: at the point (x, y, u = x y) of a feasible schedule, separate() finds no
+    violated subset tangent (the schedule trains the tasks of each GPU one at a time)."""
+    from hetsched.models import hare_sched_rl_subsets as subsets
+
+    sched = run_heuristic(inst, order="arrival")
+    assert sched.validation.valid
+    m = subsets.build(inst, subsets="lazy")
+    view = hare_view(inst)
+    start = {(a.job, a.round, a.task): (a.start, a.gpu) for a in sched.solution.assignments}
+    from pyomo.common.collections import ComponentMap
+
+    point = ComponentMap()
+    for n, r, k in m.D:
+        s, gid = start[(view.job_ids[n], r, k)]
+        for g in m.M:
+            on = float(view.gpu_ids[g] == gid)
+            point[m.y[n, r, k, g]] = on
+            point[m.u[n, r, k, g]] = on * s
+    assert subsets.separate(m, lambda v: point[v]) == 0
+    assert len(m.rl_subset_tangent) == 0
+
+
+def test_subset_tangents_tighten_the_lp_relaxation():
+    """On a 2-GPU instance the LP relaxation of the subset model rises with (9T) (v >= y + y - 1
+    leaves (9S) empty at y = 1/2), and stays at or below the MILP's optimum."""
+    from hetsched.instance.generators import random_instance
+    from hetsched.models import hare_sched_rl_subsets as subsets
+    from hetsched.solvers.root_cuts import root_cutting_planes
+
+    inst = random_instance(
+        4, n_gpus=2, n_types=2, n_jobs=3, rounds=(1, 2), tasks=(1, 3), max_tasks=8, resolution=1.0
+    )
+    m = subsets.build(inst)
+    first = root_cutting_planes(m, lambda model, value: 0, 30.0)
+    m = subsets.build(inst)
+    cut = root_cutting_planes(m, subsets.separate, 30.0)
+    opt = solve(inst, "hare-sched-rl-subsets", "highs")
+    assert opt.status == Status.OPTIMAL
+    assert cut.cuts > 0 and cut.bound > first.bound + 1e-3  # 48.256 -> 48.516
+    assert cut.bound <= opt.objective + 1e-6 * max(1.0, opt.objective)
+
+
 def test_a_cut_loop_stopped_by_the_time_limit_keeps_its_bound_and_claims_nothing(monkeypatch):
     """A separation that never runs dry: the loop stops at the time limit with the last solve's
     bound (a bound of the full model) and no solution, never as optimal."""
@@ -180,8 +230,8 @@ def test_a_cut_loop_stopped_by_the_time_limit_keeps_its_bound_and_claims_nothing
 
     inst = load_instance(instance_path("hare_thm4_counterexample.json"))
     spec = find_formulation("hare-sched-rl-subsets", "pyomo")
-    endless = dataclasses.replace(spec, separate=lambda m, value: 1)
-    r = solve(inst, endless, "highs", time_limit=2.0)
+    endless = dataclasses.replace(spec, separate=lambda m, value: 1, separate_fractional=False)
+    r = solve(inst, endless, "highs", time_limit=2.0, options={"subsets": "lazy"})
     assert r.status == Status.TIME_LIMIT and r.objective is None
     assert r.bound == pytest.approx(245.35, rel=1e-6)  # Hare_Sched_RL's value: a lower bound
     assert r.seconds < 2.0 + 5.0

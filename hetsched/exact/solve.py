@@ -21,6 +21,10 @@ from hetsched.schedule.model import TaskSchedule
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import RawResult, SolveResult, SolverOptions
+from hetsched.solvers.root_cuts import root_cutting_planes
+
+ROOT_CUT_SHARE = 1 / 3  # of the time limit, at most, for a formulation's cuts on the LP relaxation
+ROOT_CUT_SECONDS = 60.0  # ... and without a limit
 
 
 def build_options(spec: FormulationSpec, options: dict | None) -> dict:
@@ -116,10 +120,20 @@ def solve(
         left = None  # the limit covers the whole solve: building the model used part of it
         if time_limit is not None:
             left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
+        root = None
+        if spec.separate is not None and spec.separate_fractional and backend.model_kind == "pyomo":
+            root = root_cutting_planes(
+                built, spec.separate, ROOT_CUT_SECONDS if left is None else ROOT_CUT_SHARE * left
+            )
+            cuts += root.cuts
+            if left is not None:
+                left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
         # a backend with its own clock stops itself and keeps its incumbent
         unclocked = end is not None and not backend.own_clock
         with deadline(max(1e-3, end - time.perf_counter()) if unclocked else None):
             raw = backend.solve(built, SolverOptions(left, gap, threads, seed))
+            if root is not None and root.bound is not None and raw.status != Status.OPTIMAL:
+                raw.bound = _better_bound(raw.bound, root.bound, spec.sense)
             while spec.separate is not None and raw.status == Status.OPTIMAL:
                 added = spec.separate(built, raw.value)
                 if not added:
@@ -153,8 +167,13 @@ def solve(
         )
         raw.bound = None if raw.bound is None else spec.objective_transform(raw.bound, built)
     notes = ([picked] if picked else []) + list(getattr(built, "notes", []))
-    if cuts:
-        notes.append(f"{cuts} lazy inequalities added by separation")
+    if root is not None:
+        notes.append(
+            f"cuts on the LP relaxation: {root.cuts} in {root.rounds} rounds, {root.seconds:.1f} s"
+            f" (stopped: {root.why}), LP bound {root.bound if root.bound is None else f'{root.bound:.6g}'}"
+        )
+    if cuts - (root.cuts if root else 0):
+        notes.append(f"{cuts - (root.cuts if root else 0)} lazy inequalities added by separation")
     result = SolveResult(
         instance=instance.name,
         model=spec.name,
@@ -206,6 +225,13 @@ def _resolve(
         last.seconds + (raw.seconds if raw else 0.0),
         log=f"{last.log}; cutting-plane loop stopped at the time limit",
     )
+
+
+def _better_bound(a: float | None, b: float, sense: str) -> float:
+    """The tighter of two bounds of one minimization (the larger) or maximization (the smaller)."""
+    if a is None:
+        return b
+    return max(a, b) if sense == "min" else min(a, b)
 
 
 def _named(instance: Instance, solution: object) -> object:

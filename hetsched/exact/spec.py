@@ -50,3 +50,7 @@ class FormulationSpec:
     # model; :func:`hetsched.exact.solve.solve` re-solves until none is found (a cutting-plane loop;
     # every solve's bound is a bound of the full model, so a loop cut short keeps its bound)
     separate: Callable[[Any, Callable[[Any], float]], int] | None = None
+    # ``separate`` also cuts off fractional points: solve() first runs it on the LP relaxation
+    # (:mod:`hetsched.solvers.root_cuts`, up to ROOT_CUT_SHARE of the limit), so the MILP solver
+    # starts from the tightened relaxation (a MILP solver without cut callbacks sees them no other way)
+    separate_fractional: bool = False
