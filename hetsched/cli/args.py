@@ -131,20 +131,25 @@ def model_option(text: str) -> tuple[str, object]:
         return name, raw
 
 
-#: the families ``bench exact --family`` runs beside the ladder (hetsched.bench.wct.SIZES)
-BENCH_FAMILIES = ("pm-wct", "rm-wct", "hare-random", "hare-table2")
+#: the families ``bench exact --family`` runs beside the ladder (hetsched.bench.wct.SIZES; the last,
+#: hare-audit-large, is hetsched.bench.relaxation's and runs alone)
+BENCH_FAMILIES = ("pm-wct", "rm-wct", "hare-random", "hare-table2", "hare-audit-large")
 
 
 def family_list(text: str) -> str:
-    """``bench exact --family``: ``ladder`` alone, or some of :data:`BENCH_FAMILIES`
-    comma-separated."""
+    """``bench exact --family``: ``ladder`` or ``hare-audit-large`` alone, or some of the other
+    :data:`BENCH_FAMILIES` comma-separated."""
     names = text.split(",")
     if text == "ladder" or (
-        names and len(set(names)) == len(names) and set(names) <= set(BENCH_FAMILIES)
+        names
+        and len(set(names)) == len(names)
+        and set(names) <= set(BENCH_FAMILIES)
+        and (len(names) == 1 or "hare-audit-large" not in names)
     ):
         return text
     raise argparse.ArgumentTypeError(
-        f"'{text}': expected ladder, or some of {', '.join(BENCH_FAMILIES)} separated by commas"
+        f"'{text}': expected ladder, hare-audit-large, or some of "
+        f"{', '.join(BENCH_FAMILIES[:-1])} separated by commas"
     )
 
 

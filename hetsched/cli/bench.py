@@ -39,6 +39,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return run_hadar_bench(out, args.json, args.quick)
     if args.suite == "hare":
         return run_hare_bench(out, args.json, args.quick)
+    if args.suite == "exact" and args.family == "hare-audit-large":
+        from hetsched.bench.relaxation import run_relaxation_bench
+
+        return run_relaxation_bench(
+            args.solvers.split(",") if args.solvers else None,
+            time_limit=args.time_limit,
+            out=args.out or "bench-results/exact-audit-large.jsonl",
+            as_json=args.json,
+            quick=args.quick,
+        )
     if args.suite == "exact" and args.family != "ladder":
         from hetsched.bench.wct import run_wct_bench
 
@@ -100,7 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="F[,F]",
         help="exact: ladder (Hare's rounds; default), or some of the literature's P||sum wC and "
         "R||sum wC families pm-wct and rm-wct, Hare_Sched's hare-random (jobs of 1-3 rounds "
-        "of 1-3 tasks, arrivals) and hare-table2 (Hare's mix, 6x8 to 200x160), comma-separated",
+        "of 1-3 tasks, arrivals) and hare-table2 (Hare's mix, 6x8 to 200x160), comma-separated; "
+        "or hare-audit-large alone (hare-sched-rl-subsets on the audit's 20-40-task instances)",
     )
     b.add_argument(
         "--gpus",
