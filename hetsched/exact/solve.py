@@ -21,7 +21,6 @@ from hetsched.schedule.model import TaskSchedule
 from hetsched.solvers import SOLVERS, Status
 from hetsched.solvers.finalize import finalize
 from hetsched.solvers.result import RawResult, SolveResult, SolverOptions
-from hetsched.solvers.root_cuts import root_cutting_planes
 
 ROOT_CUT_SHARE = 1 / 3  # of the time limit, at most, for a formulation's cuts on the LP relaxation
 ROOT_CUT_SECONDS = 60.0  # ... and without a limit
@@ -122,6 +121,8 @@ def solve(
             left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
         root = None
         if spec.separate is not None and spec.separate_fractional and backend.model_kind == "pyomo":
+            from hetsched.solvers.root_cuts import root_cutting_planes  # Pyomo: only when used
+
             root = root_cutting_planes(
                 built, spec.separate, ROOT_CUT_SECONDS if left is None else ROOT_CUT_SHARE * left
             )
