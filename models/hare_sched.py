@@ -47,7 +47,7 @@ def too_large(instance: Instance) -> str | None:
     if pairs * len(instance.gpus) > MAX_DISJUNCTIONS:
         return (
             f"it would need {pairs * len(instance.gpus)} no_overlap rows (pairs of tasks x GPUs; limit "
-            f"{MAX_DISJUNCTIONS}): use --solver cpsat or a heuristic"
+            f"{MAX_DISJUNCTIONS}): use the default solver (auto: the anytime portfolio)"
         )
     return None
 

@@ -258,11 +258,12 @@ def scaling(sizes: tuple[int, ...]) -> list[dict]:
     """CPU seconds of every large-trace policy (task and gang engines) on ``gavel-poisson`` at
     each size, validated, and the log-log slope from the smallest to the largest size."""
     rows = []
+    instances = {n: gavel_poisson(0, n_jobs=n) for n in sizes}  # made once: seconds each
     for engine, policies in (("task", LARGE_POLICIES), ("gang", LARGE_GANG_POLICIES)):
         for policy in policies:
             points = []
-            for n in sizes:
-                points.append((n, _validated_run_cpu(engine, gavel_poisson(0, n_jobs=n), policy)))
+            for n, inst in instances.items():
+                points.append((n, _validated_run_cpu(engine, inst, policy)))
             rows.append(
                 {
                     "engine": engine,
