@@ -11,13 +11,12 @@ there); progress goes to stderr.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from hetsched.audit.hare import PROFILES, sample
-from hetsched.bench.runlog import past_the_limit, run_line, solve_row
+from hetsched.bench.runlog import past_the_limit, run_or_resume, solve_row
 from hetsched.core.jsonio import json_text
 from hetsched.core.runstore import RunStore
 from hetsched.solvers import Status
@@ -42,35 +41,27 @@ def run_relaxation_bench(
             rng = np.random.default_rng(seed)
             for trial in range(2 if quick else TRIALS):
                 inst = sample(rng, PROFILES["large"])
+                tasks = sum(j.n_tasks for j in inst.jobs)
                 for solver in solvers or ("highs",):
-                    key = (seed, trial, solver, time_limit)
-                    if key in done:
-                        rows.append(done.get(key))
-                        continue
-                    print(
-                        f"bench: {FAMILY} seed={seed} trial={trial} ...",
-                        file=sys.stderr,
-                        flush=True,
+
+                    def row(inst=inst, trial=trial, tasks=tasks, solver=solver, seed=seed) -> dict:
+                        return {
+                            "family": FAMILY,
+                            "model": MODEL,
+                            "seed": seed,
+                            "trial": trial,
+                            "tasks": tasks,
+                            "gpus": len(inst.gpus),
+                            "jobs": len(inst.jobs),
+                            "solver": solver,
+                            "time_limit": time_limit,
+                            **solve_row(inst, MODEL, solver, time_limit, threads=1),
+                        }
+
+                    label = f"{FAMILY} seed={seed} trial={trial} tasks={tasks:<3} {solver}"
+                    run_or_resume(
+                        done, (seed, trial, solver, time_limit), rows, row, label, as_json
                     )
-                    row = {
-                        "family": FAMILY,
-                        "model": MODEL,
-                        "seed": seed,
-                        "trial": trial,
-                        "tasks": sum(j.n_tasks for j in inst.jobs),
-                        "gpus": len(inst.gpus),
-                        "jobs": len(inst.jobs),
-                        "solver": solver,
-                        "time_limit": time_limit,
-                        **solve_row(inst, MODEL, solver, time_limit, threads=1),
-                    }
-                    done.add(row)
-                    rows.append(row)
-                    if not as_json:
-                        label = (
-                            f"{FAMILY} seed={seed} trial={trial} tasks={row['tasks']:<3} {solver}"
-                        )
-                        print(run_line(label, row), flush=True)
     proven = sum(r["status"] == Status.OPTIMAL.value for r in rows)
     late = past_the_limit(rows, "{family} seed={seed} trial={trial}")
     if as_json:

@@ -5,9 +5,12 @@ time limit (the limit plus :func:`hetsched.core.deadline.grace`, measured around
 from __future__ import annotations
 
 import platform
+import sys
 import time
+from typing import Callable
 
 from hetsched.core.deadline import grace
+from hetsched.core.runstore import RunStore
 from hetsched.exact.solve import solve
 from hetsched.instance.model import Instance
 from hetsched.solvers.result import Status
@@ -38,6 +41,28 @@ def solve_row(inst: Instance, model: str, solver: str, time_limit: float, **kwar
         "cpu_seconds": round(time.process_time() - cpu, 3),
         "python": platform.python_version(),
     }
+
+
+def run_or_resume(
+    done: RunStore,
+    key: tuple,
+    rows: list[dict],
+    make_row: Callable[[], dict],
+    label: str,
+    as_json: bool,
+) -> None:
+    """Append ``key``'s row to ``rows``: read from the run store ``done`` if it is there (a
+    resumed benchmark), else made by ``make_row()`` with ``label`` on stderr first, stored at
+    once and, unless ``as_json``, printed as one :func:`run_line`."""
+    if key in done:
+        rows.append(done.get(key))
+        return
+    print(f"bench: {label} ...", file=sys.stderr, flush=True)
+    row = make_row()
+    done.add(row)
+    rows.append(row)
+    if not as_json:
+        print(run_line(label, row), flush=True)
 
 
 def run_line(label: str, row: dict) -> str:

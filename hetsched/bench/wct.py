@@ -12,10 +12,9 @@ reports wall and CPU seconds; progress goes to stderr.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from hetsched.bench.runlog import largest_proven, past_the_limit, run_line, solve_row
+from hetsched.bench.runlog import largest_proven, past_the_limit, run_or_resume, solve_row
 from hetsched.core.jsonio import json_text
 from hetsched.core.runstore import RunStore
 from hetsched.instance.generators import FAMILIES
@@ -57,30 +56,22 @@ def run_wct_bench(
                 seeds = FAMILY_SEEDS.get(family, SEEDS)
                 for seed in seeds[:1] if quick else seeds:
                     for solver in solvers or DEFAULT_SOLVERS[family]:
+
+                        def row(family=family, n=n, m=m, seed=seed, solver=solver) -> dict:
+                            inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
+                            return {
+                                "family": family,
+                                "jobs": n,
+                                "gpus": m,
+                                "seed": seed,
+                                "solver": solver,
+                                "time_limit": time_limit,
+                                **solve_row(inst, "hare-sched", solver, time_limit),
+                            }
+
                         key = (family, n, m, seed, solver, time_limit)
-                        if key in done:
-                            rows.append(done.get(key))
-                            continue
-                        inst = FAMILIES[family](seed, n_jobs=n, n_gpus=m)
-                        print(
-                            f"bench: {family} n={n} m={m} seed={seed} {solver} ...",
-                            file=sys.stderr,
-                            flush=True,
-                        )
-                        row = {
-                            "family": family,
-                            "jobs": n,
-                            "gpus": m,
-                            "seed": seed,
-                            "solver": solver,
-                            "time_limit": time_limit,
-                            **solve_row(inst, "hare-sched", solver, time_limit),
-                        }
-                        done.add(row)
-                        rows.append(row)
-                        if not as_json:
-                            label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
-                            print(run_line(label, row), flush=True)
+                        label = f"{family:>7} n={n:<4} m={m} seed={seed} {solver:<6}"
+                        run_or_resume(done, key, rows, row, label, as_json)
     largest = largest_proven(rows, "{family}/{solver}@{gpus}gpus", "jobs")
     late = past_the_limit(rows, "{family}/{solver} n={jobs} m={gpus} seed={seed}")
     if as_json:
