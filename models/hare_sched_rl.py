@@ -156,16 +156,22 @@ def _tangent(m: pe.ConcreteModel, g: int, share: float):
 MAX_PRODUCTS = 2_000_000  # v_{i,j,m} variables: |D|(|D|-1)/2 |M|
 
 
-def build(instance: Instance) -> pe.ConcreteModel:
-    """Hare_Sched_RL with (9) linearized exactly (see the module docstring): a MILP for HiGHS."""
+def check_size(instance: Instance, name: str, per_pair: int = 1) -> None:
+    """Refuse (before building) a model with more than MAX_PRODUCTS pair variables: ``per_pair``
+    per unordered task pair and GPU (v; the extended subset model adds two shares d)."""
     n_tasks = sum(j.n_tasks for j in instance.jobs)
-    products = n_tasks * (n_tasks - 1) // 2 * len(instance.gpus)
+    products = per_pair * (n_tasks * (n_tasks - 1) // 2) * len(instance.gpus)
     if products > MAX_PRODUCTS:
         raise HetschedError(
-            f"hare-sched-rl needs {products:,} pair products for {n_tasks} tasks on "
+            f"{name} needs {products:,} pair variables for {n_tasks} tasks on "
             f"{len(instance.gpus)} GPUs (limit {MAX_PRODUCTS:,}); use the order or model "
             "hare-interval-lp at this scale"
         )
+
+
+def build(instance: Instance) -> pe.ConcreteModel:
+    """Hare_Sched_RL with (9) linearized exactly (see the module docstring): a MILP for HiGHS."""
+    check_size(instance, "hare-sched-rl")
     m = base_model(instance)
     add_products(m)
     m.rl_queyranne = pe.Constraint(

@@ -55,7 +55,7 @@ import pyomo.environ as pe
 from hetsched.core.errors import HetschedError
 from hetsched.exact.spec import FormulationSpec
 from hetsched.instance.model import Instance
-from hetsched.models.hare_sched_rl import add_products, base_model, extract
+from hetsched.models.hare_sched_rl import add_products, base_model, check_size, extract
 
 MAX_TASKS = 12  # subsets="all"
 TOL = 1e-6  # a cut is added when it is violated by more than this, relative to its right side
@@ -77,6 +77,7 @@ def build(instance: Instance, subsets: str = "extended") -> pe.ConcreteModel:
             f"hare-sched-rl-subsets with subsets=all writes out all 2^|D| subsets: {n_tasks} "
             f"tasks is more than {MAX_TASKS}; use subsets=extended"
         )
+    check_size(instance, "hare-sched-rl-subsets", per_pair=3 if subsets == "extended" else 1)
     m = base_model(instance)
     add_products(m)
     tasks = sorted(m.D)

@@ -140,7 +140,9 @@ def test_windows_that_pin_every_start_do_not_break_highs(model, solver):
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(10.0, rel=1e-6)
 
 
-@pytest.mark.parametrize("subsets", ["extended", "lazy"])
+@pytest.mark.parametrize(
+    "subsets", ["extended", pytest.param("lazy", marks=pytest.mark.deep)]
+)  # lazy: no longer the default; 20 s
 @given(
     inst=hare_instances(
         max_gpus=3, max_types=2, max_jobs=3, max_rounds=3, max_tasks_per_round=3, max_tasks=9
@@ -262,3 +264,22 @@ def test_the_implied_tightenings_leave_the_optimum_unchanged(name, inst):
     plain = solve(inst, dataclasses.replace(spec, build=loose), "highs")
     assert tight.status == plain.status == Status.OPTIMAL
     assert tight.objective == pytest.approx(plain.objective, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("subsets,per_pair", [("extended", 3), ("lazy", 1)])
+def test_the_subset_model_refuses_more_pair_variables_than_its_limit(
+    monkeypatch, subsets, per_pair
+):
+    """The extended model has two shares d per pair and GPU beside v: it is refused before any
+    Pyomo object is built when those exceed MAX_PRODUCTS, as Hare_Sched_RL is for v alone."""
+    from hetsched.core.errors import HetschedError
+    from hetsched.models import hare_sched_rl_subsets as subsets_model
+
+    inst = load_instance(instance_path("hare_fig9.json"))
+    n = sum(j.n_tasks for j in inst.jobs)
+    needed = per_pair * (n * (n - 1) // 2) * len(inst.gpus)
+    monkeypatch.setattr(hare_sched_rl, "MAX_PRODUCTS", needed - 1)
+    with pytest.raises(HetschedError, match="pair variables"):
+        subsets_model.build(inst, subsets=subsets)
+    monkeypatch.setattr(hare_sched_rl, "MAX_PRODUCTS", needed)
+    assert subsets_model.build(inst, subsets=subsets) is not None
