@@ -126,7 +126,6 @@ def solve(
             root = root_cutting_planes(
                 built, spec.separate, ROOT_CUT_SECONDS if left is None else ROOT_CUT_SHARE * left
             )
-            cuts += root.cuts
             if left is not None:
                 left = max(0.05, float(time_limit) - (time.perf_counter() - t0))
         # a backend with its own clock stops itself and keeps its incumbent
@@ -173,8 +172,8 @@ def solve(
             f"cuts on the LP relaxation: {root.cuts} in {root.rounds} rounds, {root.seconds:.1f} s"
             f" (stopped: {root.why}), LP bound {root.bound if root.bound is None else f'{root.bound:.6g}'}"
         )
-    if cuts - (root.cuts if root else 0):
-        notes.append(f"{cuts - (root.cuts if root else 0)} lazy inequalities added by separation")
+    if cuts:
+        notes.append(f"{cuts} lazy inequalities added by separation")
     result = SolveResult(
         instance=instance.name,
         model=spec.name,
