@@ -2,8 +2,9 @@
 
 A formulation whose ``separate`` also cuts off *fractional* points (``FormulationSpec.
 separate_fractional``) gets its inequalities at the root this way: the model is compiled once to
-arrays (Pyomo's standard-form compiler), its LP relaxation (integrality dropped) is solved by
-HiGHS's dual simplex in one persistent highspy object, ``separate`` reads the LP solution and
+arrays (Pyomo's standard-form compiler) as an :class:`~hetsched.solvers.lp_arrays.ArrayLP`, its
+LP relaxation (integrality dropped) is solved by HiGHS's simplex in one persistent highspy object
+(:func:`~hetsched.solvers.lp_arrays.run_highs`), ``separate`` reads the LP solution and
 adds inequalities to the Pyomo model, and the new rows are appended to the LP, warm-started. The
 inequalities stay in the Pyomo model: they are valid for the MILP, so its optimum is unchanged,
 and the MILP solver then starts from the tighter relaxation (HiGHS takes no cut callback, so this
@@ -24,6 +25,8 @@ import pyomo.environ as pe
 from pyomo.common.collections import ComponentMap
 from pyomo.repn import generate_standard_repn
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+from hetsched.solvers.lp_arrays import ArrayLP, run_highs
 
 INF = highspy.kHighsInf
 STALL_ROUNDS = 5  # the loop stops when the bound moved less than STALL over this many rounds
@@ -54,44 +57,29 @@ def root_cutting_planes(
     repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
     columns = list(repn.columns)
     col = ComponentMap((v, k) for k, v in enumerate(columns))
-    lp = highspy.Highs()
-    lp.setOptionValue("output_flag", False)
-    lp.setOptionValue("solver", "simplex")
-    n = len(columns)
-    lower = np.array([-INF if v.lb is None else float(v.lb) for v in columns])
-    upper = np.array([INF if v.ub is None else float(v.ub) for v in columns])
-    lp.addVars(n, lower, upper)
-    lp.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(repn.c.todense()).ravel())
-    if repn.objectives[0].sense == pe.maximize:
-        lp.changeObjectiveSense(highspy.ObjSense.kMaximize)
-    offset = float(np.asarray(repn.c_offset).ravel()[0])
+    sign = -1.0 if repn.objectives[0].sense == pe.maximize else 1.0  # an ArrayLP minimizes
     # mixed form: bound_type -1 is a row A x >= rhs, 0 an equation, 1 a row A x <= rhs
     kinds = np.array([e.bound_type for e in repn.rows])
     rhs = np.asarray(repn.rhs, dtype=float)
-    A = repn.A.tocsr()
-    lp.addRows(
-        A.shape[0],
-        np.where(kinds <= 0, rhs, -INF),
-        np.where(kinds >= 0, rhs, INF),
-        A.nnz,
-        A.indptr[:-1].astype(np.int32),
-        A.indices.astype(np.int32),
-        A.data.astype(float),
+    relaxation = ArrayLP(
+        cost=sign * np.asarray(repn.c.todense()).ravel(),
+        matrix=repn.A,
+        row_lower=np.where(kinds <= 0, rhs, -INF),
+        row_upper=np.where(kinds >= 0, rhs, INF),
+        col_lower=np.array([-INF if v.lb is None else float(v.lb) for v in columns]),
+        col_upper=np.array([INF if v.ub is None else float(v.ub) for v in columns]),
+        offset=sign * float(np.asarray(repn.c_offset).ravel()[0]),
+        options={"solver": "simplex"},  # warm starts after each round's new rows
     )
+    lp, _ = run_highs(relaxation, {"time_limit": max(0.01, time_limit)})
     known = {id(c) for c in model.component_data_objects(pe.Constraint, active=True)}
     cuts, rounds, bound, history = 0, 0, None, []
-    why = "round limit"
-    while rounds < MAX_ROUNDS:
-        if time.perf_counter() - t0 > time_limit:
-            why = "time"
-            break
-        lp.setOptionValue("time_limit", max(0.01, time_limit - (time.perf_counter() - t0)))
-        lp.run()
+    while True:
         status = lp.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
             why = f"LP {lp.modelStatusToString(status)}"
             break
-        bound = lp.getInfo().objective_function_value + offset
+        bound = sign * lp.getInfo().objective_function_value
         history.append(bound)
         if len(history) > STALL_ROUNDS and abs(bound - history[-1 - STALL_ROUNDS]) <= STALL * max(
             1.0, abs(bound)
@@ -105,8 +93,7 @@ def root_cutting_planes(
             return float(pe.value(v)) if k is None else float(x[k])
 
         rounds += 1
-        added = separate(model, value)
-        if not added:
+        if not separate(model, value):
             why = "no violated inequality"
             break
         new = [
@@ -117,6 +104,14 @@ def root_cutting_planes(
         for c in new:
             known.add(id(c))
             cuts += _add_row(lp, c, col)
+        if rounds >= MAX_ROUNDS:
+            why = "round limit"
+            break
+        if time.perf_counter() - t0 > time_limit:
+            why = "time"
+            break
+        lp.setOptionValue("time_limit", max(0.01, time_limit - (time.perf_counter() - t0)))
+        lp.run()
     return RootCuts(rounds, cuts, bound, time.perf_counter() - t0, why)
 
 
