@@ -125,11 +125,8 @@ def identical_successor(m: pe.ConcreteModel) -> dict[int, int]:
     def same(a: int, b: int) -> bool:
         return all(m.Tc[n, a] == m.Tc[n, b] and m.Ts[n, a] == m.Ts[n, b] for n in m.N)
 
-    return {
-        a: next(b for b in gpus if b > a and same(a, b))
-        for a in gpus
-        if any(b > a and same(a, b) for b in gpus)
-    }
+    twins = {a: next((b for b in gpus if b > a and same(a, b)), None) for a in gpus}
+    return {a: b for a, b in twins.items() if b is not None}
 
 
 CUTS_PER_GPU = 5  # the most violated (9T) per GPU and call
