@@ -65,6 +65,39 @@ def test_merged_classes_reach_the_same_optimum(seed):
     assert notes and notes[0].startswith("decomposition:")
 
 
+def test_the_interior_method_stops_inside_the_optimal_face():
+    """Two identical jobs, two types of one GPU each, both rates 1: every optimum gives each job
+    the whole time, x = [[p, 1 - p], [1 - p, p]], and the face's centre is p = 1/2. ``interior``
+    (Gavel's convention: HiGHS's interior point, no crossover) stops there, as Gavel's ECOS
+    does; the simplex method stops at a vertex, p = 0 or 1."""
+    a, scale, count = np.ones((2, 2)), np.ones(2), np.ones(2)
+    status, z, x, _ = solve_max_min(a, scale, count, merge=False, method="interior")
+    _, vertex_z, vertex, _ = solve_max_min(a, scale, count, merge=False, method="simplex")
+    assert status == Status.OPTIMAL
+    assert z == pytest.approx(1.0, rel=1e-7) and vertex_z == pytest.approx(1.0, rel=1e-12)
+    _check(a, scale, count, np.clip(x, 0, None))
+    assert np.abs(x - 0.5).max() <= 1e-3
+    assert np.isin(np.round(vertex, 9), [0.0, 1.0]).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_interior_method_reaches_the_vertex_optimum(seed):
+    a, scale, count = _lp(seed, 40, 3, distinct=False)
+    status, z, x, _ = solve_max_min(a, scale, count, merge=False, method="interior")
+    _, vertex, _, _ = solve_max_min(a, scale, count, merge=False, method="simplex")
+    assert status == Status.OPTIMAL
+    assert z == pytest.approx(vertex, rel=1e-6)
+    assert z <= vertex * (1 + 1e-9)
+    _check(a, scale, count, x)
+
+
+def test_gavels_convention_solves_at_the_interior_and_ours_at_a_vertex():
+    from hetsched.sim.gang_policies.gavel import lp_method
+
+    assert lp_method("gavel") == ("interior", False)
+    assert lp_method("hetsched") == ("ipm", True)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_one_gpu_type_meets_the_closed_form(seed):
     """One type: x_j = z / a_j, so z* = min(min_j a_j, N / sum_j s_j / a_j)."""

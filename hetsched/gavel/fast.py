@@ -84,11 +84,23 @@ def _constraints(
     return sp.csc_matrix((data, indices, indptr), shape=shape), upper
 
 
+#: HiGHS options of each whole-LP method: ``ipm`` and ``simplex`` end at a vertex (the interior
+#: point method crosses over to one); ``interior`` stops at the interior point method's last
+#: iterate, near the analytic centre of the optimal face, as Gavel's ECOS does: where the optimum
+#: is not unique, identical jobs get identical allocations there instead of a vertex's split
+LP_METHODS = {
+    "ipm": {"solver": "ipm"},
+    "simplex": {"solver": "simplex"},
+    "interior": {"solver": "ipm", "run_crossover": "off"},
+}
+
+
 def _solve_arrays(
     a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, solver: str, epigraph: bool
 ) -> tuple[Status, float, np.ndarray, int]:
     """The base constraints over job classes plus either ``fair[c]``: z <= a_c x_c (max z) or
-    the objective max sum_c m_c a_c x_c; one HiGHS LP passed as arrays."""
+    the objective max sum_c m_c a_c x_c; one HiGHS LP passed as arrays, solved by ``solver``
+    (a key of :data:`LP_METHODS`)."""
     ca, cs, mult, inverse = _classes(a, scale, merge)
     n, k = ca.shape
     A, upper = _constraints(ca, mult * cs, count, epigraph)
@@ -105,7 +117,7 @@ def _solve_arrays(
         upper,
         np.zeros(nv),
         np.full(nv, INF),
-        options={"solver": solver},
+        options=dict(LP_METHODS[solver]),
     )
     h, _ = run_highs(lp)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -128,8 +140,9 @@ def solve_max_min(
 
     ``method``: ``decomposition`` (:mod:`hetsched.gavel.max_min`: column generation over the
     GPU types, linear in the jobs; should it not meet its bound within its rounds, the same LP
-    goes to HiGHS's interior point instead, and ``notes`` says so), or ``ipm`` / ``simplex``:
-    the whole LP to HiGHS. ``notes``: a list the method appends what it did to."""
+    goes to HiGHS's interior point instead, and ``notes`` says so), or ``ipm`` / ``simplex`` /
+    ``interior``: the whole LP to HiGHS (:data:`LP_METHODS`). ``notes``: a list the method
+    appends what it did to."""
     log = notes if notes is not None else []
     if method == "decomposition":
         from hetsched.gavel.max_min import max_min_by_decomposition  # numba: when it is used

@@ -19,7 +19,8 @@ Under the engine's Gavel convention (``GangState.convention == "gavel"``, the de
 recomputed at most every 1920 s, priorities from each type's time shares with deficits as
 tie-breaks, and leftover GPUs filled with any job that can run there
 (:mod:`hetsched.sim.gang_policies.gavel_mechanism`), and the LPs take Gavel's normalizers
-(:mod:`hetsched.gavel.conventions`). The heterogeneity-agnostic allocation
+(:mod:`hetsched.gavel.conventions`) and are solved to an interior optimum, as Gavel's ECOS
+solves them (:func:`lp_method`). The heterogeneity-agnostic allocation
 (``max-min-fairness``) visits the GPU types in a seeded random order each round, as Gavel does."""
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ from hetsched.solvers.result import Status
 SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
 #: the ones that read each job's remaining steps (clairvoyant, as Gavel's simulator is)
 CLAIRVOYANT = ("makespan", "min-total-duration", "finish-time-fairness")
+
+
+def lp_method(convention: str) -> tuple[str, bool]:
+    """How the allocation LPs are solved (a method of :data:`hetsched.gavel.fast.LP_METHODS`,
+    and whether identical jobs are merged): under Gavel's convention the whole LP, one row per
+    job, stopped at the interior point (Gavel's cvxpy + ECOS returns a point inside the optimal
+    face, near its analytic centre, where identical jobs get identical shares); under ours
+    HiGHS's vertex, as the documented runs had (the decomposition finds another optimum of the
+    same value, and the rounds' priorities follow the allocation)."""
+    return ("interior", False) if convention == "gavel" else ("ipm", True)
 
 
 class Gavel:
@@ -102,20 +113,19 @@ class Gavel:
             steps,
             np.full(len(d.types), np.nan),
         )
+        method, merge = lp_method(state.convention)
         if self.allocation == "finish-time-fairness":
             status, x = self._ftf(state, active, view)
         elif self.allocation == "max-throughput":
             a = throughput_coefficients(view, state.convention)
-            status, _, x, _ = solve_max_sum(a, view.scale, view.count)
+            status, _, x, _ = solve_max_sum(a, view.scale, view.count, merge, method)
         else:
             a = coefficients(view, self.allocation, state.convention)  # both conventions' names
             if state.convention != "gavel":
                 # the agnostic policy weighs every type alike; here a type the job cannot run on
                 # gets no share (else its whole share may land there and it never runs)
                 a = np.where(view.throughput > 0, a, 0.0)
-            # HiGHS's vertex, as the documented runs had (the decomposition finds another
-            # optimum of the same value, and the rounds' priorities follow the allocation)
-            status, _, x, _ = solve_max_min(a, view.scale, view.count, method="ipm")
+            status, _, x, _ = solve_max_min(a, view.scale, view.count, merge, method)
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
             raise HetschedError(
@@ -139,7 +149,7 @@ class Gavel:
             isolated = self.isolated_time[active]
             iso = isolated_throughput(view, "gavel")
             self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
-        test = fast_test(view, t, state.convention, isolated, method="ipm")  # as in _solve
+        test = fast_test(view, t, state.convention, isolated, method=lp_method(state.convention)[0])
         found = bisect_rho(view, t, test, state.convention, isolated, tol=1e-6)
         status = Status.OPTIMAL if found.x is not None else Status.ERROR
         return status, found.x if found.x is not None else np.zeros_like(view.throughput)
