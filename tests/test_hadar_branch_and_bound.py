@@ -7,7 +7,7 @@ from conftest import INSTANCES
 
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
-from hetsched.hadar.dp_allocation import dp_allocation
+from hetsched.hadar.dp_allocation import OverBudget, dp_allocation
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import hadar_view
@@ -84,3 +84,45 @@ def test_online_cli_with_branch_and_bound_rounds_and_no_dual(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["dual"] is None and out["finish_slot"] == {"J1": 3, "J2": 2, "J3": 8}
     assert all(r["proven"] for r in out["rounds"])
+
+
+def test_the_dp_stops_at_its_state_budget_and_is_exact_within_it():
+    v, queue, prices, remaining = _round(2, 12)
+    slot = Slot(v, queue, prices, remaining, 1)
+    stats: dict = {}
+    value, chosen = dp_allocation(slot, stats=stats)
+    assert dp_allocation(slot, state_budget=stats["states"]) == (value, chosen)
+    with pytest.raises(OverBudget, match=f"more than {stats['states'] - 1:,} states"):
+        dp_allocation(slot, state_budget=stats["states"] - 1)
+
+
+def test_hadar_dp_over_budget_takes_the_branch_and_bounds_decisions_and_counts_them():
+    """With a budget of one state every slot of hadar:dp is over budget and takes the branch
+    and bound's choice: the same run as hadar, and the summary's counts say so."""
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.registry import make_policy
+    from hetsched.sim.workloads import philly_window
+
+    inst = philly_window(0, n_jobs=12, per_type=2)
+    dp = make_policy("hadar:dp", state_budget=1, node_limit=50)
+    bnb = make_policy("hadar", node_limit=50)
+    runs = [simulate_gang(inst, p, restore_seconds=10.0) for p in (dp, bnb)]
+    assert runs[0].segments == runs[1].segments
+    a, b = dp.solver_stats(), bnb.solver_stats()
+    assert a["slots"] == a["dp_over_budget"] == b["slots"] > 0
+    assert a["proven_slots"] == b["proven_slots"] < b["slots"]  # 50 nodes prove not every slot
+    assert "dp_over_budget" not in b
+    exact = make_policy("hadar:dp")
+    simulate_gang(inst, exact, restore_seconds=10.0)
+    s = exact.solver_stats()
+    assert s["dp_over_budget"] == 0 and s["proven_slots"] == s["slots"] > 0
+
+
+def test_the_run_summary_reports_how_each_slot_was_solved():
+    from hetsched.sim.run import run_policy
+    from hetsched.sim.workloads import philly_window
+
+    s = run_policy(philly_window(0, n_jobs=8, per_type=2), "hadar:dp")
+    assert s["solver"]["slots"] == s["solver"]["proven_slots"] > 0
+    assert s["solver"]["dp_over_budget"] == 0
+    assert "solver" not in run_policy(philly_window(0, n_jobs=8, per_type=2), "yarn-cs")

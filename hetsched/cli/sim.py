@@ -54,6 +54,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"policy     {args.policy}: valid {s['valid']}, simulated in {s['seconds']:.2f} s")
         for k, val in s["metrics"].items():
             print(f"  {k:<20} {fmt(val)}")
+        for k, val in s.get("solver", {}).items():
+            print(f"  {k:<20} {fmt(val) if not isinstance(val, str) else val}")
         if args.out:
             stem = file_stem(args.policy)
             print(f"-> {args.out}/{stem}.json, {args.out}/{stem}-jobs.csv")

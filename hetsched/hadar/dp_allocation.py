@@ -94,14 +94,25 @@ def find_alloc(
     return best if best.payoff > 0 else None
 
 
+class OverBudget(Exception):
+    """The DP met more than its state budget of memoized states (:func:`dp_allocation`)."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        super().__init__(f"DP_allocation needs more than {budget:,} states")
+
+
 def dp_allocation(
     slot: Slot,
     stats: dict | None = None,
+    state_budget: int | None = None,
     **opts,
 ) -> tuple[float, dict[int, Candidate]]:
     """DP_allocation (lines 1-21): the subset of ``queue`` and their gangs with the largest total
     payoff, memoized on (index, free GPUs). Returns (total payoff, job -> candidate); ``stats``
-    receives the number of memoized states."""
+    receives the number of memoized states. With ``state_budget``, raises :class:`OverBudget`
+    as soon as the DP meets more states than that (it may need up to
+    n(Q) x prod_{h,r}(c_h^r + 1); proofs/hadar_theorem1.md)."""
     view, queue, prices, remaining, t = slot.view, slot.queue, slot.prices, slot.remaining, slot.t
     free0 = slot.free_gpus()
     cap = view.capacity
@@ -109,11 +120,15 @@ def dp_allocation(
     n_types = cap.shape[1]
 
     n_queue = len(queue)
+    met = [0]  # states evaluated so far (cache misses)
 
     # a state's choice is (payoff, chain): the chain is () or ((job, candidate), rest of the
     # chain), shared between states instead of copied into each
     @lru_cache(maxsize=None)
     def best(idx: int, free_key: tuple[int, ...]) -> tuple[float, tuple]:
+        met[0] += 1
+        if state_budget is not None and met[0] > state_budget:
+            raise OverBudget(state_budget)
         if idx >= n_queue or not any(free_key):  # line 1: end of queue or a full cluster
             return 0.0, ()
         j = queue[idx]

@@ -136,6 +136,8 @@ def _simulated(
         }
         if getattr(pol, "pack", False):
             extra["packing"] = True
+        if hasattr(pol, "solver_stats"):  # how the policy's per-round problems were solved
+            extra["solver"] = pol.solver_stats()
         return instance, result, extra, gang_metrics(instance, result)
     machine = pol.machine(instance) if hasattr(pol, "machine") else instance
     result = simulate(machine, pol)

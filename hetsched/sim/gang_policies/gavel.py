@@ -135,6 +135,10 @@ class Gavel:
         self.lp_solves += 1
         return x
 
+    def solver_stats(self) -> dict:
+        """How many allocation LPs the run solved, for the run's summary."""
+        return {"method": "allocation LP (HiGHS)", "lps_solved": self.lp_solves}
+
     def _ftf(self, state: GangState, active: list[int], view: AllocationView):
         """Finish-time fairness (Themis), the bisection of :mod:`hetsched.gavel.ftf`: t_j the
         time since arrival; under Gavel's convention D_j holds I_j, accumulated as Gavel does

@@ -3,7 +3,11 @@ the active jobs (arrival order) are re-allocated from scratch by DP_allocation a
 prices (5)-(8), solved by branch and bound (:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`,
 stopped after ``node_limit`` nodes -- a node budget, not a time limit, so that runs are
 deterministic; ``round_time_limit`` is only a guard -- and exact on small queues) or by the
-memoized DP (``hadar:dp``). Rounds whose search stopped early are counted in ``unproven_rounds``.
+memoized DP (``hadar:dp``), the paper's literal algorithm, within a budget of ``state_budget``
+memoized states per slot: a slot whose DP would need more takes the branch and bound's decision
+instead and is counted as over budget. :meth:`Hadar.solver_stats` (the run's ``solver`` entry in
+``hetsched simulate --json``) counts the slots, the slots whose choice is proven optimal for
+DP_allocation's objective (the DP's, or a branch and bound that ended) and those over budget.
 
 The Hadar view is built from the simulator's gang data: slots are the simulator's rounds,
 X_j^r the whole gang's throughput with Hadar's bottleneck progress (so Hadar's rate estimates
@@ -21,11 +25,15 @@ import numpy as np
 from hetsched.core.errors import InputError
 from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
-from hetsched.hadar.dp_allocation import dp_allocation
+from hetsched.hadar.dp_allocation import OverBudget, dp_allocation
 from hetsched.hadar.price import price_function
 from hetsched.hadar.view import HadarView
 from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
+
+#: memoized states a slot's DP may meet under ``hadar:dp`` before the slot takes the branch and
+#: bound's decision (about 20 CPU s of DP at ~10 us a state)
+DP_STATE_BUDGET = 2_000_000
 
 
 class Hadar:
@@ -38,6 +46,7 @@ class Hadar:
         round_time_limit: float = 60.0,
         eta: float = 1.0,
         seed: int = 0,
+        state_budget: int = DP_STATE_BUDGET,
     ):
         if solver not in ("bnb", "dp"):
             raise InputError("policy", "hadar:SOLVER", f"'bnb' or 'dp', not {solver!r}")
@@ -47,8 +56,32 @@ class Hadar:
             round_time_limit,
             eta,
         )
+        self.state_budget = state_budget
         self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
-        self.unproven_rounds = 0
+        self.slots = 0
+        self.unproven_rounds = 0  # slots whose choice is not proven optimal
+        self.over_budget = 0  # hadar:dp's slots past the state budget
+        self.nodes = 0  # branch-and-bound nodes over the run
+
+    def solver_stats(self) -> dict:
+        """How each slot's DP_allocation was solved, for the run's summary."""
+        out = {
+            "method": "DP_allocation by "
+            + ("memoized DP" if self.solver == "dp" else "branch and bound"),
+            "slots": self.slots,
+            "proven_slots": self.slots - self.unproven_rounds,
+            "branch_and_bound_nodes": self.nodes,
+            "node_limit": self.node_limit,
+        }
+        if self.solver == "dp":
+            out |= {"dp_over_budget": self.over_budget, "state_budget": self.state_budget}
+        return out
+
+    def _bnb(self, slot: Slot) -> dict:
+        res = dp_allocation_bnb(slot, node_limit=self.node_limit, time_limit=self.round_time_limit)
+        self.unproven_rounds += not res.proven
+        self.nodes += res.nodes
+        return res.chosen
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
@@ -92,17 +125,16 @@ class Hadar:
             ]
         )
         prices = price_function(v, queue, None, self.eta)
-        t = state.round + 1
+        slot = Slot(v, queue, prices, remaining, state.round + 1)
+        self.slots += 1
         if self.solver == "dp":
-            _, chosen = dp_allocation(Slot(v, queue, prices, remaining, t))
+            try:
+                _, chosen = dp_allocation(slot, state_budget=self.state_budget)
+            except OverBudget:
+                self.over_budget += 1
+                chosen = self._bnb(slot)
         else:
-            res = dp_allocation_bnb(
-                Slot(v, queue, prices, remaining, t),
-                node_limit=self.node_limit,
-                time_limit=self.round_time_limit,
-            )
-            chosen = res.chosen
-            self.unproven_rounds += not res.proven
+            chosen = self._bnb(slot)
         free = set(range(d.n_gpus))
         plan: dict[int, tuple[int, ...]] = {}
         others = {g for gs in state.held.values() for g in gs}
