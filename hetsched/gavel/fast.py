@@ -86,12 +86,14 @@ def _constraints(
 
 #: HiGHS options of each whole-LP method: ``ipm`` and ``simplex`` end at a vertex (the interior
 #: point method crosses over to one); ``interior`` stops at the interior point method's last
-#: iterate, near the analytic centre of the optimal face, as Gavel's ECOS does: where the optimum
-#: is not unique, identical jobs get identical allocations there instead of a vertex's split
+#: iterate, near the analytic centre of the optimal face, as Gavel's ECOS does (on the LP as
+#: written: HiGHS's presolve, which ECOS does not have, can leave the interior point method
+#: with no status, as on one job whose gang fills a type). Where the interior point method
+#: ends without an optimum, the LP is solved again by ``ipm`` (a vertex)
 LP_METHODS = {
     "ipm": {"solver": "ipm"},
     "simplex": {"solver": "simplex"},
-    "interior": {"solver": "ipm", "run_crossover": "off"},
+    "interior": {"solver": "ipm", "run_crossover": "off", "presolve": "off"},
 }
 
 
@@ -120,6 +122,8 @@ def _solve_arrays(
         options=dict(LP_METHODS[solver]),
     )
     h, _ = run_highs(lp)
+    if solver == "interior" and h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        h, _ = run_highs(lp, LP_METHODS["ipm"] | {"presolve": "on", "run_crossover": "on"})
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return Status.ERROR, float("nan"), np.zeros_like(a), n
     values = np.asarray(h.getSolution().col_value)
