@@ -334,9 +334,11 @@ def test_colgen_proves_some_optima_and_agrees_with_cpsat():
         if r.status == Status.OPTIMAL:
             proved += 1
             assert close(r.objective, MANIFEST[name]["optimum"])
-    assert (
-        proved >= 3
-    )  # 16 of the 36 proven optima are met at the root (docs: README "Exact methods")
+        else:  # not proven in 5 s: still a schedule and a bound around the optimum
+            assert r.bound <= MANIFEST[name]["optimum"] + 1e-6 <= r.objective + 2e-6
+        if proved == 3:  # enough: the rest ran to their limit (most of this test's time)
+            break
+    assert proved >= 3  # 16 of the 36 proven optima are met at the root (README "Exact methods")
 
 
 @given(hare_instances(max_tasks=6))

@@ -144,3 +144,13 @@ def test_every_schedule_names_its_instance(solver):
     res = solve(inst, "hare-sched", solver, time_limit=60)
     assert res.solution.instance == inst.name
     assert res.solution.instance_hash == instance_hash(inst)
+
+
+def test_a_run_stopped_at_its_gap_limit_is_feasible_not_optimal():
+    """HiGHS ends a MIP that meets ``gap`` with its 'optimal' code; the result says what it is:
+    a solution and a bound 25% apart are not a proof (they were reported optimal before)."""
+    inst = load_instance(instance_path("small-21.json"))
+    r = solve(inst, "hare-sched-rl", "highs", time_limit=30, threads=1, gap=0.25)
+    assert r.status == Status.FEASIBLE and r.gap is not None and 0 < r.gap <= 0.25 + 1e-9
+    assert r.bound <= MANIFEST["small-21.json"]["optimum"] * (1 + 1e-6)
+    assert any("stopped at the gap limit" in n for n in r.notes)

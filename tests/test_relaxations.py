@@ -25,12 +25,13 @@ TOL = 1e-6
 
 @pytest.mark.parametrize("name", CERTIFIED)
 def test_rl_bound_le_opt_le_algorithm1(name):
-    """The RL's best bound (valid even when the limit stops it) <= OPT <= Alg. 1 with H from RL.
-    The RL finds its first point in well under a second; 10 s leaves that margin on a loaded
-    machine (at 2 s a loaded run once stopped before any point, so there was no order)."""
+    """The RL's best bound (valid even when a limit stops it) <= OPT <= Alg. 1 with H from RL.
+    The RL stops at a 25% gap (H needs its point, not its proof: nine of these instances ran
+    the 10 s limit out proving it); 10 s is a guard that leaves the margin for a first point on
+    a loaded machine (at 2 s a loaded run once stopped before any point, so there was no order)."""
     inst = load_instance(instance_path(name))
     opt = MANIFEST[name]["optimum"]
-    res = run_heuristic(inst, order="hare-sched-rl", time_limit=10, threads=1)
+    res = run_heuristic(inst, order="hare-sched-rl", time_limit=10, threads=1, gap=0.25)
     assert res.validation.valid
     assert res.bound is not None and res.bound <= opt + TOL * max(1, opt)
     assert res.objective >= opt - TOL * max(1, opt)

@@ -249,12 +249,17 @@ class PriceEveryPair(Similarity):
         ("similarity-jobs", "gpu_ngpu_bs-keep-pack"),
     ],
 )
-def test_similarity_packs_as_pricing_every_pair(workload, mode):
+@pytest.mark.parametrize("scan_limit", [0.0, 1e9])
+def test_similarity_packs_as_pricing_every_pair(workload, mode, scan_limit):
+    """Both ways the policy finds its pairs (each kind's jobs read lazily, or the waiting jobs
+    listed by kind: ``scan_limit`` forces one) decide as pricing every pair."""
     if workload == "gavel-poisson":
         inst = gavel_poisson(seed=1, n_jobs=60, rate_per_hour=60.0, per_type=8)
     else:
         inst = load_workload(workload, 0)
-    fast = simulate_gang(inst, make_policy(f"similarity:{mode}"), 360.0, 10.0)
+    policy = make_policy(f"similarity:{mode}")
+    policy.scan_limit = scan_limit
+    fast = simulate_gang(inst, policy, 360.0, 10.0)
     plain = simulate_gang(inst, PriceEveryPair(mode), 360.0, 10.0)
     assert fast.validation.valid
     assert fast.segments == plain.segments

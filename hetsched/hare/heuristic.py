@@ -28,8 +28,11 @@ def run_heuristic(
     time_limit: float | None = None,
     threads: int | None = None,
     seed: int = 0,
+    gap: float = 0.0,
 ) -> SolveResult:
-    """Algorithm 1 (HPDC'22) with H from ``order``; ``time_limit`` applies to the ordering's relaxation."""
+    """Algorithm 1 (HPDC'22) with H from ``order``; ``time_limit`` and ``gap`` (the relative gap
+    a MIP relaxation may stop at: H needs its point, not its proof) apply to the ordering's
+    relaxation."""
     if algorithm not in ALGORITHMS:
         raise HetschedError(f"unknown algorithm '{algorithm}' (known: {', '.join(ALGORITHMS)})")
     if order not in ORDERINGS:
@@ -38,7 +41,8 @@ def run_heuristic(
         raise HetschedError(f"unknown machine rule '{rule}' (known: {', '.join(MACHINE_RULES)})")
     refuse_large(instance, f"Algorithm 1 ({algorithm})")
     t0 = time.perf_counter()
-    ordered = ordering(order, instance, time_limit=time_limit, threads=threads, seed=seed)
+    extra = {"gap": gap} if gap else {}  # only the relaxations' orderings take a gap
+    ordered = ordering(order, instance, time_limit=time_limit, threads=threads, seed=seed, **extra)
     if ordered.priority is None:  # no H within the time limit: say so, as a solve would
         return SolveResult(
             instance=instance.name,

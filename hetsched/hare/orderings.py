@@ -49,6 +49,7 @@ def _from_relaxation(model: str) -> Callable[..., Ordering]:
         threads: int | None = None,
         seed: int = 0,
         model_options: dict | None = None,
+        gap: float = 0.0,
     ) -> Ordering:
         from hetsched.exact.solve import solve
 
@@ -59,6 +60,7 @@ def _from_relaxation(model: str) -> Callable[..., Ordering]:
             model,
             "auto",
             time_limit=time_limit,
+            gap=gap,
             threads=threads,
             seed=seed,
             options=model_options,

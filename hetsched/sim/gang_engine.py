@@ -105,6 +105,10 @@ class GangState:
         Valid during ``allocate`` (the engine admits and finishes jobs between rounds)."""
         return iter(self._active)
 
+    def n_active(self) -> int:
+        """How many jobs are active (arrived, unfinished)."""
+        return len(self._active)
+
     def _admit(self, j: int) -> None:  # the engine admits jobs in ``order``
         self.arrived[j] = True
         self._active[j] = None

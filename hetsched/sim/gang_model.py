@@ -293,6 +293,7 @@ def gang_jobs(instance: Instance) -> GangJobs:
     thr = np.zeros((len(instance.jobs), len(types)))
     work, gang = [], []
     too_big: list[tuple[int, int, int]] = []  # (job, gang, GPUs that can run it)
+    per_type = [sum(1 for g in gpus if g.type == t) for t in types]
     for j, job in enumerate(instance.jobs):
         s = job.requested_workers or job.tasks_per_round
         if harmony is not None:  # Harmony's reading: b_n epochs per interval on any GPU
@@ -318,7 +319,7 @@ def gang_jobs(instance: Instance) -> GangJobs:
                 f"$.jobs[{j}]",
                 "the job cannot run on any GPU type (throughput 0 everywhere)",
             )
-        usable = sum(1 for g in gpus if thr[j, types.index(g.type)] > 0)
+        usable = sum(c for c, x in zip(per_type, thr[j].tolist()) if x > 0)
         if s > usable:
             too_big.append((j, s, usable))
         gang.append(s)

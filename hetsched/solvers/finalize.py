@@ -37,8 +37,10 @@ def finalize(
     * else the objective is the validated one; an ``exact`` method that ``claimed`` better than its
       solution achieves, or another value at a proven optimum, is an error (model and validator
       disagree); so is a bound beyond the objective;
-    * a proven optimum's bound is tightened to the objective; with ``optimal_on_bound`` a solution
-      that meets the bound is optimal (a heuristic meeting its relaxation's bound);
+    * a claimed optimum whose bound is further from the objective than the tolerance (a method
+      stopped at a gap limit) is only feasible; a proven optimum's bound is tightened to the
+      objective; with ``optimal_on_bound`` a solution that meets the bound is optimal (a
+      heuristic meeting its relaxation's bound);
     * the gap from the objective and the bound.
     """
     result.validation = report
@@ -77,6 +79,17 @@ def finalize(
                 result.notes.append(
                     f"bound {result.bound} is beyond the validated objective {report.objective}"
                 )
+    if (
+        result.status == Status.OPTIMAL
+        and result.objective is not None
+        and result.bound is not None
+        and abs(result.objective - result.bound) > CLAIM_TOL * max(1.0, abs(result.objective))
+    ):  # the method stopped at a gap limit (``gap`` > 0): a solution, not a proof
+        result.status = Status.FEASIBLE
+        result.notes.append(
+            f"stopped at the gap limit: objective {result.objective:.10g}, bound "
+            f"{result.bound:.10g}; not proven optimal"
+        )
     if result.status == Status.ERROR and not result.objective_is_bound:
         result.objective = None
     elif result.objective is not None and not result.objective_is_bound:

@@ -50,6 +50,10 @@ NEEDS["gpu_ngpu_bs"] = ("count-batch",)
 EXACT = ("truth", "estimated")
 
 
+#: :attr:`Similarity.scan_limit`'s default
+SCAN_LIMIT = 1.0
+
+
 class Similarity:
     clairvoyant = False
 
@@ -74,6 +78,10 @@ class Similarity:
         self.exact = exact[0] if exact else None
         self.name = "similarity" + (f":{'-'.join(tokens)}" if tokens else "")
         self.packed: set[int] = set()  # jobs packed onto another's GPU last round
+        # Algorithm 3 lists the waiting jobs by kind when the active jobs are at most this many
+        # times the kinds (a short queue); past that it reads each kind's jobs lazily. Both
+        # give the same pairs (tests/test_sim_similarity_gang.py); this only picks the faster
+        self.scan_limit = SCAN_LIMIT
 
     def prepare(self, instance, jobs) -> None:
         if jobs.resize not in NEEDS[self.variant]:
@@ -138,6 +146,9 @@ class Similarity:
         self._examples: dict[tuple, list[int]] = {}  # a kind's first two jobs price its pairs
         self._priced = 0  # how many examples were filed: the kinds' rankings are that recent
         self._ranked_kinds: dict[tuple, tuple[int, list[list[tuple]]]] = {}
+        self._group_of: dict[tuple, tuple[list, dict[tuple, int]]] = {}
+        # the jobs Algorithm 3 may queue for a GPU (:meth:`_admit`)
+        self._queued = [bool(g == 1 or jobs.resize != "none") for g in jobs.gang.tolist()]
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...] | Run]:
         d = self.data
@@ -266,6 +277,8 @@ class Similarity:
         alike = [(self._kind[s], d.type_of[gpus_of[s][0]], row_of.get(s)) for s in solo]
         if self.exact:
             pairs = self._pack_exactly(state, plan, solo, alike)
+        elif state.n_active() <= self.scan_limit * max(1, len(self._by_kind)):
+            pairs = self._pack_from_waiting(state, plan, solo, alike)
         else:
             pairs = self._pack_greedily(state, plan, solo, alike)
         for s, q in pairs:
@@ -307,6 +320,50 @@ class Similarity:
                 i += 1
             passed[key] = i
         return pairs
+
+    def _pack_from_waiting(self, state, plan, solo: list[int], alike: list[tuple]) -> list[tuple]:
+        """The same pairs as :meth:`_pack_greedily`, found from the other side, for a short
+        queue: the waiting jobs are listed by kind once (one pass over the active jobs), and a
+        solo job takes the head of the waiting kind in its best group of pairs (then the
+        earliest arrival within the group), instead of walking its ranked groups past the kinds
+        with no waiting job. A queue is short when it has fewer active jobs than
+        ``scan_limit`` x the kinds seen so far."""
+        queued, kind_of = self._queued, self._kind
+        waiting: dict[tuple, list[int]] = {}
+        for j in state.active_in_order():
+            if queued[j] and j not in plan:
+                waiting.setdefault(kind_of[j], []).append(j)
+        taken = dict.fromkeys(waiting, 0)  # per kind: its first ``taken`` waiting jobs paired
+        rank = self._rank
+        pairs = []
+        for s, key in zip(solo, alike):
+            if not waiting:
+                break
+            where = self._group_index(key, s)
+            best = None  # (group, arrival rank, kind)
+            for kind, js in waiting.items():
+                g = where.get(kind)
+                if g is not None and (best is None or (g, rank[js[taken[kind]]]) < best[:2]):
+                    best = (g, rank[js[taken[kind]]], kind)
+            if best is None:
+                continue
+            kind = best[2]
+            pairs.append((s, waiting[kind][taken[kind]]))
+            taken[kind] += 1
+            if taken[kind] == len(waiting[kind]):
+                del waiting[kind]
+        return pairs
+
+    def _group_index(self, key: tuple, s: int) -> dict[tuple, int]:
+        """Kind -> the index of its group in :meth:`_kinds_by_pair` (key, s)."""
+        groups = self._kinds_by_pair(key, s)
+        cached = self._group_of.get(key)
+        if cached is None or cached[0] is not groups:
+            cached = self._group_of[key] = (
+                groups,
+                {kind: g for g, group in enumerate(groups) for kind in group},
+            )
+        return cached[1]
 
     def _kinds_by_pair(self, key: tuple, s: int) -> list[list[tuple]]:
         """The admitted kinds a solo job ``s`` alike ``key`` (its kind, type, row) may pair with,
