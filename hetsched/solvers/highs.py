@@ -1,4 +1,5 @@
-"""HiGHS through Pyomo's solver interface (pyomo >= 6.9.2, ``contrib.solver`` 'highs')."""
+"""HiGHS through Pyomo's solver interface (pyomo >= 6.9.2, ``contrib.solver`` 'highs'); a model
+with no integer variable goes to HiGHS as arrays instead (:mod:`hetsched.solvers.pyomo_arrays`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 
 from hetsched.core.deadline import deadline, grace
 from hetsched.core.errors import SolverError
+from hetsched.solvers.pyomo_arrays import is_linear_program, solve_pyomo_lp
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
@@ -19,6 +21,11 @@ def solve_pyomo_highs(
 ) -> RawResult:
     """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one. The
     time limit covers handing the model over (else :class:`~hetsched.core.deadline.BuildTimeout`)."""
+    if is_linear_program(model):  # as arrays: the persistent hand-over costs more than the LP
+        with deadline(
+            None if opts.time_limit is None else opts.time_limit + grace(opts.time_limit)
+        ):
+            return solve_pyomo_lp(model, opts)
     time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.solver_seed
     opt = SolverFactory("highs")
     if not opt.available():

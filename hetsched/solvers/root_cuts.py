@@ -2,7 +2,7 @@
 
 A formulation whose ``separate`` also cuts off *fractional* points (``FormulationSpec.
 separate_fractional``) gets its inequalities at the root this way: the model is compiled once to
-arrays (Pyomo's standard-form compiler) as an :class:`~hetsched.solvers.lp_arrays.ArrayLP`, its
+arrays (:func:`~hetsched.solvers.pyomo_arrays.compile_lp`), its
 LP relaxation (integrality dropped) is solved by HiGHS's simplex in one persistent highspy object
 (:func:`~hetsched.solvers.lp_arrays.run_highs`), ``separate`` reads the LP solution and
 adds inequalities to the Pyomo model, and the new rows are appended to the LP, warm-started. The
@@ -24,9 +24,9 @@ import numpy as np
 import pyomo.environ as pe
 from pyomo.common.collections import ComponentMap
 from pyomo.repn import generate_standard_repn
-from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-from hetsched.solvers.lp_arrays import ArrayLP, run_highs
+from hetsched.solvers.lp_arrays import run_highs
+from hetsched.solvers.pyomo_arrays import compile_lp
 
 INF = highspy.kHighsInf
 STALL_ROUNDS = 5  # the loop stops when the bound moved less than STALL over this many rounds
@@ -54,23 +54,8 @@ def root_cutting_planes(
     """Solve the LP relaxation of ``model`` and add ``separate``'s inequalities until none is
     violated, the bound stalls (< 0.01% over 5 rounds) or ``time_limit`` seconds have passed."""
     t0 = time.perf_counter()
-    repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
-    columns = list(repn.columns)
-    col = ComponentMap((v, k) for k, v in enumerate(columns))
-    sign = -1.0 if repn.objectives[0].sense == pe.maximize else 1.0  # an ArrayLP minimizes
-    # mixed form: bound_type -1 is a row A x >= rhs, 0 an equation, 1 a row A x <= rhs
-    kinds = np.array([e.bound_type for e in repn.rows])
-    rhs = np.asarray(repn.rhs, dtype=float)
-    relaxation = ArrayLP(
-        cost=sign * np.asarray(repn.c.todense()).ravel(),
-        matrix=repn.A,
-        row_lower=np.where(kinds <= 0, rhs, -INF),
-        row_upper=np.where(kinds >= 0, rhs, INF),
-        col_lower=np.array([-INF if v.lb is None else float(v.lb) for v in columns]),
-        col_upper=np.array([INF if v.ub is None else float(v.ub) for v in columns]),
-        offset=sign * float(np.asarray(repn.c_offset).ravel()[0]),
-        options={"solver": "simplex"},  # warm starts after each round's new rows
-    )
+    compiled = compile_lp(model, {"solver": "simplex"})  # warm starts after each round's rows
+    relaxation, col, sign = compiled.lp, compiled.column, compiled.sign
     lp, _ = run_highs(relaxation, {"time_limit": max(0.01, time_limit)})
     known = {id(c) for c in model.component_data_objects(pe.Constraint, active=True)}
     cuts, rounds, bound, history = 0, 0, None, []
