@@ -41,8 +41,7 @@ def run_heuristic(
         raise HetschedError(f"unknown machine rule '{rule}' (known: {', '.join(MACHINE_RULES)})")
     refuse_large(instance, f"Algorithm 1 ({algorithm})")
     t0 = time.perf_counter()
-    extra = {"gap": gap} if gap else {}  # only the relaxations' orderings take a gap
-    ordered = ordering(order, instance, time_limit=time_limit, threads=threads, seed=seed, **extra)
+    ordered = ordering(order, instance, time_limit=time_limit, threads=threads, seed=seed, gap=gap)
     if ordered.priority is None:  # no H within the time limit: say so, as a solve would
         return SolveResult(
             instance=instance.name,

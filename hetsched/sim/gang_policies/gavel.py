@@ -13,6 +13,8 @@ work: clairvoyant, as Gavel's simulator is) and ``max-throughput``, solved by th
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
+Max-min fairness keeps its LP in one HiGHS object while the queue is short, changed by the jobs
+that come and go and re-solved warm (:mod:`hetsched.gavel.warm`).
 
 Under the engine's Gavel convention (``GangState.convention == "gavel"``, the default on
 ``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
@@ -60,8 +62,9 @@ def lp_method(convention: str) -> tuple[str, bool]:
     and whether identical jobs are merged): under Gavel's convention the whole LP, one row per
     job, stopped at the interior point (Gavel's cvxpy + ECOS returns a point inside the optimal
     face, near its analytic centre, where identical jobs get identical shares); under ours
-    HiGHS's vertex, as the documented runs had (the decomposition finds another optimum of the
-    same value, and the rounds' priorities follow the allocation)."""
+    HiGHS's vertex over merged classes (the decomposition finds another optimum of the same
+    value, and the rounds' priorities follow the allocation). Under ours, max-min fairness on a
+    short queue takes the warm LP's vertex instead (:meth:`Gavel._warm_lp`)."""
     return ("interior", False) if convention == "gavel" else ("ipm", True)
 
 

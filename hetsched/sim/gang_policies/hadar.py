@@ -32,7 +32,7 @@ from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
 
 #: memoized states a slot's DP may meet under ``hadar:dp`` before the slot takes the branch and
-#: bound's decision (about 20 CPU s of DP at ~10 us a state)
+#: bound's decision (20-40 CPU s of DP: 10-20 us a state, measured on the multi-GPU window)
 DP_STATE_BUDGET = 2_000_000
 
 
