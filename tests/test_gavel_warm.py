@@ -16,10 +16,8 @@ from hetsched.sim.workloads import gavel_poisson
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), steps=st.integers(1, 12), refresh=st.booleans())
-def test_the_warm_lp_meets_the_cold_optimum_after_every_change(seed, steps, refresh):
-    """Jobs leave and arrive; with ``refresh`` every kept job's row changes too (the makespan
-    policies' rows follow the remaining steps)."""
+@given(seed=st.integers(0, 10_000), steps=st.integers(1, 12))
+def test_the_warm_lp_meets_the_cold_optimum_after_every_change(seed, steps):
     rng = np.random.default_rng(seed)
     k, pool = 3, 30
     rows = rng.uniform(0.1, 10.0, (pool, k)) * (rng.random((pool, k)) > 0.2)
@@ -34,9 +32,7 @@ def test_the_warm_lp_meets_the_cold_optimum_after_every_change(seed, steps, refr
         active = keep + new
         if not active:
             continue
-        if refresh:
-            rows = rows * rng.uniform(0.5, 2.0, (pool, 1))
-        x = warm.solve(active, {j: rows[j] for j in active}, {j: scale[j] for j in active}, refresh)
+        x = warm.solve(active, {j: rows[j] for j in active}, {j: scale[j] for j in active})
         _, cold, _, _ = solve_max_min(
             rows[active], scale[active], count, merge=False, method="simplex"
         )
@@ -48,9 +44,7 @@ def test_the_warm_lp_meets_the_cold_optimum_after_every_change(seed, steps, refr
         )
 
 
-@pytest.mark.parametrize(
-    "allocation", ["max-min-fairness-perf", "max-min-fairness", "makespan", "min-total-duration"]
-)
+@pytest.mark.parametrize("allocation", ["max-min-fairness-perf", "max-min-fairness"])
 def test_the_simulated_policy_with_a_warm_lp_is_valid_and_says_so(allocation):
     inst = gavel_poisson(2, n_jobs=40, rate_per_hour=6.0, per_type=4)
     warm, cold = Gavel(allocation), Gavel(allocation, warm=False)

@@ -12,11 +12,8 @@ that arrives adds them, and HiGHS's dual simplex starts from the basis of the la
 rows b_j need not change: the policy's coefficients a_j = b_j / f share the factor f of the
 equal share (X^equal = f N_r / sum N with f = min(1, sum N / sum_J s), the same for every job),
 and scaling every fair row by one positive constant scales z and leaves the optimal set of x
-alone. The makespan policies (Gavel Sec. 4.2; a_j = M T_j / steps_j with M the equal share's
-makespan, one constant for all jobs) take b_j = T_j / steps_j, which changes as jobs progress:
-their kept rows are refreshed coefficient by coefficient before each solve. The result is a
-vertex of the same optimal set as a cold solve, not always the same vertex. Each allocation is
-checked by the same validator as the cold solves (the caller's).
+alone. The result is a vertex of the same optimal set as a cold solve, not always the same
+vertex. Each allocation is checked by the same validator as the cold solves (the caller's).
 """
 
 from __future__ import annotations
@@ -83,29 +80,14 @@ class WarmMaxMin:
             )
             self.order.append(j)
 
-    def _refresh(self, b: dict[int, np.ndarray]) -> None:
-        """Every kept job's fair row takes its new b_j."""
-        k, h = self.k, self.h
-        for p, j in enumerate(self.order):
-            row, first = k + 2 * p, 1 + p * k
-            for r, value in enumerate(b[j].tolist()):
-                h.changeCoeff(row, first + r, value)
-
     def solve(
-        self,
-        jobs: list[int],
-        b: dict[int, np.ndarray],
-        scale: dict[int, float],
-        refresh: bool = False,
+        self, jobs: list[int], b: dict[int, np.ndarray], scale: dict[int, float]
     ) -> np.ndarray | None:
-        """x[i, r] for ``jobs[i]``, or None. ``refresh``: the rows b_j of the jobs kept from the
-        last solve changed too (the makespan policies' b_j = T_j / remaining steps_j)."""
+        """x[i, r] for ``jobs[i]``, or None."""
         now = set(jobs)
         gone = {j for j in self.order if j not in now}
         if gone:
             self._remove(gone)
-        if refresh:
-            self._refresh(b)
         known = set(self.order)
         self._add([j for j in jobs if j not in known], b, scale)
         self.h.run()

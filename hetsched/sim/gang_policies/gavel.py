@@ -35,13 +35,8 @@ from hetsched.core.errors import HetschedError, InputError
 from hetsched.gavel.conventions import isolated_throughput
 from hetsched.gavel.fast import solve_max_min, solve_max_sum
 from hetsched.gavel.ftf import bisect_rho, fast_test
-from hetsched.gavel.policies import (
-    FAST_POLICIES,
-    coefficients,
-    policy_view,
-    throughput_coefficients,
-)
-from hetsched.gavel.problem import AllocationView, equal_share_makespan
+from hetsched.gavel.policies import FAST_POLICIES, coefficients, throughput_coefficients
+from hetsched.gavel.problem import AllocationView
 from hetsched.gavel.rounds import priority_placement
 from hetsched.gavel.validate import check_allocation
 from hetsched.gavel.warm import WarmMaxMin
@@ -51,8 +46,9 @@ from hetsched.solvers.result import Status
 
 #: the allocation policies the simulated gavel policy takes
 SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
-#: the ones whose LP is kept warm across solves under our convention (:mod:`hetsched.gavel.warm`)
-WARM_POLICIES = ("max-min-fairness", "max-min-fairness-perf", "makespan", "min-total-duration")
+#: the ones whose LP is kept warm across solves under our convention (their rows do not change
+#: while a job stays: :mod:`hetsched.gavel.warm`)
+WARM_POLICIES = ("max-min-fairness", "max-min-fairness-perf")
 #: the most active jobs for which the warm LP is used: one row pair per job, where the cold LP
 #: merges identical jobs (on gavel-poisson's backlog of ~1,000 jobs the warm LP took 1.5-2.2x
 #: the cold one's CPU time; on the stable load's ~17 it takes a quarter)
@@ -158,7 +154,7 @@ class Gavel:
         return x
 
     def _warm_lp(self, state: GangState) -> bool:
-        """The max-z policies under our convention keep their LP warm (:mod:`hetsched.gavel.warm`)
+        """Max-min fairness under our convention keeps its LP warm (:mod:`hetsched.gavel.warm`)
         while at most :data:`WARM_UP_TO` jobs are active; past that, the cold LP over classes
         of identical jobs is smaller, and the warm one is dropped (made anew when the queue is
         short again)."""
@@ -172,18 +168,15 @@ class Gavel:
     def _warm_solve(self, active: list[int], a: np.ndarray, view: AllocationView):
         """The warm LP's x, or None (then the caller solves cold). Its rows are a_j times the
         equal share's factor f for the aware policy (a_j = b_j / f: module doc of
-        :mod:`hetsched.gavel.warm`), a_j itself for the agnostic one (no f in it), a_j / M for
-        the makespan policies, refreshed at every solve (their steps change)."""
+        :mod:`hetsched.gavel.warm`), a_j itself for the agnostic one (no f in it)."""
         if self._warm is None:
             self._warm = WarmMaxMin(view.count)
-        f, refresh = 1.0, self.allocation in ("makespan", "min-total-duration")
+        f = 1.0
         if self.allocation == "max-min-fairness-perf":
             f = min(1.0, float(view.count.sum() / view.scale.sum()))
-        elif refresh:  # a_j = M T_j / steps_j: the rows are T_j / steps_j
-            f = 1.0 / equal_share_makespan(policy_view(view, self.allocation))
         b = {j: a[i] * f for i, j in enumerate(active)}
         scale = {j: float(view.scale[i]) for i, j in enumerate(active)}
-        x = self._warm.solve(active, b, scale, refresh)
+        x = self._warm.solve(active, b, scale)
         if x is None:
             self._warm = None  # rebuilt on the next solve
             self.cold_fallbacks += 1
