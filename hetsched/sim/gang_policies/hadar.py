@@ -32,8 +32,10 @@ from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
 
 #: memoized states a slot's DP may meet under ``hadar:dp`` before the slot takes the branch and
-#: bound's decision (20-40 CPU s of DP: 10-20 us a state, measured on the multi-GPU window)
-DP_STATE_BUDGET = 2_000_000
+#: bound's decision: 2.5-5 CPU s of DP (10-20 us a state, measured on the multi-GPU window),
+#: twice the most any slot of the 480-job Philly windows needs (101,428 with arrivals, 111,668
+#: static), whose runs the budget therefore leaves exact
+DP_STATE_BUDGET = 250_000
 
 
 class Hadar:
