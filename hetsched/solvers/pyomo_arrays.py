@@ -11,16 +11,16 @@ constraint by constraint, which was most of the time of an allocation LP of 16,3
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 import pyomo.environ as pe
 from pyomo.common.collections import ComponentMap
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
+from hetsched.solvers.lp_arrays import INF, ArrayLP, solve_array_lp
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
@@ -70,34 +70,24 @@ def solve_pyomo_lp(model: pe.ConcreteModel, opts: SolverOptions = SolverOptions(
     bound, else its upper, else 0)."""
     t0 = time.perf_counter()
     compiled = compile_lp(model, {"solver": "ipm", **getattr(model, "highs_options", {})})
-    options: dict = {"random_seed": opts.solver_seed}
     if opts.time_limit is not None:  # compiling used part of the limit
-        options["time_limit"] = max(0.05, float(opts.time_limit) - (time.perf_counter() - t0))
-    if opts.threads is not None:
-        options["threads"] = int(opts.threads)
-    h, _ = run_highs(compiled.lp, options)
-    seconds = time.perf_counter() - t0
-    status = h.getModelStatus()
-    if status != highspy.HighsModelStatus.kOptimal:
-        kind = {
-            highspy.HighsModelStatus.kTimeLimit: Status.TIME_LIMIT,
-            highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
-        }.get(status, Status.ERROR)
-        return RawResult(
-            kind, None, None, seconds, log=f"highs (arrays): {h.modelStatusToString(status)}"
-        )
-    x = h.getSolution().col_value
-    for v, value in zip(compiled.columns, x):
-        v.set_value(float(value), skip_validation=True)
+        left = max(0.05, float(opts.time_limit) - (time.perf_counter() - t0))
+        opts = dataclasses.replace(opts, time_limit=left)
+    raw = solve_array_lp(compiled.lp, opts)
+    raw.seconds = time.perf_counter() - t0
+    if raw.status != Status.OPTIMAL:
+        return raw
+    for v, value in zip(compiled.columns, raw.solution.tolist()):
+        v.set_value(value, skip_validation=True)
     for v in model.component_data_objects(pe.Var, active=True):
         if v.value is None and v not in compiled.column:
             v.set_value(v.lb if v.lb is not None else v.ub if v.ub is not None else 0.0)
-    value = compiled.sign * float(h.getInfo().objective_function_value)
+    value = compiled.sign * raw.objective  # the ArrayLP minimized the negated maximum
     return RawResult(
         Status.OPTIMAL,
         value,
         value,
-        seconds,
+        raw.seconds,
         value=pe.value,
         log="highs (arrays, a linear program): optimal",
     )
