@@ -19,10 +19,23 @@ from hetsched.core.jsonio import json_text
 from hetsched.core.runstore import RunStore
 from hetsched.instance.generators import FAMILIES
 
-#: (family, jobs, GPUs): the issue's 60 s goals (P2 100, P4 60, R4 40) and the steps below them
+#: (family, jobs, GPUs): issue 9's 60 s goals (P2 100, P4 60, R4 40) and the steps below them, and
+#: issue 44's long machine sequences (200 jobs on 8 GPUs, n/m = 25) beside 200 on 20
 SIZES = {
-    "pm-wct": ((20, 2), (40, 2), (60, 2), (80, 2), (100, 2), (20, 4), (40, 4), (60, 4), (100, 4)),
-    "rm-wct": ((20, 2), (40, 2), (20, 4), (40, 4), (60, 4), (80, 4)),
+    "pm-wct": (
+        (20, 2),
+        (40, 2),
+        (60, 2),
+        (80, 2),
+        (100, 2),
+        (20, 4),
+        (40, 4),
+        (60, 4),
+        (100, 4),
+        (200, 20),
+        (200, 8),
+    ),
+    "rm-wct": ((20, 2), (40, 2), (20, 4), (40, 4), (60, 4), (80, 4), (200, 20), (200, 8)),
     "hare-random": ((4, 4), (6, 4), (8, 4), (10, 4), (6, 8), (10, 8), (20, 8)),
     # Hare's own mix (Table 2) at issue 44's sizes, up to the paper's 200 jobs x 160 GPUs
     "hare-table2": ((6, 8), (20, 16), (50, 40), (200, 160)),
