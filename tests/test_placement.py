@@ -359,93 +359,6 @@ def test_solve_and_validate_from_the_command_line(tmp_path, capsys):
     assert "nonsense" in capsys.readouterr().err
 
 
-def test_interval_simulation_is_deterministic_and_consistent():
-    """Harmony's workload in the gang simulator: the same seed gives the same run, every run is
-    validated (interference, parameter servers, CPU and bandwidth recomputed), and a job that
-    never shares a server runs at standalone speed slowed only by spreading."""
-    from hetsched.harmony.data import INTERVAL_SECONDS
-    from hetsched.harmony.workload import harmony_workload
-    from hetsched.sim.gang_engine import simulate_gang
-    from hetsched.sim.registry import make_policy
-
-    inst = harmony_workload(3, n_jobs=15, n_servers=3)
-    a = simulate_gang(inst, make_policy("harmony:tetris"), INTERVAL_SECONDS, 10.0)
-    b = simulate_gang(inst, make_policy("harmony:tetris"), INTERVAL_SECONDS, 10.0)
-    assert a.validation.valid and a.segments == b.segments and a.preemptions == 0
-    alone = simulate_gang(inst, make_policy("harmony:standalone:reward"), INTERVAL_SECONDS, 10.0)
-    assert alone.validation.valid
-    server = {g.id: g.server for g in inst.gpus}
-    for seg in alone.segments:  # one segment per job: placed jobs never move
-        job = next(j for j in inst.jobs if j.id == seg.job)
-        spread = len({server[g] for g in seg.gpus} | set(seg.ps))
-        f = max(data.MIN_SPEED_FRACTION, 1 - data.COMMUNICATION[job.model.name] * (spread - 1))
-        speed = data.STANDALONE_SPEED[job.model.name] * f / INTERVAL_SECONDS
-        assert seg.end - seg.start == pytest.approx(job.epochs / speed, rel=1e-9)
-
-
-# Recorded from the retired place-sim engine (commit b7bea5f, hetsched/harmony/workload.py), in
-# intervals: (seed, jobs, servers, arrivals) -> (method, order) -> (average JCT, makespan).
-RETIRED = {
-    (0, 20, 6, "uniform"): {
-        ("load-balancing", "arrival"): (45.41403637723617, 111.9619827205231),
-        ("bin-packing", "arrival"): (42.67887260980073, 141.0519827205233),
-        ("tetris", "reward"): (42.54619324952206, 166.0519827205235),
-        ("standalone", "arrival"): (29.266198719919924, 80.80198272052326),
-        ("greedy", "arrival"): (32.85620069025716, 94.00198272052309),
-        ("exact", "arrival"): (20.592999860038134, 85.42198272052312),
-    },
-    (5, 25, 4, "poisson"): {
-        ("load-balancing", "arrival"): (40.48214843115472, 127.31020263134086),
-        ("bin-packing", "arrival"): (58.84744695194858, 264.38520263134075),
-        ("tetris", "reward"): (35.04083885483253, 157.20099210502508),
-        ("standalone", "arrival"): (34.69427546005, 104.09948834562661),
-        ("greedy", "arrival"): (30.226683142881246, 83.24234548848375),
-        ("exact", "arrival"): (22.850339713525965, 110.8852026313409),
-    },
-}
-
-
-@pytest.mark.parametrize("workload", sorted(RETIRED))
-def test_the_gang_engine_reproduces_the_retired_interval_simulator(workload):
-    from hetsched.harmony.data import INTERVAL_SECONDS
-    from hetsched.harmony.workload import harmony_workload
-    from hetsched.sim.run import run_policy
-
-    seed, n, servers, arrivals = workload
-    inst = harmony_workload(seed, n_jobs=n, n_servers=servers, arrivals=arrivals)
-    for (method, order), (avg, makespan) in RETIRED[workload].items():
-        name = f"harmony:{method}" + ("" if order == "arrival" else f":{order}")
-        res = run_policy(inst, name, round_seconds=INTERVAL_SECONDS)
-        assert res["valid"]
-        assert res["metrics"]["avg_jct"] / INTERVAL_SECONDS == pytest.approx(avg, rel=1e-9)
-        assert res["metrics"]["makespan"] / INTERVAL_SECONDS == pytest.approx(makespan, rel=1e-9)
-
-
-def test_every_gang_policy_runs_on_harmonys_workload():
-    """Policies that know nothing of parameter servers, CPU or bandwidth run too: the engine puts
-    their parameter servers where they fit and keeps a job waiting that fits nowhere."""
-    from hetsched.harmony.data import INTERVAL_SECONDS
-    from hetsched.sim.run import run_policy
-    from hetsched.sim.workloads import load_workload
-
-    inst = load_workload("harmony-jobs:poisson", seed=1, n_jobs=12)
-    for p in ("yarn-cs", "tiresias", "gavel", "hadar", "harmony:greedy"):
-        assert run_policy(inst, p, round_seconds=INTERVAL_SECONDS)["valid"], p
-
-
-def test_parameter_servers_in_another_order_are_no_move():
-    """The engine's default placement may list a job's parameter servers in another order from
-    one round to the next. The servers are the same, so the job does not restore: the engine
-    keeps them in server order and the validator compares them as a multiset. Found with
-    yarn-cs on Harmony's workload with 6-minute rounds, where the two disagreed by 3 s."""
-    from hetsched.sim.workloads import load_workload
-
-    inst = load_workload("harmony-jobs", seed=0)
-    run = simulate_gang(inst, make_policy("yarn-cs"), 360.0, 10.0)
-    assert run.validation.valid and run.validation.restores == 39
-    assert all(list(s.ps) == sorted(s.ps) for s in run.segments)
-
-
 def test_the_validator_recomputes_interference_and_capacity():
     """Moving a job's parameter servers onto a crowded server, or dropping one, is caught; the
     speeds are the speed model's, so a run that ignores interference is refused."""
@@ -453,7 +366,6 @@ def test_the_validator_recomputes_interference_and_capacity():
 
     from hetsched.harmony.data import INTERVAL_SECONDS
     from hetsched.harmony.workload import harmony_workload
-    from hetsched.sim.gang_engine import simulate_gang
     from hetsched.sim.gang_validate import validate_gang
     from hetsched.sim.registry import make_policy
 
@@ -559,7 +471,6 @@ def test_the_exact_methods_time_limit_is_a_policy_argument(capsys):
     """``place-sim --time-limit`` reaches the exact method as ``harmony:exact:ORDER:SECONDS``;
     only the exact method takes one."""
     from hetsched.core.errors import InputError
-    from hetsched.sim.registry import make_policy
 
     assert make_policy("harmony:exact:reward:2.5").time_limit == 2.5
     assert make_policy("harmony:exact").time_limit == 10.0
