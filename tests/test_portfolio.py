@@ -90,27 +90,50 @@ def test_the_cluster_bound_is_smiths_rule_on_one_machine(seed):
 
 @pytest.mark.parametrize("name", [n for n in CERTIFIED if MANIFEST[n]["tasks"] <= 12][:4])
 def test_the_interval_mip_step_keeps_the_bound_between_the_lp_and_the_optimum(name):
-    """Step 2's MIP (portfolio docstring): the bound it leaves is at least the LP's and at most
-    the optimum, whether or not its budget stopped it; its order is a job permutation."""
-    from hetsched.hare.portfolio import _interval_mip, _Run
-    from hetsched.hare.view import hare_view
-    from hetsched.solvers.result import SolverOptions
+    """The bound chain's MIP (bound_chain docstring): the bound it leaves is at least the LP's
+    and at most the optimum, whether or not its budget stopped it; its order is a job
+    permutation."""
+    from hetsched.hare.bound_chain import Bounds, interval_mip
 
     inst = load_instance(instance_path(name))
     opt = MANIFEST[name]["optimum"]
     lp = solve(inst, "hare-interval-lp", "auto").objective
-    run = _Run(inst, hare_view(inst))
-    run.bound = lp
-    order = _interval_mip(run, 60.0, SolverOptions())
-    assert lp <= run.bound <= opt + TOL * max(1.0, opt)
-    assert run.notes and run.notes[-1].startswith("interval MIP")
-    assert order is None or sorted(order.tolist()) == list(range(len(inst.jobs)))
+    out = Bounds(bound=lp)
+    interval_mip(inst, 60.0, out)
+    assert lp <= out.bound <= opt + TOL * max(1.0, opt)
+    assert out.notes and out.notes[-1].startswith("interval MIP")
+    assert all(sorted(o.tolist()) == list(range(len(inst.jobs))) for o in out.orders)
+
+
+@pytest.mark.parametrize("name", [n for n in CERTIFIED if MANIFEST[n]["tasks"] <= 12][:2])
+def test_the_bound_chain_in_a_second_process_is_combined_or_stopped(name):
+    """With two cores the bound chain runs in a second process (forced here by a threshold of
+    zero, so with a short limit): the result is still a validated schedule beside a bound at
+    most the optimum; the chain's notes are in the log or, if it had not ended by the limit (a
+    loaded machine), the note that it was stopped; no worker outlives the call."""
+    import multiprocessing
+    import os
+
+    from hetsched.hare.portfolio import anytime
+    from hetsched.solvers.result import SolverOptions
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the portfolio runs in one process")
+    inst = load_instance(instance_path(name))
+    opt = MANIFEST[name]["optimum"]
+    res = anytime(inst, SolverOptions(time_limit=4.0, threads=2), parallel_from=0.0)
+    assert "bound chain in a second process" in res.log
+    assert "interval LP: " in res.log or "bound chain: stopped" in res.log, res.log
+    report = validate(inst, res.solution)
+    assert report.valid and report.objective == pytest.approx(res.objective, abs=TOL)
+    assert job_bound(inst) - TOL <= res.bound <= opt + TOL * max(1.0, opt)
+    assert not multiprocessing.active_children()
 
 
 def test_the_portfolios_default_grid_is_the_interval_lps():
     """The portfolio sizes the MIP from the LP's grid by the ratio of the two growths."""
-    from hetsched.hare import portfolio
+    from hetsched.hare import bound_chain
     from hetsched.models import hare_interval_lp
 
-    assert portfolio.DEFAULT_EPSILON == hare_interval_lp.EPSILON
-    assert 0 < portfolio.FINE_EPSILON < portfolio.DEFAULT_EPSILON
+    assert bound_chain.DEFAULT_EPSILON == hare_interval_lp.EPSILON
+    assert 0 < bound_chain.FINE_EPSILON < bound_chain.DEFAULT_EPSILON

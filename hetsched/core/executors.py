@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Iterator
 
 from hetsched.core.errors import HetschedError
@@ -79,14 +79,39 @@ class WorkerPool:
             if exc_type is None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
             else:  # stop every worker now; what is stored stays stored
-                # the executor has no public kill (3.14 adds terminate_workers): its processes,
-                # read before shutdown forgets them
-                workers = list((getattr(self._pool, "_processes", None) or {}).values())
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                for proc in workers:
-                    proc.kill()
+                self.stop()
         if self._client is not None:
             self._client.close()
+
+    def stop(self) -> None:
+        """Kill every local worker now (an error, a signal, or a task past its deadline)."""
+        if self._pool is None:
+            return
+        # the executor has no public kill (3.14 adds terminate_workers): its processes,
+        # read before shutdown forgets them
+        workers = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            proc.kill()
+        for proc in workers:  # reaped, so no zombie outlives the pool
+            proc.join(timeout=5.0)
+        self._pool = None
+
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
+        """fn(item) on a local worker, as a future the caller polls (``done()``) or waits for."""
+        if self.executor != "local":
+            raise HetschedError("submit() runs on local workers only")
+        return self._local().submit(fn, item)
+
+    def _local(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            n = self.workers or max(1, os.cpu_count() or 1)
+            self._pool = ProcessPoolExecutor(
+                max_workers=n,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_leave_sigint_to_the_parent,
+            )
+        return self._pool
 
     def map(
         self,
@@ -101,14 +126,8 @@ class WorkerPool:
         if self.executor == "dask":
             yield from self._dask(fn, todo, key or (lambda item: str(id(item))))
         else:
-            if self._pool is None:
-                n = self.workers or max(1, os.cpu_count() or 1)
-                self._pool = ProcessPoolExecutor(
-                    max_workers=n,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_leave_sigint_to_the_parent,
-                )
-            futures = [self._pool.submit(fn, item) for item in todo]
+            pool = self._local()
+            futures = [pool.submit(fn, item) for item in todo]
             for done in as_completed(futures):
                 yield done.result()
 

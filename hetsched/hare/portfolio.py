@@ -9,15 +9,15 @@ The portfolio runs, in this order, each with what the limit leaves:
    job, sum_n w_n (a_n + |R_n| L_n) of (4), (6), (7) (:meth:`HareView.completion_lower_bounds`);
    over the cluster, the parallel-machine bound of Eastman, Even & Isaacs (1964)
    (:func:`cluster_bound`);
-2. *the interval LP* (:mod:`hetsched.models.hare_interval_lp`), the bound that scales to the
-   paper's 200 jobs x 160 GPUs, within :data:`LP_SHARE` of the limit (on a finer grid,
-   :data:`FINE_EPSILON`, where that share allows); Algorithm 1 on its order
-   and the serial schedule of its completion order are two more schedules; then, where it has
-   at most :data:`MIP_MAX_CELLS` (job, interval) indicators, a time limit, and a share
-   (:data:`MIP_SHARE`) long enough for its root (:data:`MIP_CELLS_PER_SECOND`), *the interval
-   MIP* (:mod:`hetsched.models.hare_interval_mip`: the LP with completion indicators and
-   suffix rate rows): its proven dual bound, and the serial schedule of its incumbent's
-   completion order;
+2. *the bound chain* (:mod:`hetsched.hare.bound_chain`): the interval LP
+   (:mod:`hetsched.models.hare_interval_lp`), the bound that scales to the paper's 200 jobs x
+   160 GPUs, within :data:`LP_SHARE` of the limit, then, where it fits, the interval MIP
+   (:mod:`hetsched.models.hare_interval_mip`) within :data:`MIP_SHARE`: their proven bounds,
+   Algorithm 1 on the LP's order, and the LP's and the MIP's completion orders for the search.
+   **With two cores** (``--threads`` unset or at least 2) and a limit of at least
+   :data:`PARALLEL_FROM` seconds, the chain runs in a second process (one thread) while this one
+   searches (one thread), and the MIP has until :data:`PARALLEL_END` of the limit instead of
+   its share; the search takes the chain's orders when they come;
 3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
    :data:`SEARCH_SHARE` of the limit has passed;
 4. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
@@ -36,14 +36,20 @@ Each method's outcome is one note.
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import os
 import time
+from concurrent.futures import BrokenExecutor, Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import nullcontext
 from typing import Any, Callable
 
 import numpy as np
 
 from hetsched.core.errors import HetschedError
+from hetsched.core.executors import WorkerPool
 from hetsched.hare.algorithm1 import hare_alg1
+from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain
 from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.serial import SerialRun, arrival_jobs, serial_search, smith_order
@@ -58,23 +64,18 @@ from hetsched.solvers.result import RawResult, SolverOptions, Status
 LP_SHARE = 0.3
 #: the part of the limit the interval MIP may take (its dual bound holds when the clock stops it)
 MIP_SHARE = 0.3
-#: the interval MIP runs where jobs x intervals is at most this (the paper's 200 x 160 has
-#: about 47,000 and its LP already meets the per-job bound there) ...
-MIP_MAX_CELLS = 20000
-#: ... and where its share of the limit is at least jobs x intervals / this many seconds:
-#: measured on hare-table2 (issue 44), 20 x 16 (about 4,000) raised the LP's bound 1-3% in a
-#: 15 s share, 50 x 40 (11,550) not at all in 15 s and 1.7% in 200 s
-MIP_CELLS_PER_SECOND = 300
 #: the exact step (``--solver auto``'s pick) runs on instances of at most this many tasks: CP-SAT
 #: found no schedule and no bound on hare-table2 6 x 8 (1,782 tasks) and larger in its share
 EXACT_MAX_TASKS = 1000
-#: the interval LP's grid grows by this factor where its share of the limit is at least
-#: FINE_SECONDS_PER_JOB a job (the formulation's default, DEFAULT_EPSILON, elsewhere): on
-#: hare-table2 eps 0.02 raised the LP's bound 0.45% at 6 x 8, 0.64% at 20 x 16 and 0.13% at
-#: 200 x 160 (seed 2), for 3x, 6x and 2.7x its time (28 s at 200 x 160)
-FINE_EPSILON = 0.02
-DEFAULT_EPSILON = 0.05
-FINE_SECONDS_PER_JOB = 0.5
+#: with two cores or more (and ``--threads`` not 1) and a limit of at least this many seconds,
+#: the bound chain runs in a second process beside the searches; below it, spawning the process
+#: and importing the solver stack there (1-2 s) would take too much of the limit
+PARALLEL_FROM = 10.0
+#: a bound chain in a second process ends its MIP by this part of the limit (twice the MIP's
+#: share when both run in one process), and the job-order search then runs from the MIP's order
+#: until PARALLEL_SEARCH_END; the local search has the rest
+PARALLEL_END = 0.7
+PARALLEL_SEARCH_END = 0.85
 #: where the exact pick is CP-SAT and column generation takes the instance, CP-SAT's part of
 #: the exact step's budget (column generation, the stronger bound, gets the rest)
 CPSAT_SHARE = 0.5
@@ -118,8 +119,12 @@ def cluster_bound(instance: Instance, view: HareView | None = None) -> float:
     return single / m + (m - 1) / (2 * m) * float(np.sum(w * n_tasks * p))
 
 
-def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
-    """The portfolio's run (module docstring): the best validated schedule and largest bound."""
+def anytime(
+    instance: Instance, opts: SolverOptions, parallel_from: float = PARALLEL_FROM
+) -> RawResult:
+    """The portfolio's run (module docstring): the best validated schedule and largest bound.
+    With two cores and a limit of at least ``parallel_from`` seconds, the bound chain runs in a
+    second process while this one searches."""
     t0 = time.perf_counter()
     end = None if opts.time_limit is None else t0 + opts.time_limit
 
@@ -141,62 +146,131 @@ def anytime(instance: Instance, opts: SolverOptions) -> RawResult:
         f"cluster bound (Eastman-Even-Isaacs) {cluster:.10g}"
     )
     orders = [smith_order(view), arrival_jobs(view)]
-    share = None if end is None else LP_SHARE * opts.time_limit
-    if share is None or share > 0.1:
-        lp_order, cells = _interval_lp(run, share, opts)
-        if lp_order is not None:
-            orders.append(lp_order)
-        budget = None if end is None else MIP_SHARE * opts.time_limit
-        if budget is None:
-            run.notes.append("interval MIP: left out (no time limit to stop it)")
-        elif cells > MIP_MAX_CELLS or budget < cells / MIP_CELLS_PER_SECOND:
-            run.notes.append(
-                f"interval MIP: left out ({cells} job-interval indicators; its root needs about "
-                f"{cells / MIP_CELLS_PER_SECOND:.0f} s, its share is {budget:.0f} s)"
-            )
-        else:
-            mip_order = _interval_mip(run, budget, opts)
-            if mip_order is not None:
-                orders.append(mip_order)
-    search = serial_search(
-        view,
-        orders,
-        seed=opts.seed,
-        evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
-        keep_going=until(SEARCH_SHARE),
-    )
-    run.offer_arrays("job-order search", search)
-    run.notes.append(f"job-order search: {search.objective:.10g}")
-    if instance.n_tasks <= EXACT_MAX_TASKS:
-        _exact(run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts)
-    else:
-        run.notes.append(
-            f"exact step left out: {instance.n_tasks} tasks (above {EXACT_MAX_TASKS}, CP-SAT found "
-            "no schedule in its share on hare-table2 6 x 8, 1,782 tasks); its time goes to the searches"
-        )
-    remaining = left()
-    if not run.proven() and (remaining is None or remaining > 0.5):
-        again = serial_search(
+    limit = opts.time_limit
+    two = limit is not None and limit >= parallel_from and _cores(opts) >= 2
+    with WorkerPool("local", 1) if two else nullcontext() as pool:
+        chain = None
+        if pool is not None:  # the bound chain beside the searches, one thread each
+            assert limit is not None
+            lp = BoundTask(instance, LP_SHARE * limit, threads=1, seed=opts.seed, steps=("lp",))
+            chain = pool.submit(bound_chain, lp)
+            opts = dataclasses.replace(opts, threads=1)
+            run.notes.append("bound chain in a second process")
+        elif limit is None or LP_SHARE * limit > 0.1:
+            lp_share = None if limit is None else LP_SHARE * limit
+            mip_budget = None if limit is None else MIP_SHARE * limit
+            task = BoundTask(instance, lp_share, mip_budget, threads=opts.threads, seed=opts.seed)
+            orders += run.merge(bound_chain(task))
+        search_until = until(SEARCH_SHARE)
+        search = serial_search(
             view,
-            [search.order],
-            seed=opts.seed + 1,
-            evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
-            keep_going=None if end is None else (lambda: (left() or 0) > remaining / 2),
-        )
-        run.offer_arrays("job-order search", again)
-        value, found = local_search_upper_bound(
-            instance,
-            evaluations=LOCAL_SEARCH_EVALUATIONS if end is None else 10**12,
+            orders,
             seed=opts.seed,
-            keep_going=None if end is None else lambda: (left() or 0) > 0.2,
-            view=view,
+            evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
+            keep_going=search_until
+            if chain is None
+            else lambda: not chain.done() and search_until(),
         )
-        run.offer("local search", value, found)
-        run.notes.append(
-            f"local search: {value:.10g}; job-order search again: {again.objective:.10g}"
-        )
-        run.limited = run.limited or end is not None
+        run.offer_arrays("job-order search", search)
+        run.notes.append(f"job-order search: {search.objective:.10g}")
+        if chain is not None and chain.done():  # the LP: its orders, and the MIP in its place
+            assert pool is not None and limit is not None
+            lp_done = _result(chain, pool, 0.0, run)
+            more = run.merge(lp_done)
+            until_wall = time.time() + (t0 + PARALLEL_END * limit - time.perf_counter())
+            mip = BoundTask(
+                instance,
+                None,
+                mip_until=until_wall,
+                threads=1,
+                seed=opts.seed,
+                steps=("mip",),
+                cells=lp_done.cells,
+            )
+            chain = pool.submit(bound_chain, mip)
+            if more and search_until():
+                search = serial_search(
+                    view,
+                    [search.order, *more],
+                    seed=opts.seed,
+                    evaluations=10**12,
+                    keep_going=search_until,
+                )
+                run.offer_arrays("job-order search", search)
+                run.notes.append(
+                    f"job-order search from the interval LP's order: {search.objective:.10g}"
+                )
+        if instance.n_tasks <= EXACT_MAX_TASKS:
+            _exact(run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts)
+        else:
+            run.notes.append(
+                f"exact step left out: {instance.n_tasks} tasks (above {EXACT_MAX_TASKS}, CP-SAT "
+                "found no schedule in its share on hare-table2 6 x 8, 1,782 tasks); its time goes "
+                "to the searches"
+            )
+        remaining = left()
+        if not run.proven() and (remaining is None or remaining > 0.5):
+            halfway = None if end is None else (lambda: (left() or 0) > remaining / 2)
+            if chain is not None:  # until the MIP ends (PARALLEL_END), then from its order
+                assert limit is not None
+                halfway = until(PARALLEL_SEARCH_END)
+            again = serial_search(
+                view,
+                [search.order],
+                seed=opts.seed + 1,
+                evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
+                keep_going=halfway if chain is None else lambda: halfway() and not chain.done(),
+            )
+            run.offer_arrays("job-order search", again)
+            if chain is not None and chain.done():
+                assert pool is not None
+                more = run.merge(_result(chain, pool, 0.0, run))
+                chain = None
+                if more and halfway():
+                    again = serial_search(
+                        view, [again.order, *more], opts.seed + 2, 10**12, keep_going=halfway
+                    )
+                    run.offer_arrays("job-order search", again)
+            value, found = local_search_upper_bound(
+                instance,
+                evaluations=LOCAL_SEARCH_EVALUATIONS if end is None else 10**12,
+                seed=opts.seed,
+                keep_going=None if end is None else lambda: (left() or 0) > 0.2,
+                view=view,
+            )
+            run.offer("local search", value, found)
+            run.notes.append(
+                f"local search: {value:.10g}; job-order search again: {again.objective:.10g}"
+            )
+            run.limited = run.limited or end is not None
+        if chain is not None:  # it ended its MIP by PARALLEL_END of the limit
+            assert pool is not None
+            proven = run.proven()  # nothing left to bound: stop it now
+            run.merge(_result(chain, pool, 0.0 if proven else 0.5, run, proven))
     return run.result(time.perf_counter() - t0)
+
+
+def _cores(opts: SolverOptions) -> int:
+    """The cores the portfolio may use: ``--threads`` (default: every core of the machine)."""
+    cores = os.cpu_count() or 1
+    return cores if opts.threads is None else min(cores, int(opts.threads))
+
+
+def _result(
+    chain: Future, pool: WorkerPool, wait: float, run: "_Run", proven: bool = False
+) -> Bounds:
+    """The bound chain's result, waiting at most ``wait`` seconds for it; a chain that has not
+    ended by then is stopped (its process killed) and, unless the schedule is ``proven``
+    optimal already, counts as a method the clock stopped."""
+    try:
+        return chain.result(timeout=wait)
+    except FutureTimeout:
+        pool.stop()
+        why = "the schedule is proven optimal" if proven else "past the limit"
+        return Bounds(notes=[f"bound chain: stopped ({why})"], limited=not proven)
+    except BrokenExecutor as exc:  # its process died (e.g. out of memory): the schedules stand
+        run.limited = True
+        return Bounds(notes=[f"bound chain: its process ended ({exc})"], limited=True)
 
 
 class _Run:
@@ -231,6 +305,18 @@ class _Run:
         shown_bound = "-" if res.bound is None else f"{res.bound:.10g}"
         self.notes.append(f"{label}: {res.status.value}, {shown}, bound {shown_bound}")
 
+    def merge(self, bounds: Bounds) -> list[np.ndarray]:
+        """The bound chain's bound, notes and Algorithm 1 on the interval LP's priorities (a
+        schedule); returns the chain's job orders for the searches."""
+        self.bound = max(self.bound, bounds.bound)
+        self.notes.extend(bounds.notes)
+        self.limited = self.limited or bounds.limited
+        if bounds.lp_priority is not None:
+            alg1 = hare_alg1(self.view, bounds.lp_priority, "earliest_finish")
+            self.offer("Algorithm 1 (interval-LP order)", alg1.objective(), alg1.to_schedule())
+            self.notes.append(f"Algorithm 1 on the interval LP's order: {alg1.objective():.10g}")
+        return list(bounds.orders)
+
     def proven(self) -> bool:
         assert self.best is not None
         value = self.best[1]
@@ -256,63 +342,6 @@ class _Run:
             solution=schedule,
             log="; ".join(self.notes),
         )
-
-
-def _interval_lp(
-    run: _Run, share: float | None, opts: SolverOptions
-) -> tuple[np.ndarray | None, int]:
-    """Step 2: the interval LP's bound, Algorithm 1 on its order; returns its completion order
-    (jobs by the LP's C_n; None when the LP gave no solution in time) and jobs x intervals (what
-    the interval MIP would have as indicators at most)."""
-    from hetsched.hare.orderings import ordering
-
-    fine = share is None or share >= run.view.n_jobs * FINE_SECONDS_PER_JOB
-    ordered = ordering(
-        "hare-interval-lp",
-        run.instance,
-        time_limit=share,
-        threads=opts.threads,
-        seed=opts.seed,
-        model_options={"eps": FINE_EPSILON} if fine else None,
-    )
-    if ordered.bound is not None and ordered.bound > run.bound:
-        run.bound = ordered.bound
-    if ordered.priority is None:
-        run.limited = True
-        run.notes.append("interval LP: no solution in its share of the limit")
-        return None, MIP_MAX_CELLS + 1
-    alg1 = hare_alg1(run.view, ordered.priority, "earliest_finish")
-    run.offer("Algorithm 1 (interval-LP order)", alg1.objective(), alg1.to_schedule())
-    run.notes.append(
-        f"interval LP: bound {ordered.bound:.10g}; Algorithm 1 on its order: {alg1.objective():.10g}"
-    )
-    solution = ordered.relaxation.solution
-    cells = run.view.n_jobs * (len(solution.tau) - 1)
-    if fine:  # the MIP is built on the default grid: about log1p(fine) / log1p(default) as many
-        cells = int(cells * math.log1p(FINE_EPSILON) / math.log1p(DEFAULT_EPSILON))
-    completion = getattr(solution, "completion", None)
-    if completion is None:
-        return None, cells
-    return np.lexsort((np.arange(run.view.n_jobs), np.asarray(completion))), cells
-
-
-def _interval_mip(run: _Run, budget: float, opts: SolverOptions) -> np.ndarray | None:
-    """Step 2, where it fits: the interval MIP's proven bound within ``budget`` seconds, and its
-    incumbent's completion order (None: no incumbent in time)."""
-    from hetsched.exact.solve import solve
-
-    res = solve(run.instance, "hare-interval-mip", "highs", budget, 0.0, opts.threads, opts.seed)
-    if res.validation is not None and not res.validation.valid:  # pragma: no cover - a model bug
-        raise AssertionError(f"interval MIP failed its check: {res.validation.violations[:3]}")
-    if res.status != Status.ERROR and res.bound is not None and res.bound > run.bound:
-        run.bound = res.bound
-    run.limited = run.limited or res.status == Status.TIME_LIMIT
-    shown = "-" if res.bound is None else f"{res.bound:.10g}"
-    run.notes.append(f"interval MIP: {res.status.value}, bound {shown}")
-    completion = getattr(res.solution, "completion", None)
-    if completion is None:
-        return None
-    return np.lexsort((np.arange(run.view.n_jobs), np.asarray(completion)))
 
 
 def _exact(run: _Run, budget: float | None, opts: SolverOptions) -> None:
