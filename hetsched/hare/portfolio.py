@@ -149,11 +149,10 @@ def anytime(
     limit = opts.time_limit
     two = limit is not None and limit >= parallel_from and _cores(opts) >= 2
     with WorkerPool("local", 1) if two else nullcontext() as pool:
-        chain = None
+        beside = None
         if pool is not None:  # the bound chain beside the searches, one thread each
             assert limit is not None
-            lp = BoundTask(instance, LP_SHARE * limit, threads=1, seed=opts.seed, steps=("lp",))
-            chain = pool.submit(bound_chain, lp)
+            beside = _SecondProcess(pool, instance, limit, t0, opts.seed)
             opts = dataclasses.replace(opts, threads=1)
             run.notes.append("bound chain in a second process")
         elif limit is None or LP_SHARE * limit > 0.1:
@@ -161,41 +160,22 @@ def anytime(
             mip_budget = None if limit is None else MIP_SHARE * limit
             task = BoundTask(instance, lp_share, mip_budget, threads=opts.threads, seed=opts.seed)
             orders += run.merge(bound_chain(task))
-        search_until = until(SEARCH_SHARE)
-        search = serial_search(
-            view,
-            orders,
-            seed=opts.seed,
-            evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
-            keep_going=search_until
-            if chain is None
-            else lambda: not chain.done() and search_until(),
-        )
+
+        def searching(until_then: Callable[[], bool] | None) -> Callable[[], bool] | None:
+            """Search until then, or (with a second process) until its stage has ended."""
+            if beside is None or until_then is None:
+                return until_then
+            return lambda: until_then() and not beside.ready()
+
+        keep = until(SEARCH_SHARE)
+        evaluations = SEARCH_EVALUATIONS if end is None else 10**12
+        search = serial_search(view, orders, opts.seed, evaluations, keep_going=searching(keep))
         run.offer_arrays("job-order search", search)
         run.notes.append(f"job-order search: {search.objective:.10g}")
-        if chain is not None and chain.done():  # the LP: its orders, and the MIP in its place
-            assert pool is not None and limit is not None
-            lp_done = _result(chain, pool, 0.0, run)
-            more = run.merge(lp_done)
-            until_wall = time.time() + (t0 + PARALLEL_END * limit - time.perf_counter())
-            mip = BoundTask(
-                instance,
-                None,
-                mip_until=until_wall,
-                threads=1,
-                seed=opts.seed,
-                steps=("mip",),
-                cells=lp_done.cells,
-            )
-            chain = pool.submit(bound_chain, mip)
-            if more and search_until():
-                search = serial_search(
-                    view,
-                    [search.order, *more],
-                    seed=opts.seed,
-                    evaluations=10**12,
-                    keep_going=search_until,
-                )
+        if beside is not None and beside.ready():  # the LP's orders, and the MIP in its place
+            more = beside.take(run)
+            if more and keep is not None and keep():
+                search = serial_search(view, [search.order, *more], opts.seed, 10**12, keep)
                 run.offer_arrays("job-order search", search)
                 run.notes.append(
                     f"job-order search from the interval LP's order: {search.objective:.10g}"
@@ -211,22 +191,15 @@ def anytime(
         remaining = left()
         if not run.proven() and (remaining is None or remaining > 0.5):
             halfway = None if end is None else (lambda: (left() or 0) > remaining / 2)
-            if chain is not None:  # until the MIP ends (PARALLEL_END), then from its order
-                assert limit is not None
+            if beside is not None:  # until the MIP ends (PARALLEL_END), then from its order
                 halfway = until(PARALLEL_SEARCH_END)
             again = serial_search(
-                view,
-                [search.order],
-                seed=opts.seed + 1,
-                evaluations=SEARCH_EVALUATIONS if end is None else 10**12,
-                keep_going=halfway if chain is None else lambda: halfway() and not chain.done(),
+                view, [search.order], opts.seed + 1, evaluations, keep_going=searching(halfway)
             )
             run.offer_arrays("job-order search", again)
-            if chain is not None and chain.done():
-                assert pool is not None
-                more = run.merge(_result(chain, pool, 0.0, run))
-                chain = None
-                if more and halfway():
+            if beside is not None and beside.ready():
+                more = beside.take(run)
+                if more and halfway is not None and halfway():
                     again = serial_search(
                         view, [again.order, *more], opts.seed + 2, 10**12, keep_going=halfway
                     )
@@ -243,10 +216,9 @@ def anytime(
                 f"local search: {value:.10g}; job-order search again: {again.objective:.10g}"
             )
             run.limited = run.limited or end is not None
-        if chain is not None:  # it ended its MIP by PARALLEL_END of the limit
-            assert pool is not None
+        if beside is not None:  # the MIP ended by PARALLEL_END of the limit; else it is stopped
             proven = run.proven()  # nothing left to bound: stop it now
-            run.merge(_result(chain, pool, 0.0 if proven else 0.5, run, proven))
+            beside.take(run, wait=0.0 if proven else 0.5, proven=proven)
     return run.result(time.perf_counter() - t0)
 
 
@@ -256,21 +228,50 @@ def _cores(opts: SolverOptions) -> int:
     return cores if opts.threads is None else min(cores, int(opts.threads))
 
 
-def _result(
-    chain: Future, pool: WorkerPool, wait: float, run: "_Run", proven: bool = False
-) -> Bounds:
-    """The bound chain's result, waiting at most ``wait`` seconds for it; a chain that has not
-    ended by then is stopped (its process killed) and, unless the schedule is ``proven``
-    optimal already, counts as a method the clock stopped."""
-    try:
-        return chain.result(timeout=wait)
-    except FutureTimeout:
-        pool.stop()
-        why = "the schedule is proven optimal" if proven else "past the limit"
-        return Bounds(notes=[f"bound chain: stopped ({why})"], limited=not proven)
-    except BrokenExecutor as exc:  # its process died (e.g. out of memory): the schedules stand
-        run.limited = True
-        return Bounds(notes=[f"bound chain: its process ended ({exc})"], limited=True)
+class _SecondProcess:
+    """The bound chain in a second process (module docstring, step 2): the interval LP within
+    its share, then the interval MIP until :data:`PARALLEL_END` of the limit, one stage at a
+    time, each merged into the run when it ends."""
+
+    def __init__(self, pool: WorkerPool, instance: Instance, limit: float, t0: float, seed: int):
+        self.pool, self.instance, self.limit, self.t0, self.seed = pool, instance, limit, t0, seed
+        lp = BoundTask(instance, LP_SHARE * limit, threads=1, seed=seed, steps=("lp",))
+        self.future: Future | None = pool.submit(bound_chain, lp)
+        self.stage = "lp"
+
+    def ready(self) -> bool:
+        """A stage has ended and waits to be taken."""
+        return self.future is not None and self.future.done()
+
+    def take(self, run: "_Run", wait: float = 0.0, proven: bool = False) -> list[np.ndarray]:
+        """Merge the stage's result into ``run``, waiting at most ``wait`` seconds for it: a
+        stage that has not ended by then is stopped (its process killed) and, unless the
+        schedule is ``proven`` optimal already, counts as a method the clock stopped. After the
+        LP, the MIP starts. Returns the stage's job orders for the searches."""
+        if self.future is None:
+            return []
+        try:
+            bounds = self.future.result(timeout=wait)
+        except FutureTimeout:
+            self.pool.stop()
+            why = "the schedule is proven optimal" if proven else "past the limit"
+            bounds = Bounds(notes=[f"bound chain: stopped ({why})"], limited=not proven)
+        except BrokenExecutor as exc:  # its process died (e.g. out of memory): schedules stand
+            bounds = Bounds(notes=[f"bound chain: its process ended ({exc})"], limited=True)
+        self.future = None
+        if self.stage == "lp" and bounds.lp_priority is not None:
+            until_wall = time.time() + (self.t0 + PARALLEL_END * self.limit - time.perf_counter())
+            mip = BoundTask(
+                self.instance,
+                None,
+                mip_until=until_wall,
+                threads=1,
+                seed=self.seed,
+                steps=("mip",),
+                cells=bounds.cells,
+            )
+            self.future, self.stage = self.pool.submit(bound_chain, mip), "mip"
+        return run.merge(bounds)
 
 
 class _Run:
