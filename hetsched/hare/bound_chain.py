@@ -87,16 +87,26 @@ def bound_chain(task: BoundTask) -> Bounds:
     budget = task.mip_budget
     if task.mip_until is not None:
         budget = task.mip_until - time.time()
-    if budget is None:
-        out.notes.append("interval MIP: left out (no time limit to stop it)")
-    elif out.cells > MIP_MAX_CELLS or budget < out.cells / MIP_CELLS_PER_SECOND:
-        out.notes.append(
-            f"interval MIP: left out ({out.cells} job-interval indicators; its root needs about "
-            f"{out.cells / MIP_CELLS_PER_SECOND:.0f} s, its share is {max(0.0, budget):.0f} s)"
-        )
+    why = mip_left_out(out.cells, budget)
+    if why is not None:
+        out.notes.append(f"interval MIP: left out ({why})")
     else:
+        assert budget is not None
         interval_mip(task.instance, budget, out, task.threads, task.seed)
     return out
+
+
+def mip_left_out(cells: int, budget: float | None) -> str | None:
+    """Why the interval MIP does not run with ``cells`` (job, interval) indicators and
+    ``budget`` seconds (None: it runs)."""
+    if budget is None:
+        return "no time limit to stop it"
+    if cells > MIP_MAX_CELLS or budget < cells / MIP_CELLS_PER_SECOND:
+        return (
+            f"{cells} job-interval indicators; its root needs about "
+            f"{cells / MIP_CELLS_PER_SECOND:.0f} s, its share is {max(0.0, budget):.0f} s"
+        )
+    return None
 
 
 def _interval_lp(task: BoundTask, out: Bounds) -> int:

@@ -49,7 +49,7 @@ import numpy as np
 from hetsched.core.errors import HetschedError
 from hetsched.core.executors import WorkerPool
 from hetsched.hare.algorithm1 import hare_alg1
-from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain
+from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_left_out
 from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.serial import SerialRun, arrival_jobs, serial_search, smith_order
@@ -261,7 +261,12 @@ class _SecondProcess:
             bounds = Bounds(notes=[f"bound chain: its process ended ({exc})"], limited=True)
         self.future = None
         if self.stage == "lp" and bounds.lp_priority is not None:
-            until_wall = time.time() + (self.t0 + PARALLEL_END * self.limit - time.perf_counter())
+            budget = self.t0 + PARALLEL_END * self.limit - time.perf_counter()
+            why = mip_left_out(bounds.cells, budget)
+            if why is not None:
+                bounds.notes.append(f"interval MIP: left out ({why})")
+                return run.merge(bounds)
+            until_wall = time.time() + budget
             mip = BoundTask(
                 self.instance,
                 None,
