@@ -109,8 +109,8 @@ def test_the_interval_mip_step_keeps_the_bound_between_the_lp_and_the_optimum(na
 def test_the_bound_chain_in_a_second_process_is_combined_or_stopped(name):
     """With two cores the bound chain runs in a second process (forced here by a threshold of
     zero, so with a short limit): the result is still a validated schedule beside a bound at
-    most the optimum; the chain's notes are in the log or, if it had not ended by the limit (a
-    loaded machine), the note that it was stopped; no worker outlives the call."""
+    most the optimum; the chain's notes are in the log or, if its LP had not ended by the limit
+    (a loaded machine), the note that it was stopped; no worker outlives the call."""
     import multiprocessing
     import os
 
@@ -123,11 +123,33 @@ def test_the_bound_chain_in_a_second_process_is_combined_or_stopped(name):
     opt = MANIFEST[name]["optimum"]
     res = anytime(inst, SolverOptions(time_limit=4.0, threads=2), parallel_from=0.0)
     assert "bound chain in a second process" in res.log
-    assert "interval LP: " in res.log or "bound chain: stopped" in res.log, res.log
+    assert "interval LP: " in res.log or "lp stage: stopped" in res.log, res.log
     report = validate(inst, res.solution)
     assert report.valid and report.objective == pytest.approx(res.objective, abs=TOL)
     assert job_bound(inst) - TOL <= res.bound <= opt + TOL * max(1.0, opt)
     assert not multiprocessing.active_children()
+
+
+def test_where_the_mip_is_left_out_the_second_process_searches(monkeypatch):
+    """With the MIP left out (forced: no indicator allowed), the second process runs a
+    job-order search from the LP's order; its schedule is rebuilt and validated here."""
+    import os
+
+    from hetsched.hare import bound_chain
+    from hetsched.hare.portfolio import anytime
+    from hetsched.solvers.result import SolverOptions
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: the portfolio runs in one process")
+    monkeypatch.setattr(bound_chain, "MIP_MAX_CELLS", -1)
+    inst = generate("hare-table2", seed=0, n_jobs=6, n_gpus=8)
+    res = anytime(inst, SolverOptions(time_limit=8.0, threads=2), parallel_from=0.0)
+    report = validate(inst, res.solution)
+    assert report.valid and report.objective == pytest.approx(res.objective, rel=1e-9)
+    assert job_bound(inst) <= res.bound <= res.objective
+    if "interval LP: bound" in res.log:  # the LP ended in its share (not on a loaded machine)
+        assert "interval MIP: left out" in res.log
+        assert "job-order search in the second process" in res.log or "stage: stopped" in res.log
 
 
 def test_the_portfolios_default_grid_is_the_interval_lps():

@@ -17,7 +17,9 @@ The portfolio runs, in this order, each with what the limit leaves:
    **With two cores** (``--threads`` unset or at least 2) and a limit of at least
    :data:`PARALLEL_FROM` seconds, the chain runs in a second process (one thread) while this one
    searches (one thread), and the MIP has until :data:`PARALLEL_END` of the limit instead of
-   its share; the search takes the chain's orders when they come;
+   its share; the search takes the chain's orders when they come. Where the MIP is left out
+   (the paper's scale), the second process runs a job-order search of its own from the LP's
+   order instead, and its best schedule joins the others;
 3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
    :data:`SEARCH_SHARE` of the limit has passed;
 4. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
@@ -52,7 +54,15 @@ from hetsched.hare.algorithm1 import hare_alg1
 from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_left_out
 from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
-from hetsched.hare.serial import SerialRun, arrival_jobs, serial_search, smith_order
+from hetsched.hare.serial import (
+    SearchTask,
+    SerialRun,
+    arrival_jobs,
+    search_until,
+    serial_schedule,
+    serial_search,
+    smith_order,
+)
 from hetsched.hare.upper_bound import quick_upper_bound
 from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
@@ -192,8 +202,8 @@ def anytime(
         remaining = left()
         if not run.proven() and (remaining is None or remaining > 0.5):
             halfway = None if end is None else (lambda: (left() or 0) > remaining / 2)
-            if beside is not None and beside.future is not None:  # the MIP runs: until it ends
-                halfway = until(PARALLEL_SEARCH_END)  # (PARALLEL_END), then from its order
+            if beside is not None and beside.stage == "mip" and beside.future is not None:
+                halfway = until(PARALLEL_SEARCH_END)  # until the MIP ends, then from its order
             again = serial_search(
                 view, [search.order], opts.seed + 1, evaluations, keep_going=searching(halfway)
             )
@@ -230,9 +240,10 @@ def _cores(opts: SolverOptions) -> int:
 
 
 class _SecondProcess:
-    """The bound chain in a second process (module docstring, step 2): the interval LP within
-    its share, then the interval MIP until :data:`PARALLEL_END` of the limit, one stage at a
-    time, each merged into the run when it ends."""
+    """The second process (module docstring, step 2): the interval LP within its share, then
+    the interval MIP until :data:`PARALLEL_END` of the limit or, where the MIP is left out, a
+    job-order search of its own from the LP's order until then; one stage at a time, each
+    merged into the run when it ends."""
 
     def __init__(self, pool: WorkerPool, instance: Instance, limit: float, t0: float, seed: int):
         self.pool, self.instance, self.limit, self.t0, self.seed = pool, instance, limit, t0, seed
@@ -248,36 +259,47 @@ class _SecondProcess:
         """Merge the stage's result into ``run``, waiting at most ``wait`` seconds for it: a
         stage that has not ended by then is stopped (its process killed) and, unless the
         schedule is ``proven`` optimal already, counts as a method the clock stopped. After the
-        LP, the MIP starts. Returns the stage's job orders for the searches."""
+        LP, the next stage starts. Returns the stage's job orders for the searches."""
         if self.future is None:
             return []
         try:
-            bounds = self.future.result(timeout=wait)
+            result = self.future.result(timeout=wait)
         except FutureTimeout:
             self.pool.stop()
             why = "the schedule is proven optimal" if proven else "past the limit"
-            bounds = Bounds(notes=[f"bound chain: stopped ({why})"], limited=not proven)
+            result = Bounds(notes=[f"{self.stage} stage: stopped ({why})"], limited=not proven)
         except BrokenExecutor as exc:  # its process died (e.g. out of memory): schedules stand
-            bounds = Bounds(notes=[f"bound chain: its process ended ({exc})"], limited=True)
+            result = Bounds(notes=[f"{self.stage} stage: its process ended ({exc})"], limited=True)
         self.future = None
-        if self.stage == "lp" and bounds.lp_priority is not None:
-            budget = self.t0 + PARALLEL_END * self.limit - time.perf_counter()
-            why = mip_left_out(bounds.cells, budget)
-            if why is not None:
-                bounds.notes.append(f"interval MIP: left out ({why})")
-                return run.merge(bounds)
-            until_wall = time.time() + budget
-            mip = BoundTask(
-                self.instance,
-                None,
-                mip_until=until_wall,
-                threads=1,
-                seed=self.seed,
-                steps=("mip",),
-                cells=bounds.cells,
+        if not isinstance(result, Bounds):  # the search stage: its best order
+            order, value = result
+            start, gpu = serial_schedule(run.view, order)
+            run.offer_arrays(
+                "job-order search (second process)", SerialRun(value, order, start, gpu)
             )
-            self.future, self.stage = self.pool.submit(bound_chain, mip), "mip"
-        return run.merge(bounds)
+            run.notes.append(f"job-order search in the second process: {value:.10g}")
+            return [order]
+        if self.stage == "lp" and result.lp_priority is not None:
+            budget = self.t0 + PARALLEL_END * self.limit - time.perf_counter()
+            until_wall = time.time() + budget
+            why = mip_left_out(result.cells, budget)
+            if why is None:
+                mip = BoundTask(
+                    self.instance,
+                    None,
+                    mip_until=until_wall,
+                    threads=1,
+                    seed=self.seed,
+                    steps=("mip",),
+                    cells=result.cells,
+                )
+                self.future, self.stage = self.pool.submit(bound_chain, mip), "mip"
+            else:
+                result.notes.append(f"interval MIP: left out ({why})")
+                orders = (*result.orders, smith_order(run.view))
+                search = SearchTask(self.instance, orders, self.seed + 3, until_wall)
+                self.future, self.stage = self.pool.submit(search_until, search), "search"
+        return run.merge(result)
 
 
 class _Run:

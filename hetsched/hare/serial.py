@@ -19,6 +19,7 @@ schedule of an order is deterministic.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,8 +27,9 @@ import numpy as np
 from numba import njit
 
 from hetsched.hare.list_scheduling import arrays_objective
-from hetsched.hare.view import HareView
+from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.gavel_table import NEVER
+from hetsched.instance.model import Instance
 
 #: moves without a better schedule before the search restarts from the best order with a kick
 PATIENCE = 200
@@ -202,3 +204,24 @@ def serial_search(
         if value < best.objective:
             best, stale = current, 0
     return best
+
+
+@dataclass(frozen=True)
+class SearchTask:
+    """A job-order search to run in another process: from ``orders``, with ``seed``, until the
+    wall-clock time ``until`` (``time.time()``)."""
+
+    instance: Instance
+    orders: tuple[np.ndarray, ...]
+    seed: int
+    until: float
+
+
+def search_until(task: SearchTask) -> tuple[np.ndarray, float]:
+    """:func:`serial_search` of ``task``: its best job order and that order's objective (the
+    caller rebuilds the schedule with :func:`serial_schedule`, which is deterministic)."""
+    view = hare_view(task.instance)
+    best = serial_search(
+        view, list(task.orders), task.seed, 10**12, keep_going=lambda: time.time() < task.until
+    )
+    return best.order, best.objective
