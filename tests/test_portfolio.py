@@ -121,7 +121,7 @@ def test_the_bound_chain_in_a_second_process_is_combined_or_stopped(name):
         pytest.skip("one core: the portfolio runs in one process")
     inst = load_instance(instance_path(name))
     opt = MANIFEST[name]["optimum"]
-    res = anytime(inst, SolverOptions(time_limit=4.0, threads=2), parallel_from=0.0)
+    res = anytime(inst, SolverOptions(time_limit=4.0, threads=2), parallel=True)
     assert "bound chain in a second process" in res.log
     assert "interval LP: " in res.log or "lp stage: stopped" in res.log, res.log
     report = validate(inst, res.solution)
@@ -143,7 +143,7 @@ def test_where_the_mip_is_left_out_the_second_process_searches(monkeypatch):
         pytest.skip("one core: the portfolio runs in one process")
     monkeypatch.setattr(bound_chain, "MIP_MAX_CELLS", -1)
     inst = generate("hare-table2", seed=0, n_jobs=6, n_gpus=8)
-    res = anytime(inst, SolverOptions(time_limit=8.0, threads=2), parallel_from=0.0)
+    res = anytime(inst, SolverOptions(time_limit=8.0, threads=2), parallel=True)
     report = validate(inst, res.solution)
     assert report.valid and report.objective == pytest.approx(res.objective, rel=1e-9)
     assert job_bound(inst) <= res.bound <= res.objective

@@ -14,8 +14,9 @@ The portfolio runs, in this order, each with what the limit leaves:
    160 GPUs, within :data:`LP_SHARE` of the limit, then, where it fits, the interval MIP
    (:mod:`hetsched.models.hare_interval_mip`) within :data:`MIP_SHARE`: their proven bounds,
    Algorithm 1 on the LP's order, and the LP's and the MIP's completion orders for the search.
-   **With two cores** (``--threads`` unset or at least 2) and a limit of at least
-   :data:`PARALLEL_FROM` seconds, the chain runs in a second process (one thread) while this one
+   **With two cores** (``--threads`` unset or at least 2), a limit of at least
+   :data:`PARALLEL_FROM` seconds and more than :data:`EXACT_MAX_TASKS` tasks (where no exact
+   step needs both cores), the chain runs in a second process (one thread) while this one
    searches (one thread), and the MIP has :data:`PARALLEL_MIP_EXTRA` seconds past its share (up
    to :data:`PARALLEL_END` of the limit); the search takes the chain's orders when they come. Where the MIP is left out
    (the paper's scale), the second process runs a job-order search of its own from the LP's
@@ -77,9 +78,11 @@ MIP_SHARE = 0.3
 #: the exact step (``--solver auto``'s pick) runs on instances of at most this many tasks: CP-SAT
 #: found no schedule and no bound on hare-table2 6 x 8 (1,782 tasks) and larger in its share
 EXACT_MAX_TASKS = 1000
-#: with two cores or more (and ``--threads`` not 1) and a limit of at least this many seconds,
-#: the bound chain runs in a second process beside the searches; below it, spawning the process
-#: and importing the solver stack there (1-2 s) would take too much of the limit
+#: with two cores or more (and ``--threads`` not 1), a limit of at least this many seconds and
+#: more than EXACT_MAX_TASKS tasks, the bound chain runs in a second process beside the searches;
+#: below it, spawning the process and importing the solver stack there (1-2 s) would take too
+#: much of the limit; on smaller instances the exact step takes both cores (CP-SAT with one
+#: worker found 167.9 instead of 165.6 on ladder(24, 4) at 30 s)
 PARALLEL_FROM = 10.0
 #: a bound chain in a second process ends its MIP by this part of the limit (three times the
 #: MIP's share when both run in one process: at 0.7 the MIP of hare-table2 6 x 8 did not end in
@@ -134,12 +137,12 @@ def cluster_bound(instance: Instance, view: HareView | None = None) -> float:
     return single / m + (m - 1) / (2 * m) * float(np.sum(w * n_tasks * p))
 
 
-def anytime(
-    instance: Instance, opts: SolverOptions, parallel_from: float = PARALLEL_FROM
-) -> RawResult:
+def anytime(instance: Instance, opts: SolverOptions, parallel: bool | None = None) -> RawResult:
     """The portfolio's run (module docstring): the best validated schedule and largest bound.
-    With two cores and a limit of at least ``parallel_from`` seconds, the bound chain runs in a
-    second process while this one searches."""
+    ``parallel``: the bound chain in a second process (True, where there are two cores), in
+    this one (False), or (None) in a second one where there are two cores, the limit is at
+    least :data:`PARALLEL_FROM` and the instance is past :data:`EXACT_MAX_TASKS` tasks (below,
+    the exact step runs, and it takes both cores)."""
     t0 = time.perf_counter()
     end = None if opts.time_limit is None else t0 + opts.time_limit
 
@@ -162,7 +165,9 @@ def anytime(
     )
     orders = [smith_order(view), arrival_jobs(view)]
     limit = opts.time_limit
-    two = limit is not None and limit >= parallel_from and _cores(opts) >= 2
+    if parallel is None:
+        parallel = instance.n_tasks > EXACT_MAX_TASKS and (limit or 0.0) >= PARALLEL_FROM
+    two = parallel and limit is not None and _cores(opts) >= 2
     with WorkerPool("local", 1) if two else nullcontext() as pool:
         beside = None
         if pool is not None:  # the bound chain beside the searches, one thread each
