@@ -134,9 +134,7 @@ def _interval_lp(task: BoundTask, out: Bounds) -> int:
     cells = n_jobs * (len(solution.tau) - 1)
     if fine:  # the MIP is built on the default grid: about log1p(fine) / log1p(default) as many
         cells = int(cells * math.log1p(FINE_EPSILON) / math.log1p(DEFAULT_EPSILON))
-    completion = getattr(solution, "completion", None)
-    if completion is not None:
-        out.orders.append(np.lexsort((np.arange(n_jobs), np.asarray(completion))))
+    _add_completion_order(out, getattr(solution, "completion", None))
     return cells
 
 
@@ -155,6 +153,11 @@ def interval_mip(
     out.limited = out.limited or res.status == Status.TIME_LIMIT
     shown = "-" if res.bound is None else f"{res.bound:.10g}"
     out.notes.append(f"interval MIP: {res.status.value}, bound {shown}")
-    completion = getattr(res.solution, "completion", None)
+    _add_completion_order(out, getattr(res.solution, "completion", None))
+
+
+def _add_completion_order(out: Bounds, completion) -> None:
+    """The jobs by a relaxation's C_n (ties by index) into ``out``'s orders, where it has C_n."""
     if completion is not None:
-        out.orders.append(np.lexsort((np.arange(len(instance.jobs)), np.asarray(completion))))
+        c = np.asarray(completion)
+        out.orders.append(np.lexsort((np.arange(len(c)), c)))

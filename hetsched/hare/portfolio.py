@@ -211,7 +211,7 @@ def anytime(instance: Instance, opts: SolverOptions, parallel: bool | None = Non
         remaining = left()
         if not run.proven() and (remaining is None or remaining > 0.5):
             halfway = None if end is None else (lambda: (left() or 0) > remaining / 2)
-            if beside is not None and beside.stage == "mip" and beside.future is not None:
+            if beside is not None and beside.mip_running():
                 halfway = until(PARALLEL_SEARCH_END)  # until the MIP ends, then from its order
             again = serial_search(
                 view, [search.order], opts.seed + 1, evaluations, keep_going=searching(halfway)
@@ -264,6 +264,15 @@ class _SecondProcess:
         """A stage has ended and waits to be taken."""
         return self.future is not None and self.future.done()
 
+    def mip_running(self) -> bool:
+        """The MIP stage has started and is not taken yet."""
+        return self.stage == "mip" and self.future is not None
+
+    def _wall(self, seconds: float) -> float:
+        """The wall-clock time (``time.time()``, which the other process shares) ``seconds``
+        after the portfolio's start."""
+        return time.time() + (self.t0 + seconds - time.perf_counter())
+
     def take(self, run: "_Run", wait: float = 0.0, proven: bool = False) -> list[np.ndarray]:
         """Merge the stage's result into ``run``, waiting at most ``wait`` seconds for it: a
         stage that has not ended by then is stopped (its process killed) and, unless the
@@ -290,14 +299,12 @@ class _SecondProcess:
             return [order]
         if self.stage == "lp" and result.lp_priority is not None:
             mip_end = min(PARALLEL_END * self.limit, MIP_SHARE * self.limit + PARALLEL_MIP_EXTRA)
-            budget = self.t0 + mip_end - time.perf_counter()
-            until_wall = time.time() + budget
-            why = mip_left_out(result.cells, budget)
+            why = mip_left_out(result.cells, self.t0 + mip_end - time.perf_counter())
             if why is None:
                 mip = BoundTask(
                     self.instance,
                     None,
-                    mip_until=until_wall,
+                    mip_until=self._wall(mip_end),
                     threads=1,
                     seed=self.seed,
                     steps=("mip",),
@@ -307,8 +314,8 @@ class _SecondProcess:
             else:
                 result.notes.append(f"interval MIP: left out ({why})")
                 orders = (*result.orders, smith_order(run.view))
-                end_wall = time.time() + (self.t0 + PARALLEL_END * self.limit - time.perf_counter())
-                search = SearchTask(self.instance, orders, self.seed + 3, end_wall)
+                end = self._wall(PARALLEL_END * self.limit)
+                search = SearchTask(self.instance, orders, self.seed + 3, end)
                 self.future, self.stage = self.pool.submit(search_until, search), "search"
         return run.merge(result)
 
