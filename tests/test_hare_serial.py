@@ -44,6 +44,49 @@ def test_every_job_order_gives_a_valid_schedule(seed, jobs, gpus, data):
     _valid(inst, view, start, gpu)
 
 
+def _serial_by_the_definition(view, order):
+    """The serial scheme written plainly: every task on the GPU where it finishes first (lowest
+    index among ties), at the earliest start in that GPU's gaps; no pruning."""
+    busy = [[] for _ in range(view.n_gpus)]  # sorted (lo, hi) per GPU
+    start, gpu = np.empty(view.n_tasks), np.empty(view.n_tasks, dtype=np.int64)
+    for n in order:
+        ready = view.arrival[n]
+        for r in range(view.rounds[n]):
+            end = ready
+            for k in range(view.tasks_per_round[n]):
+                best = None
+                for g in range(view.n_gpus):
+                    x = ready
+                    for lo, hi in busy[g]:
+                        if hi <= x:
+                            continue
+                        if x + view.train[n, g] <= lo:
+                            break
+                        x = hi
+                    if best is None or x + view.cycle[n, g] < best[0]:
+                        best = (x + view.cycle[n, g], x, g)
+                f, x, g = best
+                busy[g] = sorted(busy[g] + [(x, x + view.train[n, g])])
+                task = view.task_offset[n] + r * view.tasks_per_round[n] + k
+                start[task], gpu[task] = x, g
+                end = max(end, f)
+            ready = end
+    return start, gpu
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), jobs=st.integers(1, 7), gpus=st.integers(1, 6))
+def test_the_compiled_scheme_is_the_definition(seed, jobs, gpus):
+    """The kernel skips GPUs (and stops scans) that cannot finish first: same schedule, to the
+    bit, as the plain scheme on every GPU."""
+    inst = generate("hare-random", seed=seed, n_jobs=jobs, n_gpus=gpus)
+    view = hare_view(inst)
+    order = np.random.default_rng(seed).permutation(view.n_jobs)
+    start, gpu = serial_schedule(view, order)
+    want_start, want_gpu = _serial_by_the_definition(view, order)
+    assert np.array_equal(start, want_start) and np.array_equal(gpu, want_gpu)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_first_job_gets_its_schedule_alone(seed):
     """Round after round of length L_n from a_n: C_n = a_n + |R_n| L_n, the per-job bound."""

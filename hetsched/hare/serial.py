@@ -83,9 +83,11 @@ def serial_schedule(view: HareView, job_order: np.ndarray) -> tuple[np.ndarray, 
 
 
 @njit(cache=True)
-def _earliest_gap(lo, hi, count, ready, length):  # pragma: no cover - compiled
+def _earliest_gap(lo, hi, count, ready, length, tail, best):  # pragma: no cover - compiled
     """(start, index) of the earliest x >= ready with [x, x + length) free on one GPU whose busy
-    intervals are lo[:count], hi[:count] (sorted, disjoint); index: where it is inserted."""
+    intervals are lo[:count], hi[:count] (sorted, disjoint); index: where it is inserted. The
+    scan gives up, with index -1, once x + tail >= ``best``: the caller has a place that
+    finishes by then already."""
     # first interval that ends after ready
     a, b = 0, count
     while a < b:
@@ -97,6 +99,8 @@ def _earliest_gap(lo, hi, count, ready, length):  # pragma: no cover - compiled
     x = ready
     i = a
     while i < count:
+        if x + tail >= best:
+            return x, -1
         if x + length <= lo[i]:
             return x, i
         if hi[i] > x:
@@ -125,7 +129,14 @@ def _serial(
                 for g in range(n_gpus):
                     if train[n, g] >= NEVER and any_gpu[n]:
                         continue
-                    x, i = _earliest_gap(busy_lo[g], busy_hi[g], count[g], ready, train[n, g])
+                    # no start at or after ready finishes before best_f here: skip the scan
+                    if best_g >= 0 and ready + cycle[n, g] >= best_f:
+                        continue
+                    x, i = _earliest_gap(
+                        busy_lo[g], busy_hi[g], count[g], ready, train[n, g], cycle[n, g], best_f
+                    )
+                    if i < 0:
+                        continue
                     f = x + cycle[n, g]
                     if f < best_f or best_g < 0:
                         best_f, best_x, best_g, best_i = f, x, g, i
