@@ -108,13 +108,15 @@ def interval_grid(view: HareView, horizon: float, eps: float = EPSILON) -> np.nd
 
 @dataclass(frozen=True)
 class ProgressSolution:
-    """The LP's progress z[n, c, l] (dense, zeros where no variable exists) and C_n."""
+    """The LP's progress z[n, c, l] (dense, zeros where no variable exists), C_n, and ``cells``:
+    the (job, interval) pairs where a job may progress (the indicators a MIP on this grid has)."""
 
     view: HareView
     classes: tuple[tuple[int, ...], ...]
     tau: np.ndarray
     z: np.ndarray
     completion: np.ndarray
+    cells: int = 0
 
     def round_starts(self) -> np.ndarray:
         """x^ per task (D order): when job n's cumulative progress reaches r |D_r|, read off the
@@ -342,7 +344,8 @@ def extract_arrays(lp: ArrayLP, instance: Instance, x: np.ndarray) -> ProgressSo
     K = len(d.n)
     z[d.n, d.c, d.l] = np.maximum(0.0, x[:K])
     classes = tuple(tuple(c) for c in d.classes)
-    return ProgressSolution(d.view, classes, d.tau, z, np.asarray(x[K:], dtype=float))
+    completion = np.asarray(x[K:], dtype=float)
+    return ProgressSolution(d.view, classes, d.tau, z, completion, K // len(d.classes))
 
 
 def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> ProgressSolution:
@@ -351,7 +354,8 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Progress
     for key in m.Z:
         z[key] = max(0.0, value(m.z[key]))
     completion = np.array([value(m.C[n]) for n in range(v.n_jobs)])
-    return ProgressSolution(v, tuple(tuple(c) for c in m.classes), m.tau, z, completion)
+    classes = tuple(tuple(c) for c in m.classes)
+    return ProgressSolution(v, classes, m.tau, z, completion, len(m.Z) // len(classes))
 
 
 def check(instance: Instance, sol: ProgressSolution) -> ValidationReport:

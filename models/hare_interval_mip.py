@@ -161,7 +161,7 @@ def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Indicato
     for n, l in m.NL:
         active[n, l] = round(value(m.f[n, l]))
     return IndicatorSolution(
-        base.view, base.classes, base.tau, base.z, base.completion, active=active
+        base.view, base.classes, base.tau, base.z, base.completion, base.cells, active=active
     )
 
 

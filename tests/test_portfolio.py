@@ -159,3 +159,36 @@ def test_the_portfolios_default_grid_is_the_interval_lps():
 
     assert bound_chain.DEFAULT_EPSILON == hare_interval_lp.EPSILON
     assert 0 < bound_chain.FINE_EPSILON < bound_chain.DEFAULT_EPSILON
+
+
+def test_the_mip_grid_is_the_finest_that_fits():
+    """mip_grid: the finest of MIP_GRIDS whose indicators fit the cap and the budget; none (with
+    the reason) past the coarsest, or with no limit."""
+    from hetsched.hare.bound_chain import MIP_CELLS_PER_SECOND, MIP_GRIDS, mip_grid
+
+    assert mip_grid(1000, 0.05, 10, 60.0) == (0.05, "")
+    # 15,000 pairs at eps 0.05 (the paper's scale): only a coarser grid fits 48 s
+    eps, _ = mip_grid(15000, 0.05, 200, 48.0)
+    assert eps is not None and eps > 0.05
+    assert mip_grid(15000, 0.05, 200, 48.0 * 1000)[0] == eps  # the cap, not the budget
+    eps, why = mip_grid(10**6, 0.05, 200, 10**6 / MIP_CELLS_PER_SECOND)
+    assert eps is None and f"eps {MIP_GRIDS[-1]}" in why
+    assert mip_grid(10, 0.05, 1, None) == (None, "no time limit to stop it")
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.2])
+def test_the_lp_counts_the_mips_indicators(eps):
+    """The LP's (job, interval) pairs are the MIP's indicators on the same grid, and the count
+    on another grid is estimated within 10% and a pair a job."""
+    from hetsched.hare.bound_chain import MIP_CELLS_PER_SECOND as RATE
+    from hetsched.hare.bound_chain import mip_grid
+    from hetsched.models.hare_interval_mip import build as build_mip
+
+    inst = generate("hare-table2", seed=1, n_jobs=6, n_gpus=8)
+    cells = solve(inst, "hare-interval-lp", "auto", options={"eps": 0.05}).solution.cells
+    indicators = len(build_mip(inst, eps=eps).NL)
+    if eps == 0.05:
+        assert cells == indicators
+    jobs = len(inst.jobs)
+    budget = indicators / RATE  # the budget where the grid eps just fits
+    assert mip_grid(cells, 0.05, jobs, budget * 1.1 + jobs / RATE)[0] == eps

@@ -26,13 +26,18 @@ from hetsched.hare.orderings import ordering
 from hetsched.instance.model import Instance
 from hetsched.solvers.result import Status
 
-#: the interval MIP runs where jobs x intervals is at most this (the paper's 200 x 160 has
-#: about 47,000 and its LP already meets the per-job bound there) ...
-MIP_MAX_CELLS = 20000
-#: ... and where its budget is at least jobs x intervals / this many seconds: measured on
-#: hare-table2 (issue 44), 20 x 16 (about 4,000) raised the LP's bound 1-3% in a 15 s share,
-#: 50 x 40 (11,550) not at all in 15 s and 1.7% in 200 s
-MIP_CELLS_PER_SECOND = 300
+#: the interval MIP runs where it has at most this many (job, interval) indicators ...
+MIP_MAX_CELLS = 6000
+#: ... and at most this many per second of its budget, on the finest of MIP_GRIDS where both
+#: hold. Measured on hare-table2 with 48 s each, one thread (issue 44): 200 x 160 (seed 2) has
+#: 14,986 indicators at eps 0.05 (no root in 48 s; 126,051 in 420 s), 7,775 at 0.1 (126,018),
+#: 4,165 at 0.2 (126,323, and 126,390 at 108 s) and 2,980 at 0.3 (126,129), over the LP's
+#: 125,576; 50 x 40 has 4,633 at 0.05 (11,415) and 2,385 at 0.1 (11,363); 20 x 16 1,942 at 0.05
+MIP_CELLS_PER_SECOND = 100
+#: the grids (the intervals' growth eps) the MIP may be built on, finest first: the LP's
+#: left-endpoint rule loses a factor up to 1 + eps, but past the sizes above a coarser MIP
+#: proves more in its budget than a finer one
+MIP_GRIDS = (0.05, 0.1, 0.2, 0.3)
 #: the interval LP's grid grows by this factor where its share of the limit is at least
 #: FINE_SECONDS_PER_JOB a job (the formulation's default, DEFAULT_EPSILON, elsewhere): on
 #: hare-table2 eps 0.02 raised the LP's bound 0.45% at 6 x 8, 0.64% at 20 x 16 and 0.13% at
@@ -47,7 +52,8 @@ class BoundTask:
     """What the chain gets: the instance, its ``steps`` (``lp``, ``mip`` or both, in that
     order), the LP's share of the limit (None: no limit), the MIP's budget in seconds (None:
     no limit, and the MIP is left out) or, for a chain in another process, the wall-clock time
-    (``time.time()``) by which the MIP must end, and for a MIP alone the LP's ``cells``."""
+    (``time.time()``) by which the MIP must end, and for a MIP alone the LP's ``cells`` on the
+    LP's grid ``eps``."""
 
     instance: Instance
     lp_share: float | None
@@ -57,6 +63,7 @@ class BoundTask:
     seed: int = 0
     steps: tuple[str, ...] = ("lp", "mip")
     cells: int = 0
+    eps: float = DEFAULT_EPSILON
 
 
 @dataclass
@@ -69,7 +76,8 @@ class Bounds:
     limited: bool = False
     lp_priority: np.ndarray | None = None
     orders: list[np.ndarray] = field(default_factory=list)
-    cells: int = MIP_MAX_CELLS + 1  # jobs x intervals of the LP's grid (the MIP's indicators)
+    cells: int = 10**9  # (job, interval) pairs of the LP's grid where a job may progress
+    eps: float = DEFAULT_EPSILON  # the LP's grid
 
     def raise_to(self, value: float | None) -> None:
         if value is not None and value > self.bound:
@@ -79,39 +87,44 @@ class Bounds:
 def bound_chain(task: BoundTask) -> Bounds:
     """The interval LP, then the interval MIP where it fits (module docstring): the ``steps``
     of ``task``."""
-    out = Bounds(cells=task.cells)
+    out = Bounds(cells=task.cells, eps=task.eps)
     if "lp" in task.steps:
-        out.cells = _interval_lp(task, out)
+        _interval_lp(task, out)
     if "mip" not in task.steps:
         return out
     budget = task.mip_budget
     if task.mip_until is not None:
         budget = task.mip_until - time.time()
-    why = mip_left_out(out.cells, budget)
-    if why is not None:
+    eps, why = mip_grid(out.cells, out.eps, len(task.instance.jobs), budget)
+    if eps is None:
         out.notes.append(f"interval MIP: left out ({why})")
     else:
         assert budget is not None
-        interval_mip(task.instance, budget, out, task.threads, task.seed)
+        interval_mip(task.instance, budget, out, task.threads, task.seed, eps)
     return out
 
 
-def mip_left_out(cells: int, budget: float | None) -> str | None:
-    """Why the interval MIP does not run with ``cells`` (job, interval) indicators and
-    ``budget`` seconds (None: it runs)."""
+def mip_grid(cells: int, eps: float, n_jobs: int, budget: float | None) -> tuple[float | None, str]:
+    """The grid (eps) to build the interval MIP on, the finest of :data:`MIP_GRIDS` where its
+    indicators fit :data:`MIP_MAX_CELLS` and ``budget`` seconds; or None and why not. ``cells``:
+    the LP's (job, interval) pairs on its grid ``eps`` (a grid with growth e has about
+    log1p(eps) / log1p(e) as many intervals, and each job up to one more at its ends)."""
     if budget is None:
-        return "no time limit to stop it"
-    if cells > MIP_MAX_CELLS or budget < cells / MIP_CELLS_PER_SECOND:
-        return (
-            f"{cells} job-interval indicators; its root needs about "
-            f"{cells / MIP_CELLS_PER_SECOND:.0f} s, its share is {max(0.0, budget):.0f} s"
-        )
-    return None
+        return None, "no time limit to stop it"
+    fits = min(MIP_MAX_CELLS, budget * MIP_CELLS_PER_SECOND)
+    for e in MIP_GRIDS:
+        need = cells * math.log1p(eps) / math.log1p(e) + n_jobs
+        if need <= fits:
+            return e, ""
+    return None, (
+        f"about {need:.0f} job-interval indicators on its coarsest grid (eps {MIP_GRIDS[-1]}); "
+        f"{fits:.0f} fit its {max(0.0, budget):.0f} s"
+    )
 
 
-def _interval_lp(task: BoundTask, out: Bounds) -> int:
-    """The interval LP's bound, priorities and completion order into ``out``; returns jobs x
-    intervals (what the interval MIP would have as indicators at most)."""
+def _interval_lp(task: BoundTask, out: Bounds) -> None:
+    """The interval LP's bound, priorities, completion order and (job, interval) pairs (with
+    its grid) into ``out``."""
     n_jobs = len(task.instance.jobs)
     share = task.lp_share
     fine = share is None or share >= n_jobs * FINE_SECONDS_PER_JOB
@@ -127,32 +140,35 @@ def _interval_lp(task: BoundTask, out: Bounds) -> int:
     if ordered.priority is None:
         out.limited = True
         out.notes.append("interval LP: no solution in its share of the limit")
-        return MIP_MAX_CELLS + 1
+        return
     out.lp_priority = ordered.priority
     out.notes.append(f"interval LP: bound {ordered.bound:.10g}")
     solution = ordered.relaxation.solution
-    cells = n_jobs * (len(solution.tau) - 1)
-    if fine:  # the MIP is built on the default grid: about log1p(fine) / log1p(default) as many
-        cells = int(cells * math.log1p(FINE_EPSILON) / math.log1p(DEFAULT_EPSILON))
+    out.cells, out.eps = solution.cells, FINE_EPSILON if fine else DEFAULT_EPSILON
     _add_completion_order(out, getattr(solution, "completion", None))
-    return cells
 
 
 def interval_mip(
-    instance: Instance, budget: float, out: Bounds, threads: int | None = None, seed: int = 0
+    instance: Instance,
+    budget: float,
+    out: Bounds,
+    threads: int | None = None,
+    seed: int = 0,
+    eps: float = DEFAULT_EPSILON,
 ) -> None:
-    """The interval MIP's proven bound within ``budget`` seconds and its incumbent's completion
-    order into ``out``."""
+    """The interval MIP's proven bound on the grid ``eps`` within ``budget`` seconds and its
+    incumbent's completion order into ``out``."""
     from hetsched.exact.solve import solve
 
-    res = solve(instance, "hare-interval-mip", "highs", budget, 0.0, threads, seed)
+    options = {"eps": eps}
+    res = solve(instance, "hare-interval-mip", "highs", budget, 0.0, threads, seed, options)
     if res.validation is not None and not res.validation.valid:  # pragma: no cover - a model bug
         raise AssertionError(f"interval MIP failed its check: {res.validation.violations[:3]}")
     if res.status != Status.ERROR:
         out.raise_to(res.bound)
     out.limited = out.limited or res.status == Status.TIME_LIMIT
     shown = "-" if res.bound is None else f"{res.bound:.10g}"
-    out.notes.append(f"interval MIP: {res.status.value}, bound {shown}")
+    out.notes.append(f"interval MIP (eps {eps:g}): {res.status.value}, bound {shown}")
     _add_completion_order(out, getattr(res.solution, "completion", None))
 
 

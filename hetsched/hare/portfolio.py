@@ -52,7 +52,7 @@ import numpy as np
 from hetsched.core.errors import HetschedError
 from hetsched.core.executors import WorkerPool
 from hetsched.hare.algorithm1 import hare_alg1
-from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_left_out
+from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_grid
 from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.serial import (
@@ -299,8 +299,9 @@ class _SecondProcess:
             return [order]
         if self.stage == "lp" and result.lp_priority is not None:
             mip_end = min(PARALLEL_END * self.limit, MIP_SHARE * self.limit + PARALLEL_MIP_EXTRA)
-            why = mip_left_out(result.cells, self.t0 + mip_end - time.perf_counter())
-            if why is None:
+            budget = self.t0 + mip_end - time.perf_counter()
+            eps, why = mip_grid(result.cells, result.eps, len(self.instance.jobs), budget)
+            if eps is not None:
                 mip = BoundTask(
                     self.instance,
                     None,
@@ -309,6 +310,7 @@ class _SecondProcess:
                     seed=self.seed,
                     steps=("mip",),
                     cells=result.cells,
+                    eps=result.eps,
                 )
                 self.future, self.stage = self.pool.submit(bound_chain, mip), "mip"
             else:
