@@ -29,11 +29,12 @@ from hetsched.solvers.result import Status
 #: the interval MIP runs where it has at most this many (job, interval) indicators ...
 MIP_MAX_CELLS = 6000
 #: ... and at most this many per second of its budget, on the finest of MIP_GRIDS where both
-#: hold. Measured on hare-table2 with 48 s each, one thread (issue 44): 200 x 160 (seed 2) has
-#: 14,986 indicators at eps 0.05 (no root in 48 s; 126,051 in 420 s), 7,775 at 0.1 (126,018),
-#: 4,165 at 0.2 (126,323, and 126,390 at 108 s) and 2,980 at 0.3 (126,129), over the LP's
-#: 125,576; 50 x 40 has 4,633 at 0.05 (11,415) and 2,385 at 0.1 (11,363); 20 x 16 1,942 at 0.05
-MIP_CELLS_PER_SECOND = 100
+#: hold. Measured on hare-table2, one thread (issue 44): 200 x 160 (seed 2) has 14,986
+#: indicators at eps 0.05 (no root in 48 s; 126,051 in 420 s), 7,775 at 0.1 (126,018 in 48 s,
+#: 126,183 in 210 s), 4,165 at 0.2 (126,323 in 48 s, 126,410 in 210 s) and 2,980 at 0.3
+#: (126,129 in 48 s), over the LP's 125,576; 50 x 40 has 4,633 at 0.05 (11,415 in 48 s) and
+#: 2,385 at 0.1 (11,363); 20 x 16 1,942 at 0.05 (3,605)
+MIP_CELLS_PER_SECOND = 120
 #: the grids (the intervals' growth eps) the MIP may be built on, finest first: the LP's
 #: left-endpoint rule loses a factor up to 1 + eps, but past the sizes above a coarser MIP
 #: proves more in its budget than a finer one
