@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 
+import numpy as np
 import pytest
 from conftest import INSTANCES, instance_path
 from test_exact import CERTIFIED, MANIFEST
@@ -192,3 +193,53 @@ def test_the_lp_counts_the_mips_indicators(eps):
     jobs = len(inst.jobs)
     budget = indicators / RATE  # the budget where the grid eps just fits
     assert mip_grid(cells, 0.05, jobs, budget * 1.1 + jobs / RATE)[0] == eps
+
+
+def test_after_the_mip_the_second_process_searches_from_its_order():
+    """The second process's stages (portfolio._SecondProcess): when the MIP stage is taken, a
+    job-order search starts there from the MIP's order and the run's best order, until
+    PARALLEL_END of the limit; taken at the limit, no stage starts."""
+    import time
+    from concurrent.futures import Future
+
+    from hetsched.hare import portfolio
+    from hetsched.hare.bound_chain import Bounds
+    from hetsched.hare.serial import SerialRun, search_until, serial_schedule
+    from hetsched.hare.view import hare_view
+
+    class Pool:  # what WorkerPool offers, run at once in this process, each call recorded
+        def __init__(self):
+            self.calls = []
+
+        def submit(self, fn, task):
+            self.calls.append((fn, task))
+            done = Future()
+            done.set_result(Bounds() if fn is portfolio.bound_chain else None)
+            return done
+
+    inst = generate("hare-table2", seed=0, n_jobs=6, n_gpus=8)
+    run = portfolio._Run(inst, hare_view(inst))
+    best = np.arange(len(inst.jobs))[::-1].copy()
+    start, gpu = serial_schedule(run.view, best)
+    run.offer_arrays("job-order search", SerialRun(1e9, best, start, gpu))
+    mip_order = np.arange(len(inst.jobs))
+    for limit, searches in ((100.0, True), (1e-3, False)):
+        pool = Pool()
+        second = portfolio._SecondProcess(pool, inst, limit, time.perf_counter(), seed=0)
+        done = Future()
+        done.set_result(Bounds(bound=1.0, orders=[mip_order]))
+        second.future, second.stage = done, "mip"
+        second.take(run)
+        assert run.bound >= 1.0
+        assert (pool.calls[-1][0] is search_until) == searches
+    pool = Pool()
+    second = portfolio._SecondProcess(pool, inst, 100.0, time.perf_counter(), seed=0)
+    done = Future()
+    done.set_result(Bounds(orders=[mip_order]))
+    second.future, second.stage = done, "mip"
+    second.take(run)
+    task = pool.calls[-1][1]
+    assert any(np.array_equal(o, mip_order) for o in task.orders)
+    assert any(np.array_equal(o, best) for o in task.orders)
+    assert task.until <= time.time() + portfolio.PARALLEL_END * 100.0
+    assert second.stage == "search" and not second.mip_running()

@@ -18,9 +18,10 @@ The portfolio runs, in this order, each with what the limit leaves:
    :data:`PARALLEL_FROM` seconds and more than :data:`EXACT_MAX_TASKS` tasks (where no exact
    step needs both cores), the chain runs in a second process (one thread) while this one
    searches (one thread), and the MIP has :data:`PARALLEL_MIP_EXTRA` seconds past its share (up
-   to :data:`PARALLEL_END` of the limit); the search takes the chain's orders when they come. Where the MIP is left out
-   (the paper's scale), the second process runs a job-order search of its own from the LP's
-   order instead, and its best schedule joins the others;
+   to :data:`PARALLEL_END` of the limit); the search takes the chain's orders when they come.
+   After the MIP (or, where the MIP is left out, after the LP) the second process runs a
+   job-order search of its own from the chain's orders and the best one so far until then, and
+   its best schedule joins the others;
 3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
    :data:`SEARCH_SHARE` of the limit has passed;
 4. *the strongest exact method that takes the instance* (``--solver auto``'s pick among the
@@ -250,9 +251,9 @@ def _cores(opts: SolverOptions) -> int:
 
 class _SecondProcess:
     """The second process (module docstring, step 2): the interval LP within its share, then
-    the interval MIP until :data:`PARALLEL_END` of the limit or, where the MIP is left out, a
-    job-order search of its own from the LP's order until then; one stage at a time, each
-    merged into the run when it ends."""
+    the interval MIP where it fits, then a job-order search of its own from the chain's orders
+    until :data:`PARALLEL_END` of the limit; one stage at a time, each merged into the run when
+    it ends."""
 
     def __init__(self, pool: WorkerPool, instance: Instance, limit: float, t0: float, seed: int):
         self.pool, self.instance, self.limit, self.t0, self.seed = pool, instance, limit, t0, seed
@@ -315,11 +316,21 @@ class _SecondProcess:
                 self.future, self.stage = self.pool.submit(bound_chain, mip), "mip"
             else:
                 result.notes.append(f"interval MIP: left out ({why})")
-                orders = (*result.orders, smith_order(run.view))
-                end = self._wall(PARALLEL_END * self.limit)
-                search = SearchTask(self.instance, orders, self.seed + 3, end)
-                self.future, self.stage = self.pool.submit(search_until, search), "search"
+                self._search(run, result.orders)
+        elif self.stage == "mip":  # the second core searches from the MIP's order until the end
+            self._search(run, result.orders)
         return run.merge(result)
+
+    def _search(self, run: "_Run", orders: list[np.ndarray]) -> None:
+        """Start the search stage from ``orders``, the run's best job order and Smith's, until
+        :data:`PARALLEL_END` of the limit (if a second is left before it)."""
+        if time.perf_counter() > self.t0 + PARALLEL_END * self.limit - 1.0:
+            return
+        best = [] if run.order is None else [run.order]
+        orders = (*orders, *best, smith_order(run.view))
+        end = self._wall(PARALLEL_END * self.limit)
+        search = SearchTask(self.instance, tuple(orders), self.seed + 3, end)
+        self.future, self.stage = self.pool.submit(search_until, search), "search"
 
 
 class _Run:
@@ -329,6 +340,7 @@ class _Run:
     def __init__(self, instance: Instance, view) -> None:
         self.instance, self.view = instance, view
         self.best: tuple[str, float, Any] | None = None  # (label, objective, schedule)
+        self.order: np.ndarray | None = None  # the best serial schedule's job order
         self.bound = 0.0
         self.notes: list[str] = []
         self.limited = self.exact_proof = False
@@ -340,6 +352,7 @@ class _Run:
     def offer_arrays(self, label: str, run: SerialRun) -> None:
         if self.best is None or run.objective < self.best[1]:
             self.best = (label, run.objective, schedule_arrays(self.view, run.start, run.gpu))
+            self.order = run.order
 
     def take(self, label: str, res: Any) -> None:
         """A solver's result: its schedule if validated, its bound if proven."""
