@@ -77,7 +77,9 @@ class Bounds:
     limited: bool = False
     lp_priority: np.ndarray | None = None
     orders: list[np.ndarray] = field(default_factory=list)
-    cells: int = 10**9  # (job, interval) pairs of the LP's grid where a job may progress
+    # (job, interval) pairs of the LP's grid where a job may progress; with no LP solution, more
+    # than any MIP takes
+    cells: int = 10**9
     eps: float = DEFAULT_EPSILON  # the LP's grid
 
     def raise_to(self, value: float | None) -> None:
