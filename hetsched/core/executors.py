@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Iterator
 
@@ -57,6 +58,21 @@ def _leave_sigint_to_the_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+REAP_SECONDS = 5.0  # how long stop() waits for the killed workers to be reaped
+
+
+def _reap(workers: list, seconds: float) -> None:
+    """Wait until every killed worker is reaped, for at most ``seconds``, so that none outlives
+    the pool as a zombie. ``join(timeout)`` alone is not enough: it waits on the worker's pipe,
+    which a killed process closes before the kernel lets it be reaped, so it can return with
+    the process still there (seen as a flaky test on a loaded machine)."""
+    deadline = time.monotonic() + seconds
+    for proc in workers:
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
+        while proc.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
 class WorkerPool:
     """The processes (``local``) or the Dask client (``dask``) of many maps, started once: a
     spawned worker imports the solver stack (about a second), which a pool per map would pay on
@@ -93,8 +109,7 @@ class WorkerPool:
         self._pool.shutdown(wait=False, cancel_futures=True)
         for proc in workers:
             proc.kill()
-        for proc in workers:  # reaped, so no zombie outlives the pool
-            proc.join(timeout=5.0)
+        _reap(workers, REAP_SECONDS)
         self._pool = None
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
