@@ -131,6 +131,27 @@ def test_the_bound_chain_in_a_second_process_is_combined_or_stopped(name):
     assert not multiprocessing.active_children()
 
 
+def test_where_the_exact_step_follows_the_first_search_is_only_its_start(monkeypatch):
+    """On an instance the exact step takes, the job-order search before it evaluates at most
+    SEARCH_EVALUATIONS schedules, whatever the limit: the step proves hare_fig5 at once (the
+    search ran 27 s of a 60 s limit before it); no search runs after the proof."""
+    from hetsched.hare import portfolio
+    from hetsched.solvers.result import SolverOptions
+
+    calls = []
+
+    def recording(view, orders, seed=0, evaluations=1000, keep_going=None):
+        calls.append(evaluations)
+        return serial_search(view, orders, seed, evaluations, keep_going)
+
+    serial_search = portfolio.serial_search
+    monkeypatch.setattr(portfolio, "serial_search", recording)
+    inst = load_instance(INSTANCES / "paper" / "hare_fig5.json")
+    res = portfolio.anytime(inst, SolverOptions(time_limit=600.0, threads=2), parallel=False)
+    assert calls == [portfolio.SEARCH_EVALUATIONS]
+    assert res.status == Status.OPTIMAL and res.objective == MANIFEST["hare_fig5.json"]["optimum"]
+
+
 def test_where_the_mip_is_left_out_the_second_process_searches(monkeypatch):
     """With the MIP left out (forced: no indicator allowed), the second process runs a
     job-order search from the LP's order; its schedule is rebuilt and validated here."""
