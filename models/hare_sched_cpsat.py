@@ -26,13 +26,15 @@ rounded times, finishes each job at most (2|D|+1) ticks later -- and the status 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Collection
 
 from ortools.sat.python import cp_model
 
 from hetsched.core.errors import HetschedError
 from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instance_times
 from hetsched.exact.spec import FormulationSpec
-from hetsched.hare.upper_bound import horizon
+from hetsched.hare.upper_bound import Horizon, hint_in_ticks, horizon
+from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
 from hetsched.schedule.model import TaskSchedule, schedule_from_round_starts
@@ -49,9 +51,16 @@ def too_large(instance: Instance) -> str | None:
     return None
 
 
-def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
+def build(
+    instance: Instance, hint: TaskSchedule | None = None, frozen: Collection[str] = ()
+) -> CpsatProblem:
     """The CP-SAT model; ``hint``: a schedule of ``instance`` (from Python, e.g. the portfolio's
-    best so far) that sets the windows and the solver's hint when better than the list schedules'."""
+    best so far) that sets the windows and the solver's hint when better than the list schedules'.
+
+    ``frozen``: ids of jobs whose tasks stay where ``hint`` has them (a neighbourhood of the
+    large-neighbourhood search, :mod:`hetsched.hare.lns`): their training intervals are fixed
+    on their GPUs, so the model's optimum and bound are the neighbourhood's, not the instance's
+    (which is why ``solve()`` does not take this option)."""
     scale = exact_decimal_scale(instance_times(instance), max_digits=4)
     exact = scale is not None
     s = scale or 1000
@@ -61,7 +70,7 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
             "cpsat needs job weights with at most 6 decimal digits; use --solver highs"
         )
     ticked = instance_in_ticks(instance, s)
-    h = horizon(ticked, hint=hint, scale=s)
+    h = _neighbourhood(ticked, hint, s) if frozen else horizon(ticked, hint=hint, scale=s)
     v, hint, earliest, latest, c_ub = h.view, h.schedule, h.earliest, h.latest, h.completion
     L = [int(round(x)) for x in v.round_length]
     W = [int(round(w * ws)) for w in v.weight]
@@ -71,7 +80,20 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
     model = cp_model.CpModel()
     st, p, E = {}, {}, {}
     intervals = defaultdict(list)
+    job_index = {jid: n for n, jid in enumerate(v.job_ids)}
+    gpu_index = {gid: g for g, gid in enumerate(v.gpu_ids)}
+    fixed = {job_index[j] for j in frozen}
+    kept = defaultdict(list)  # (n, r) -> (start, GPU) of the frozen jobs' tasks, in ticks
+    for a in hint.assignments:
+        n, g = job_index[a.job], gpu_index[a.gpu]
+        if n in fixed:
+            start = int(round(a.start))
+            kept[n, a.round].append((start, g))
+            intervals[g].append(model.new_fixed_size_interval_var(start, Tc[n][g], "kept"))
+    done = {n: max(t + Cy[n][g] for t, g in kept[n, int(v.rounds[n]) - 1]) for n in fixed}
     for n in range(v.n_jobs):
+        if n in fixed:
+            continue
         R, K = int(v.rounds[n]), int(v.tasks_per_round[n])
         for r in range(R):
             lo, hi = int(earliest[n, r]), int(latest[n, r] + 1e-6)
@@ -100,11 +122,12 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
                 model.add(E[n, r] >= E[n, r - 1] + L[n])  # redundant: a round lasts at least L_n
     for g in range(v.n_gpus):
         model.add_no_overlap(intervals[g])  # (8)
-    model.minimize(sum(W[n] * E[n, int(v.rounds[n]) - 1] for n in range(v.n_jobs)))  # sum w_n C_n
+    model.minimize(  # sum w_n C_n
+        sum(W[n] * E[n, int(v.rounds[n]) - 1] for n in range(v.n_jobs) if n not in fixed)
+        + sum(W[n] * done[n] for n in fixed)
+    )
 
     # the list schedule as a hint: each GPU's tasks of a round, by start, fill its slots
-    gpu_index = {gid: g for g, gid in enumerate(v.gpu_ids)}
-    job_index = {jid: n for n, jid in enumerate(v.job_ids)}
     used = defaultdict(list)
     for a in hint.assignments:
         used[job_index[a.job], a.round, gpu_index[a.gpu]].append(int(round(a.start)))
@@ -124,14 +147,25 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> CpsatProblem:
         bound_slack=slack,
         exact=exact,
         notes=notes,
-        data={"st": st, "p": p, "scale": s, "view": v},
+        data={"st": st, "p": p, "scale": s, "view": v, "kept": kept},
     )
+
+
+def _neighbourhood(ticked: Instance, hint: TaskSchedule | None, scale: int) -> Horizon:
+    """The horizon of the hint itself (in ticks), whose frozen jobs stay where it has them: the
+    windows hold for every schedule at most as costly as the hint."""
+    given = None if hint is None else hint_in_ticks(ticked, hint, scale)
+    if given is None:
+        raise HetschedError("frozen jobs need a hint, a valid schedule of the instance, to keep")
+    return Horizon(hare_view(ticked), given[0], given[1])
 
 
 def extract(problem: CpsatProblem, instance: Instance, value) -> TaskSchedule:
     """Tasks of a round are numbered in start order (ties by GPU) over its used slots."""
     st, p, s, v = (problem.data[k] for k in ("st", "p", "scale", "view"))
     rounds = defaultdict(list)
+    for key, kept in problem.data.get("kept", {}).items():  # the frozen jobs' tasks
+        rounds[key] = [(t / s, g) for t, g in kept]
     for (n, r, g, k), var in st.items():
         if value(p[n, r, g, k]):
             rounds[n, r].append((value(var) / s, g))

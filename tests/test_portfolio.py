@@ -15,7 +15,7 @@ from test_exact import CERTIFIED, MANIFEST
 
 from hetsched.cli import main
 from hetsched.exact.solve import solve
-from hetsched.hare.portfolio import cluster_bound, job_bound
+from hetsched.hare.quick_bounds import cluster_bound, job_bound
 from hetsched.instance.generators import generate, pm_wct
 from hetsched.instance.io import load_instance
 from hetsched.schedule.validate import validate
