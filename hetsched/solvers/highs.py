@@ -11,6 +11,7 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 
 from hetsched.core.deadline import deadline, grace
 from hetsched.core.errors import SolverError
+from hetsched.solvers.lp_arrays import size_thread_pool
 from hetsched.solvers.pyomo_arrays import is_linear_program, solve_pyomo_lp
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
@@ -52,6 +53,7 @@ def solve_pyomo_highs(
         setattr(opt.config.auto_updates, flag, False)
     if time_limit is not None:  # the hand-over used part of the limit
         kwargs["time_limit"] = max(0.05, float(time_limit) - (time.perf_counter() - t0))
+    size_thread_pool(threads)
     res = opt.solve(model, **kwargs)
     seconds = time.perf_counter() - t0
     tc, ss = res.termination_condition, res.solution_status

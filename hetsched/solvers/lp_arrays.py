@@ -21,6 +21,15 @@ from hetsched.solvers.result import RawResult, SolverOptions, Status
 INF = highspy.kHighsInf
 
 
+def size_thread_pool(threads: int | None) -> None:
+    """Before a HiGHS run with the ``threads`` option set: HiGHS keeps one thread pool per
+    process, sized by the first run, and a later run asking for another size returns no status
+    ("Not Set", an error here): a portfolio whose LP runs on two threads after an LP on one, or
+    two tests in one worker. Resetting the pool lets the run size it (measured: no cost)."""
+    if threads is not None:
+        highspy.Highs.resetGlobalScheduler(True)
+
+
 @dataclass
 class ArrayLP:
     """min ``cost`` x s.t. ``row_lower`` <= ``matrix`` x <= ``row_upper``, ``col_lower`` <= x
@@ -56,10 +65,12 @@ def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highs
     model.a_matrix_.value_ = a.data
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    for key, value in {**lp.options, **(options or {})}.items():
+    given = {**lp.options, **(options or {})}
+    for key, value in given.items():
         h.setOptionValue(key, value)
     t0 = time.perf_counter()
     h.passModel(model)
+    size_thread_pool(given.get("threads"))
     h.run()
     return h, time.perf_counter() - t0
 
