@@ -27,7 +27,7 @@ from hetsched.schedule.validate import validate
 from hetsched.solvers.result import SolverOptions, Status
 
 #: CP-SAT's limit on one move (seconds)
-MOVE_SECONDS = 5.0
+MOVE_SECONDS = 2.0
 #: jobs freed by the first move
 FIRST_SIZE = 2
 #: moves made when neither a clock nor a count is given

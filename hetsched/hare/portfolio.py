@@ -55,10 +55,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hetsched.core.errors import HetschedError
 from hetsched.core.executors import WorkerPool
 from hetsched.hare.algorithm1 import hare_alg1
 from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_grid
+from hetsched.hare.exact_step import exact_step, strong_exact_bound
 from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.lns import lns
 from hetsched.hare.local_search import local_search_upper_bound
@@ -102,9 +102,6 @@ PARALLEL_SEARCH_END = 0.95
 #: instead of 180 s raised the MIP's bound by 0.004% (20 x 16) and 0.16% (50 x 40), while the
 #: search lost the MIP's order (20 x 16: 4,269.76 against 4,244.6 with it)
 PARALLEL_MIP_EXTRA = 30.0
-#: where the exact pick is CP-SAT and column generation takes the instance, CP-SAT's part of
-#: the exact step's budget (column generation, the stronger bound, gets the rest)
-CPSAT_SHARE = 0.5
 #: the job-order search runs until this part of the limit has passed
 SEARCH_SHARE = 0.45
 #: the part of the limit the exact method leaves to the searches after it
@@ -160,8 +157,13 @@ def anytime(instance: Instance, opts: SolverOptions, parallel: bool | None = Non
         elif limit is None or LP_SHARE * limit > 0.1:
             lp_share = None if limit is None else LP_SHARE * limit
             mip_budget = None if limit is None else MIP_SHARE * limit
-            task = BoundTask(instance, lp_share, mip_budget, threads=opts.threads, seed=opts.seed)
+            steps = ("lp",) if exact and strong_exact_bound(instance) else ("lp", "mip")
+            task = BoundTask(
+                instance, lp_share, mip_budget, threads=opts.threads, seed=opts.seed, steps=steps
+            )
             orders += run.merge(bound_chain(task))
+            if "mip" not in steps:
+                run.notes.append("interval MIP: left out (the exact step's bound is stronger)")
 
         def searching(until_then: Callable[[], bool] | None) -> Callable[[], bool] | None:
             """Search until then, or (with a second process) until its stage has ended."""
@@ -186,7 +188,9 @@ def anytime(instance: Instance, opts: SolverOptions, parallel: bool | None = Non
                     f"job-order search from the interval LP's order: {search.objective:.10g}"
                 )
         if exact:
-            _exact(run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts)
+            exact_step(
+                run, None if end is None else (left() or 0.0) - RESERVE * opts.time_limit, opts
+            )
         else:
             run.notes.append(
                 f"exact step left out: {instance.n_tasks} tasks (above {EXACT_MAX_TASKS}, CP-SAT "
@@ -414,62 +418,6 @@ class _Run:
             solution=schedule,
             log="; ".join(self.notes),
         )
-
-
-def _exact(run: _Run, budget: float | None, opts: SolverOptions) -> None:
-    """Step 4: ``--solver auto``'s exact pick within ``budget`` seconds (None: no limit). Where
-    the pick is CP-SAT (strong schedules, weak bounds) and column generation over job schedules
-    takes the instance, CP-SAT gets :data:`CPSAT_SHARE` of the budget and column generation the
-    rest, from the best schedule found so far (its windows and first incumbent), all of it on the
-    bound (``prove``: no dive, no integer master): on ladder(24, 4) CP-SAT's bound is 124 after
-    600 s, column generation's 160.6 after 7 s."""
-    from hetsched.exact.registry import auto_formulation, find_formulation
-    from hetsched.exact.solve import solve
-    from hetsched.solvers import SOLVERS
-
-    if run.proven():
-        return
-    try:
-        spec, _ = auto_formulation("hare-sched", run.instance, exclude=("portfolio",))
-    except HetschedError as exc:  # no exact model takes it: the schedules and bounds above
-        run.notes.append(f"no exact method: {exc}")
-        return
-    if budget is not None and budget <= 0.1:
-        run.limited = True
-        run.notes.append(f"no time left for {spec.kind}")
-        return
-    follow = None
-    if spec.kind == "cpsat" and budget is not None:
-        colgen = find_formulation("hare-sched", "colgen")
-        if colgen.supports is None or colgen.supports(run.instance) is None:
-            follow = colgen
-    t0 = time.perf_counter()
-    first = budget if follow is None or budget is None else CPSAT_SHARE * budget
-    solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
-    assert run.best is not None
-    hint = {"hint": run.best[2]} if "hint" in spec.options else None  # the best schedule so far
-    run.take(
-        solver,
-        solve(run.instance, spec, solver, first, opts.gap, opts.threads, opts.seed, options=hint),
-    )
-    rest = None if budget is None else budget - (time.perf_counter() - t0)
-    if follow is None or run.proven() or rest is None or rest <= 0.1:
-        return
-    try:
-        res = solve(
-            run.instance,
-            follow,
-            "colgen",
-            rest,
-            opts.gap,
-            opts.threads,
-            opts.seed,
-            options={"hint": run.best[2], "prove": True},
-        )
-    except HetschedError as exc:  # e.g. times off the 10^-4 grid: CP-SAT's answer stands
-        run.notes.append(f"colgen: {exc}")
-        return
-    run.take("colgen", res)
 
 
 def portfolio(instance: Instance) -> Portfolio:
