@@ -129,7 +129,10 @@ def _serial(
                 for g in range(n_gpus):
                     if train[n, g] >= NEVER and any_gpu[n]:
                         continue
-                    # no start at or after ready finishes before best_f here: skip the scan
+                    # no start at or after ready finishes before best_f here: skip the scan.
+                    # _earliest_gap stops on the same test, but checking it here also saves
+                    # slicing busy_lo[g] / busy_hi[g] for the call (measured: 0.84x CPU time
+                    # at 200 x 160 with this check, 1.0x with the scan's own alone)
                     if best_g >= 0 and ready + cycle[n, g] >= best_f:
                         continue
                     x, i = _earliest_gap(
