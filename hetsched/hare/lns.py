@@ -70,6 +70,14 @@ def neighbourhood(span: np.ndarray, size: int, rng: np.random.Generator) -> list
     return sorted(int(j) for j in order[:size])
 
 
+def lns_takes(instance: Instance) -> bool:
+    """Whether the search can run: CP-SAT's Hare_Sched model takes the instance."""
+    from hetsched.exact.registry import find_formulation
+
+    cpsat = find_formulation("hare-sched", "cpsat")
+    return cpsat.supports is None or cpsat.supports(instance) is None
+
+
 def lns(
     instance: Instance,
     objective: float,

@@ -60,7 +60,7 @@ from hetsched.hare.algorithm1 import hare_alg1
 from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_grid
 from hetsched.hare.exact_step import exact_step, strong_exact_bound
 from hetsched.hare.list_scheduling import schedule_arrays
-from hetsched.hare.lns import lns
+from hetsched.hare.lns import lns, lns_takes
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.quick_bounds import cluster_bound, job_bound
 from hetsched.hare.serial import (
@@ -199,7 +199,7 @@ def anytime(instance: Instance, opts: SolverOptions, parallel: bool | None = Non
             )
         remaining = left()
         if not run.proven() and (remaining is None or remaining > 0.5):
-            parts = 3 if exact and _lns_takes(instance) else 2  # with LNS: a third each
+            parts = 3 if exact and lns_takes(instance) else 2  # with LNS: a third each
             halfway = (
                 None if end is None else (lambda: (left() or 0) > remaining * (parts - 1) / parts)
             )
@@ -247,14 +247,6 @@ def anytime(instance: Instance, opts: SolverOptions, parallel: bool | None = Non
             proven = run.proven()  # nothing left to bound: stop it now
             beside.take(run, wait=0.0 if proven else 0.5, proven=proven)
     return run.result(time.perf_counter() - t0)
-
-
-def _lns_takes(instance: Instance) -> bool:
-    """Whether the large-neighbourhood search can run: CP-SAT's Hare_Sched takes the instance."""
-    from hetsched.exact.registry import find_formulation
-
-    cpsat = find_formulation("hare-sched", "cpsat")
-    return cpsat.supports is None or cpsat.supports(instance) is None
 
 
 def _cores(opts: SolverOptions) -> int:
