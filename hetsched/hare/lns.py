@@ -101,14 +101,14 @@ def lns(
     ids = [j.id for j in instance.jobs]
     if moves is None and left is None:
         moves = MOVES
-    solved: set[frozenset[int]] = set()  # neighbourhoods whose optimum is the incumbent
+    exhausted: set[frozenset[int]] = set()  # neighbourhoods whose optimum is the incumbent
     repeats = 0
     while len(ids) > 1 and (moves is None or run.moves < moves):
         limit = MOVE_SECONDS if left is None else min(MOVE_SECONDS, left())
         if limit < 0.2:
             break
         free = frozenset(neighbourhood(span, size, rng))
-        if free in solved:  # nothing to find there: look wider
+        if free in exhausted:  # nothing to find there: look wider
             size, repeats = min(size + 1, len(ids) - 1), repeats + 1
             if repeats > REPEATS:
                 break
@@ -120,7 +120,7 @@ def lns(
         repeats = 0
         if raw.status == Status.OPTIMAL:  # the neighbourhood's optimum: look wider
             run.solved += 1
-            solved.add(free)
+            exhausted.add(free)
             size = min(size + 1, len(ids) - 1)
         else:
             size = max(1, size - 1)
@@ -132,5 +132,5 @@ def lns(
             run.objective, run.schedule = float(report.objective), found
             run.improvements += 1
             span = spans(instance, found)
-            solved.clear()  # a new incumbent: every neighbourhood may hold a better one
+            exhausted.clear()  # a new incumbent: every neighbourhood may hold a better one
     return run
