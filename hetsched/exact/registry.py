@@ -104,7 +104,7 @@ def auto_formulation(
         spec = specs.get((name, kind))
         if spec is None:
             continue
-        reason = None if spec.supports is None else spec.supports(instance)
+        reason = spec.refusal(instance)
         if reason is None:
             return spec, f"the strongest {name} method that takes this instance" + (
                 f" (passed over: {'; '.join(skipped)})" if skipped else ""

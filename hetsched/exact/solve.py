@@ -97,7 +97,7 @@ def solve(
             if isinstance(model, FormulationSpec)
             else find_formulation(model, backend.model_kind)
         )
-        reason = None if spec.supports is None else spec.supports(instance)
+        reason = spec.refusal(instance)
         if reason is not None:  # refused before anything is built: never a hang past the time limit
             raise HetschedError(
                 f"model '{spec.name}' with --solver {solver} does not take this instance: {reason}"

@@ -54,3 +54,7 @@ class FormulationSpec:
     # (:mod:`hetsched.solvers.root_cuts`, up to ROOT_CUT_SHARE of the limit), so the MILP solver
     # starts from the tightened relaxation (a MILP solver without cut callbacks sees them no other way)
     separate_fractional: bool = False
+
+    def refusal(self, instance: Instance) -> str | None:
+        """Why the formulation does not take ``instance`` (``supports``), or None if it does."""
+        return None if self.supports is None else self.supports(instance)

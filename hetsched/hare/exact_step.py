@@ -78,7 +78,7 @@ def exact_methods(instance: Instance) -> tuple[Any, Any]:
     if spec.kind != "cpsat":
         return spec, None
     colgen = find_formulation("hare-sched", "colgen")
-    return spec, colgen if colgen.supports is None or colgen.supports(instance) is None else None
+    return spec, colgen if colgen.refusal(instance) is None else None
 
 
 def strong_exact_bound(instance: Instance) -> bool:
