@@ -101,8 +101,8 @@ def test_lns_never_loses_its_incumbent(size):
 def test_spans_are_first_start_and_completion():
     inst = ladder(16, 4)
     cost, sched = quick_upper_bound(inst)
-    span = spans(inst, sched)
     report = validate(inst, sched)
+    span = spans(inst, sched, report.completion)
     for n, job in enumerate(inst.jobs):
         mine = [a.start for a in sched.assignments if a.job == job.id]
         assert span[n, 0] == min(mine) and span[n, 1] == report.completion[job.id]

@@ -47,14 +47,13 @@ class LnsRun:
     solved: int = 0  # moves whose neighbourhood CP-SAT solved to optimality
 
 
-def spans(instance: Instance, schedule: TaskSchedule) -> np.ndarray:
+def spans(instance: Instance, schedule: TaskSchedule, completion: dict[str, float]) -> np.ndarray:
     """[first start, completion] of each job (instance order) in ``schedule``, as a (jobs, 2)
-    array; the completion is read from the validator's report."""
-    report = validate(instance, schedule)
+    array; ``completion``: each job's C_n in it, as the validator's report has them."""
     index = {j: n for n, j in enumerate(schedule.job_ids)}
     starts, jobs = np.asarray(schedule.start), np.asarray(schedule.job)
     first = [float(starts[jobs == index[j.id]].min()) for j in instance.jobs]
-    last = [float(report.completion[j.id]) for j in instance.jobs]
+    last = [float(completion[j.id]) for j in instance.jobs]
     return np.column_stack([first, last])
 
 
@@ -74,8 +73,7 @@ def lns_takes(instance: Instance) -> bool:
     """Whether the search can run: CP-SAT's Hare_Sched model takes the instance."""
     from hetsched.exact.registry import find_formulation
 
-    cpsat = find_formulation("hare-sched", "cpsat")
-    return cpsat.supports is None or cpsat.supports(instance) is None
+    return find_formulation("hare-sched", "cpsat").refusal(instance) is None
 
 
 def lns(
@@ -97,7 +95,7 @@ def lns(
     run = LnsRun(objective, schedule)
     rng = np.random.default_rng([seed, 44, 5])
     size = min(FIRST_SIZE, len(instance.jobs) - 1)
-    span = spans(instance, schedule)
+    span = spans(instance, schedule, validate(instance, schedule).completion)
     ids = [j.id for j in instance.jobs]
     if moves is None and left is None:
         moves = MOVES
@@ -131,6 +129,6 @@ def lns(
         if report.valid and report.objective < run.objective - 1e-9:
             run.objective, run.schedule = float(report.objective), found
             run.improvements += 1
-            span = spans(instance, found)
+            span = spans(instance, found, report.completion)
             exhausted.clear()  # a new incumbent: every neighbourhood may hold a better one
     return run
