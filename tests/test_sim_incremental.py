@@ -12,10 +12,13 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hetsched.bench.event_loop import minimal_fifo
 from hetsched.hare.view import hare_view
 from hetsched.instance.gavel_table import NEVER
+from hetsched.sim import engine
 from hetsched.sim.engine import simulate
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.common import place_in_order
@@ -283,6 +286,40 @@ def test_the_task_engine_backlog_keeps_fifo_completions(seed):
     base, _ = minimal_fifo(view)
     run = simulate(inst, make_policy("fifo"), record_events=False)
     assert [run.completion[j] for j in view.job_ids] == pytest.approx(base, rel=1e-12)
+
+
+@pytest.mark.parametrize("short", [3, 4096])
+def test_the_backlog_list_and_sorted_list_keep_fifo_completions(monkeypatch, short):
+    """The engine's waiting jobs move from a plain list to a sorted list past ``SHORT`` jobs: a
+    threshold of 3 crosses it at once on a long backlog."""
+    monkeypatch.setattr(engine, "SHORT", short)
+    inst = gavel_poisson(seed=0, n_jobs=300, rate_per_hour=60.0, per_type=3)
+    view = hare_view(inst)
+    base, _ = minimal_fifo(view)
+    run = simulate(inst, make_policy("fifo"), record_events=False)
+    assert [run.completion[j] for j in view.job_ids] == pytest.approx(base, rel=1e-12)
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 39)), max_size=200))
+def test_waiting_reads_its_jobs_in_arrival_order_across_the_switch(ops):
+    """Adds and removes of arrival ranks, past a threshold of 5: the sequence is always the jobs
+    of the ranks held, in rank order (a sorted set is the reference)."""
+    rank = [(7 * n) % 40 for n in range(40)]  # job n arrives (7 n mod 40)-th
+    waiting, held = engine.Waiting(rank), set()
+    old, engine.SHORT = engine.SHORT, 5
+    try:
+        for add, r in ops:
+            if add and r not in held:
+                waiting.add(r)
+                held.add(r)
+            elif not add and r in held:
+                waiting.remove(r)
+                held.discard(r)
+            expect = [rank.index(x) for x in sorted(held)]
+            assert list(waiting) == expect and len(waiting) == len(expect)
+            assert waiting[:2] == expect[:2]
+    finally:
+        engine.SHORT = old
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

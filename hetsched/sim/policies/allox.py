@@ -7,16 +7,17 @@ matched to its highest position. Clairvoyant: p_{n,m} = tasks left x T^c_{n,m}. 
 scipy's ``linear_sum_assignment``, with as many positions per GPU as jobs (a fast GPU may take
 them all).
 
-One idle GPU (most instants): the matching on one GPU is Smith's shortest-processing-time
-order, so the job it runs first is the one of least p_{n,m} (ties: arrival), the top of that
-GPU's heap below; no matching is built.
+One idle GPU: the matching on one GPU is Smith's shortest-processing-time order, so the job it
+runs first is the one of least p_{n,m} (ties: arrival), the top of that GPU's heap below; no
+matching is built. One waiting job (most instants of a lightly loaded cluster): the matching
+puts it first on its GPU of least p_{n,m}, i.e. of least T^c (ties: the lowest index).
 
 Scale: the matching is restricted to the ``CANDIDATES`` x |idle GPUs| waiting jobs with the
 least remaining work on their best idle GPU (with long queues the full matching is cubic in the
 queue and took minutes on the 480-job Philly window); the rest wait for a later instant. With
-fewer waiting jobs than that, the matching is the full one. Those jobs come from one lazy heap
-per class of GPUs with the same task times, merged over the idle classes, so a decision does not
-read the whole backlog.
+no more waiting jobs than that, the matching is the full one over the engine's waiting jobs.
+Otherwise the candidates come from one lazy heap per class of GPUs with the same task times,
+merged over the idle classes, so a decision does not read the whole backlog.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class AlloX(Policy):
         member = [self.class_of.index(c) for c in range(len(columns))]  # a GPU of each
         self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
         self._width = view.tasks_per_round.tolist()
+        self._train = view.train.tolist()
         self.heaps = [LazyHeap() for _ in columns]
         # jobs changed since their class's heap was last read: a heap is brought up to date
         # only when a decision reads it (a job that changes twice in between is pushed once)
@@ -105,9 +107,17 @@ class AlloX(Policy):
             n = self._first_on(state, gpus[0])
             return [(n, gpus[0])] if n is not None and state.can_run(n, gpus[0]) else []
         # AlloX weighs every waiting job: all of them when they are few (in arrival order)
-        jobs = self._least_work(state, gpus, min(CANDIDATES * len(gpus), state.n_waiting))
+        k = CANDIDATES * len(gpus)
+        if state.n_waiting <= k:
+            jobs = list(state.waiting_jobs())
+        else:
+            jobs = self._least_work(state, gpus, k)
+        if len(jobs) == 1:  # the matching puts it first on the GPU of least p_{n,m}: least T^c
+            n = jobs[0]
+            m = min(gpus, key=self._train[n].__getitem__)  # ties: the lowest index
+            return [(n, m)] if state.can_run(n, m) else []
         left = np.array([self._left(state, n) for n in jobs], dtype=float)
-        p = left[:, None] * v.train[np.ix_(jobs, gpus)]  # p_{n,m}
+        p = left[:, None] * v.train[np.asarray(jobs)[:, None], gpus]  # p_{n,m}
         # columns: (position k = 1..|jobs| from the end, GPU)
         cost = (np.arange(1, len(jobs) + 1)[:, None, None] * p[None, :, :]).transpose(1, 0, 2)
         rows, cols = linear_sum_assignment(cost.reshape(len(jobs), -1))

@@ -19,8 +19,15 @@ def fill_fastest(
     """Give idle GPUs to jobs in ``order``: each job takes, one task at a time, the idle GPU where
     its task is fastest, until its ready tasks or the idle GPUs it can run on run out."""
     free = state.idle_gpus if free is None else list(free)  # idle_gpus is a new list
-    out = []
     every = state.task_times
+    if len(free) == 1:  # most instants: one GPU turned idle; the first job that can run there
+        m = free[0]
+        ready = state.ready
+        for n in order:
+            if ready[n] and every[n][m] < NEVER:
+                return [(n, m)]
+        return []
+    out = []
     for n in order:
         left = state.ready[n]
         times = every[n]

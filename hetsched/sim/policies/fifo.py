@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import Policy, SimState
 from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order, gang_size
 
@@ -18,15 +19,25 @@ from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order, gang_s
 class GavelFifo(Policy):
     name, clairvoyant = "gavel-fifo", False
 
+    def prepare(self, instance, view) -> None:
+        self._anywhere = (view.train < NEVER).all(axis=1).tolist()  # runs on every GPU
+
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         free = state.idle_gpus
         out: list[tuple[int, int]] = []
+        every, anywhere = state.task_times, self._anywhere
         for n in state.waiting_jobs():
             need = gang_size(state, n)
-            if need > sum(1 for m in free if state.can_run(n, m)):
+            if need > len(free):
                 break  # the head job waits for its GPUs; nobody overtakes it
+            if not anywhere[n]:
+                times = every[n]
+                if need > sum(1 for m in free if times[m] < NEVER):
+                    break
             picked = fill_fastest(state, [n], free)
             out += picked
+            if len(picked) == len(free):
+                break
             used = {m for _, m in picked}
             free = [m for m in free if m not in used]
         return out
