@@ -18,6 +18,7 @@ from hetsched.core.errors import HetschedError, InputError
 from hetsched.core.runstore import RunStore
 from hetsched.exact.solve import solve
 from hetsched.harmony import Placement, check_placement, data, placement_view
+from hetsched.harmony.evaluate import candidate_rewards, speed_fractions
 from hetsched.harmony.exhaustive import exhaustive_placement
 from hetsched.harmony.generate import make_instance, random_instance
 from hetsched.harmony.heuristics import (
@@ -481,3 +482,38 @@ def test_the_exact_methods_time_limit_is_a_policy_argument(capsys):
     assert main([*argv, "--time-limit", "3", "--json"]) == 0
     names = [r["policy"] for r in json.loads(capsys.readouterr().out)["results"]]
     assert names == ["harmony:exact:arrival:3", "harmony:standalone"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    servers=st.integers(1, 4),
+    old=st.integers(0, 3),
+    speeds=st.booleans(),
+)
+def test_candidate_rewards_are_each_candidates_reward(seed, servers, old, speeds):
+    """All candidates of a job at once give the reward :func:`speed_fractions` gives on each
+    candidate's own task matrix (with and without per-server speeds); the greedy placement is
+    the one the candidate-by-candidate loop picks."""
+    from dataclasses import replace
+
+    v = placement_view(random_instance(seed, n_servers=servers, n_new=3, n_old=old))
+    if speeds:
+        rng = np.random.default_rng(seed)
+        v = replace(v, server_speed=rng.uniform(0.5, 1.0, (v.n_jobs, v.n_servers)))
+    st_ = _State(v)
+    base, counted = st_.tasks(), ~v.new
+    for n in np.flatnonzero(v.new):
+        counted[n] = True
+        found = job_candidates(v, int(n), st_)
+        if not found:
+            continue
+        added = np.array([w + p for w, p in found])
+        got = candidate_rewards(v, base, int(n), added, counted)
+        for c, extra in enumerate(added):
+            tasks = base.copy()
+            tasks[n] += extra
+            expect = v.weight()[counted] @ speed_fractions(v, tasks)[counted]
+            assert got[c] == pytest.approx(expect, rel=1e-12, abs=1e-12)
+    one_by_one = greedy_by_reward(v, lambda view, tasks: speed_fractions(view, tasks))
+    assert greedy_by_reward(v) == one_by_one

@@ -21,6 +21,42 @@ def speed_fractions(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
     return np.where(spans > 0, f * server_factor(view, tasks), 0.0)
 
 
+#: elements of the (candidates, jobs, servers) arrays :func:`candidate_rewards` makes at once
+CHUNK_ELEMENTS = 1 << 20
+
+
+def candidate_rewards(
+    view: PlacementView, tasks: np.ndarray, n: int, added: np.ndarray, counted: np.ndarray
+) -> np.ndarray:
+    """The reward (eq. (1)) over the jobs where ``counted`` is True, for every candidate row c of
+    ``added`` (tasks of job n per server) added to ``tasks``: what :func:`speed_fractions` gives on
+    each candidate's task matrix, computed for all of them at once. A candidate changes only row
+    n, so only the slowdowns from job n move (the interference of n on each job, where n's
+    presence changes), its own slowdown, span and server factor."""
+    u = (tasks > 0).astype(float)
+    co = view.interference @ u  # [j, s] before the candidate
+    weight = view.weight()
+    out = np.empty(len(added))
+    step = max(1, CHUNK_ELEMENTS // max(1, view.n_jobs * view.n_servers))
+    for lo in range(0, len(added), step):
+        row = tasks[n][None, :] + added[lo : lo + step]  # [c, s]
+        r = (row > 0).astype(float)
+        uc = np.repeat(u[None], len(row), axis=0)  # [c, j, s]
+        uc[:, n, :] = r
+        cc = co[None] + view.interference[None, :, n, None] * (r - u[n])[:, None, :]
+        slow = np.where(uc > 0, cc, 0.0).max(axis=2)
+        spans = uc.sum(axis=2)
+        f = np.maximum(view.min_speed_fraction, 1.0 - slow - view.communication * (spans - 1))
+        if view.server_speed is not None:
+            factor = np.repeat(server_factor(view, tasks)[None], len(row), axis=0)
+            own = np.where(row > 0, view.server_speed[n][None, :], np.inf).min(axis=1)
+            factor[:, n] = np.where(np.isfinite(own), own, 1.0)
+            f = f * factor
+        f = np.where(spans > 0, f, 0.0)
+        out[lo : lo + step] = f[:, counted] @ weight[counted]
+    return out
+
+
 def server_factor(view: PlacementView, tasks: np.ndarray) -> np.ndarray:
     """min over the servers job n uses of ``server_speed[n, s]`` (1 without server speeds or
     tasks): a synchronous job on several servers runs at its slowest server's pace."""

@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 
 from hetsched.core.errors import HetschedError
-from hetsched.harmony.evaluate import speed_fractions
+from hetsched.harmony.evaluate import candidate_rewards, speed_fractions
 from hetsched.harmony.problem import Placement
 from hetsched.harmony.view import EPS, PlacementView
 
@@ -184,10 +184,18 @@ def greedy_by_reward(
         base = st.tasks()
         best, best_value = None, -np.inf
         placed[n] = True
-        for w, p in job_candidates(view, int(n), st, max_candidates):
-            tasks = base.copy()
-            tasks[n] += w + p
-            value = float(weight[placed] @ speed_model(view, tasks)[placed])
+        candidates = job_candidates(view, int(n), st, max_candidates)
+        if speed_model is speed_fractions and candidates:  # every candidate's reward at once
+            values = candidate_rewards(
+                view, base, int(n), np.array([w + p for w, p in candidates]), placed
+            ).tolist()
+        else:
+            values = []
+            for w, p in candidates:
+                tasks = base.copy()
+                tasks[n] += w + p
+                values.append(float(weight[placed] @ speed_model(view, tasks)[placed]))
+        for (w, p), value in zip(candidates, values):
             if value > best_value + 1e-12:
                 best, best_value = (w, p), value
         if best is None:
