@@ -39,7 +39,7 @@ from hetsched.instance.model import Instance
 from hetsched.schedule.model import TaskSchedule, refuse_large
 from hetsched.schedule.validate import validate
 
-ARRIVAL, TRAIN_END, ROUND_END = 0, 1, 2  # order of events at the same instant
+TRAIN_END, ROUND_END = 1, 2  # order of heap events at one instant (arrivals come first: a list)
 
 
 class Waiting:
@@ -217,12 +217,13 @@ def simulate(
     view = hare_view(instance)
     policy.prepare(instance, view)
     state = SimState(view, getattr(policy, "clairvoyant", False))
+    # the arrivals in order (ties by index), read with a cursor: the heap holds only the pending
+    # train and round ends (a few per GPU and job in flight), not every job not yet arrived
+    arrivals = np.argsort(view.arrival, kind="stable").tolist()
+    arrival_times = [float(view.arrival[n]) for n in arrivals] + [math.inf]
+    next_arrival = 0  # index into arrivals
     heap: list[tuple[float, int, int, int]] = []
     seq = 0  # insertion order: the last tie-break of events at one instant
-    for n in np.argsort(view.arrival, kind="stable").tolist():
-        heap.append((float(view.arrival[n]), ARRIVAL, seq, n))
-        seq += 1
-    heapq.heapify(heap)
     train, sync = view.train.tolist(), view.sync.tolist()
     width, rounds = view.tasks_per_round.tolist(), view.rounds.tolist()
     # latest train+sync end among the current round's started tasks
@@ -242,24 +243,29 @@ def simulate(
     version, changed, rank = state.version, state.changed, state.rank
     n_waiting = 0  # jobs with a ready task (SimState.n_waiting, written before each decision)
     pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        now = heap[0][0]
+    while heap or next_arrival < len(arrivals):
+        now = arrival_times[next_arrival]
+        if heap and heap[0][0] < now:
+            now = heap[0][0]
         state.now = now
-        while heap and heap[0][0] == now:  # every event of this instant first
+        waiting = state._waiting  # None until a policy reads the arrival order
+        while arrival_times[next_arrival] == now:  # every event of this instant, arrivals first
+            x = arrivals[next_arrival]
+            next_arrival += 1
+            arrived[x] = True
+            ready[x] = width[x]
+            n_waiting += 1
+            if waiting is not None:
+                waiting.add(rank[x])
+            version[x] += 1  # the job's observable state changed
+            changed.add(x)
+            if record_events:
+                events.append((now, "arrival", jid[x], 0, 0, ""))
+        while heap and heap[0][0] == now:  # then train ends, then round ends
             _, kind, _, x = pop(heap)
             if kind == TRAIN_END:
                 idle[x] = True
                 insort(idle_list, x)
-            elif kind == ARRIVAL:
-                arrived[x] = True
-                ready[x] = width[x]
-                n_waiting += 1
-                if state._waiting is not None:  # a policy reads the arrival order
-                    state._waiting.add(rank[x])
-                version[x] += 1  # the job's observable state changed
-                changed.add(x)
-                if record_events:
-                    events.append((now, "arrival", jid[x], 0, 0, ""))
             else:  # ROUND_END
                 n = x
                 done = rounds_done[n] = rounds_done[n] + 1
@@ -277,24 +283,24 @@ def simulate(
                 else:
                     ready[n] = width[n]
                     n_waiting += 1
-                    if state._waiting is not None:
-                        state._waiting.add(rank[n])
+                    if waiting is not None:
+                        waiting.add(rank[n])
         if not n_waiting or not idle_list:
             continue
         state.n_waiting = n_waiting
         decided = policy.assign(state)
         changed.clear()
+        waiting = state._waiting
         for n, m in decided:
             n, m = int(n), int(m)
             if not idle[m]:
                 raise HetschedError(
                     f"policy {policy.name} started a task on busy GPU {gid[m]} at t={now}"
                 )
-            if not (arrived[n] and ready[n] > 0):
+            if ready[n] <= 0:  # (a job has ready tasks only once it arrived)
                 raise HetschedError(
                     f"policy {policy.name} picked job {jid[n]} with no ready task at t={now}"
                 )
-            task = started[n]
             tc = train[n][m]
             if tc >= NEVER:
                 raise HetschedError(
@@ -304,12 +310,13 @@ def simulate(
             idle[m] = False
             idle_list.remove(m)
             free_at[m] = end = now + tc
-            ready[n] -= 1
+            task = started[n]
             started[n] = task + 1
+            left = ready[n] = ready[n] - 1
             service[n] += tc
             version[n] += 1
             changed.add(n)
-            if first_start[n] != first_start[n]:  # NaN: the job's first task
+            if not task and first_start[n] != first_start[n]:  # NaN: the job's first task
                 first_start[n] = now
             finish = end + sync[n][m]
             if not task or finish > round_end[n]:
@@ -321,10 +328,10 @@ def simulate(
                 events.append((now, "start", jid[n], rounds_done[n], task, gid[m]))
             push(heap, (end, TRAIN_END, seq, m))
             seq += 1
-            if ready[n] == 0:  # the whole round is placed: its barrier time is known
+            if not left:  # the whole round is placed: its barrier time is known
                 n_waiting -= 1
-                if state._waiting is not None:
-                    state._waiting.remove(rank[n])
+                if waiting is not None:
+                    waiting.remove(rank[n])
                 push(heap, (round_end[n], ROUND_END, seq, n))
                 seq += 1
             decisions += 1

@@ -113,6 +113,8 @@ class Hlas(_Queues):
                 if ready.get(top[1], 1):
                     passed.append(top)
                 top = heap.peek(state)
+            if top is None and not passed:
+                break  # no waiting job left for this GPU or any after it
             if top is not None:
                 k, n = top
                 left = ready[n] = ready.get(n, state.ready[n]) - 1
