@@ -8,13 +8,17 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetsched.core.errors import HetschedError
 from hetsched.hare.list_scheduling import MACHINE_RULES, schedule_in_order
 from hetsched.hare.view import hare_view
 from hetsched.instance.gavel_table import NEVER
 from hetsched.instance.generators import random_instance
-from hetsched.sim.engine import Policy, simulate
+from hetsched.sim.engine import Policy, SimState, simulate
+from hetsched.sim.policies.common import mean_task_time, take_runnable
+from hetsched.sim.policies.srtf import Srtf
 from hetsched.sim.registry import make_policy, names
 
 
@@ -116,3 +120,30 @@ def test_work_conserving_policies_leave_no_gpu_idle_that_a_waiting_job_can_use(p
             watched = _Watched(make_policy(policy))
             assert simulate(inst, watched).validation.valid
             assert watched.idle_with_work == 0, (policy, seed, inst.name)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2), picks=st.lists(st.integers(0, 11), max_size=12), k=st.integers(0, 5))
+def test_take_runnable_is_the_first_k_gpus_the_job_can_use(seed, picks, k):
+    """Jobs that run anywhere take the list's first k GPUs at once; others skip their NEVER
+    GPUs: both as the plain filter."""
+    inst, _ = _forbidden(seed)
+    state = SimState(hare_view(inst), clairvoyant=False)
+    free = sorted(set(m % state.view.n_gpus for m in picks))
+    for n in range(state.view.n_jobs):
+        times = state.task_times[n]
+        expect = [m for m in free if times[m] < NEVER][:k]
+        left = [m for m in free if m not in expect]
+        mine = list(free)
+        assert take_runnable(state, n, mine, k) == expect and mine == left
+        assert state.runs_anywhere[n] == all(t < NEVER for t in times)
+
+
+def test_srtf_task_time_is_each_jobs_mean_task_time():
+    """SRTF's task times, worked out for every job at once, are ``mean_task_time`` to the bit."""
+    inst, _ = _forbidden(0)
+    view = hare_view(inst)
+    srtf = Srtf()
+    srtf.prepare(inst, view)
+    state = SimState(view, clairvoyant=True)
+    assert srtf._task_time == [mean_task_time(state, n) for n in range(view.n_jobs)]

@@ -123,6 +123,7 @@ class SimState:
         # each decision: a policy reads it during ``assign`` and keeps no reference)
         self.changed: set[int] = set()
         self._task_times: list[list[float]] | None = None
+        self._anywhere: list[bool] | None = None
         self._rounds: list[int] = view.rounds.tolist()
 
     @property
@@ -146,6 +147,13 @@ class SimState:
         if self._task_times is None:
             self._task_times = (self.view.train + self.view.sync).tolist()
         return self._task_times
+
+    @property
+    def runs_anywhere(self) -> list[bool]:
+        """Job n's task can train on every GPU (no ``NEVER`` in its row)."""
+        if self._anywhere is None:
+            self._anywhere = (self.view.train < NEVER).all(axis=1).tolist()
+        return self._anywhere
 
     def waiting_jobs(self) -> Waiting:
         """Arrived, unfinished jobs with a ready task, in arrival order: the engine's own

@@ -59,6 +59,10 @@ def fill_in_gpu_order(state: SimState, order: list[int]) -> list[tuple[int, int]
 
 def take_runnable(state: SimState, n: int, free: list[int], k: int) -> list[int]:
     """Up to ``k`` GPUs of ``free`` (removed from it) that job n can run on, in list order."""
+    if state.runs_anywhere[n]:  # the first k
+        mine = free[:k]
+        del free[:k]
+        return mine
     times = state.task_times[n]
     mine = [m for m in free if times[m] < NEVER][:k] if k else []
     if len(mine) == len(free):

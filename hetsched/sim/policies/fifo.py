@@ -13,33 +13,36 @@ from __future__ import annotations
 
 from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import Policy, SimState
-from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order, gang_size
+from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order
 
 
 class GavelFifo(Policy):
     name, clairvoyant = "gavel-fifo", False
 
     def prepare(self, instance, view) -> None:
-        self._anywhere = (view.train < NEVER).all(axis=1).tolist()  # runs on every GPU
+        self._gpus = view.n_gpus
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         free = state.idle_gpus
         out: list[tuple[int, int]] = []
-        every, anywhere = state.task_times, self._anywhere
+        every, anywhere, ready, started = (
+            state.task_times,
+            state.runs_anywhere,
+            state.ready,
+            state.started,
+        )
         for n in state.waiting_jobs():
-            need = gang_size(state, n)
+            if out:  # the GPUs the jobs before took
+                used = {m for _, m in out}
+                free = [m for m in free if m not in used]
+            need = 1 if started[n] else min(ready[n], self._gpus)  # gang_size
             if need > len(free):
                 break  # the head job waits for its GPUs; nobody overtakes it
             if not anywhere[n]:
                 times = every[n]
                 if need > sum(1 for m in free if times[m] < NEVER):
                     break
-            picked = fill_fastest(state, [n], free)
-            out += picked
-            if len(picked) == len(free):
-                break
-            used = {m for _, m in picked}
-            free = [m for m in free if m not in used]
+            out += fill_fastest(state, [n], free)
         return out
 
 

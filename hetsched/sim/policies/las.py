@@ -162,8 +162,8 @@ class Las2d(_Queues):
         out: list[tuple[int, int]] = []
         placed: set[int] = set()
         blocked: list = []
-        while free:  # the highest-priority job whose gang fits in the idle GPUs
-            tops = [
+        while free and len(placed) < state.n_waiting:  # the highest-priority job whose gang
+            tops = [  # fits in the idle GPUs (each waiting job is looked at once)
                 (top, heap)
                 for size, heap in self._by_gang.items()
                 if size <= len(free)

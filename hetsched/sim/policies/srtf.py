@@ -5,8 +5,10 @@ there (a job may not run on every type: Gavel's traces)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from hetsched.sim.engine import SimState
-from hetsched.sim.policies.common import fill_fastest, mean_task_time
+from hetsched.sim.policies.common import fill_fastest
 from hetsched.sim.policies.heaps import LazyHeap
 
 
@@ -14,26 +16,26 @@ class Srtf:
     name, clairvoyant = "srtf", True
 
     def prepare(self, instance, view) -> None:
-        self._task_time: dict[int, float] = {}
         self._heap = LazyHeap()
         self._width = view.tasks_per_round.tolist()
+        self._rounds = view.rounds.tolist()  # |R_n|: the policy is clairvoyant
+        # each job's task time on the average GPU (mean_task_time, for every job at once)
+        self._task_time = (1.0 / np.mean(1.0 / (view.train + view.sync), axis=1)).tolist()
 
     def remaining(self, state: SimState, n: int) -> float:
-        t = self._task_time.get(n)
-        if t is None:
-            t = self._task_time[n] = mean_task_time(state, n)
-        left = (state.total_rounds(n) - state.rounds_done[n]) * self._width[n] - state.started[n]
-        return left * t
+        left = (self._rounds[n] - state.rounds_done[n]) * self._width[n] - state.started[n]
+        return left * self._task_time[n]
+
+    def _key(self, state: SimState, n: int) -> tuple:
+        """A partly placed round first, then least remaining work, then arrival."""
+        return (
+            not (state.started[n] > 0 and state.ready[n] > 0),
+            self.remaining(state, n),
+            state.rank[n],
+        )
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._heap.refresh(
-            state,
-            lambda n: (
-                not state.partially_scheduled(n),
-                self.remaining(state, n),
-                state.rank[n],
-            ),
-        )
+        self._heap.refresh(state, lambda n: self._key(state, n))
         taken, seen, decided, free = [], set(), [], state.idle_gpus
         while free:  # the best jobs until their ready tasks cover the idle GPUs; where some of
             batch, tasks = [], 0  # them cannot run on a GPU left idle, the next best, and so on
@@ -48,10 +50,13 @@ class Srtf:
             if not batch:
                 break
             got = fill_fastest(state, [n for _, n in batch], free)
-            used = {m for _, m in got}
-            free = [m for m in free if m not in used]
             decided += got
             taken += batch
+            if top is None or len(got) == len(free):
+                break  # no job left, or no GPU
+            if got:
+                used = {m for _, m in got}
+                free = [m for m in free if m not in used]
         placed = {n for n, _ in decided}
         for k, n in taken:  # a job that gets a task changes and comes back refreshed; the rest
             if n not in placed:  # are still valid
