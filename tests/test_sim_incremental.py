@@ -25,6 +25,7 @@ from hetsched.sim.gang_policies.common import place_in_order
 from hetsched.sim.gang_policies.harmony import Harmony
 from hetsched.sim.gang_policies.similarity import Similarity, _solo_jobs
 from hetsched.sim.gang_policies.tiresias import Tiresias
+from hetsched.sim.policies import srtf
 from hetsched.sim.policies.allox import CANDIDATES, AlloX
 from hetsched.sim.policies.heaps import LazyHeap
 from hetsched.sim.policies.hlas_p import HlasP
@@ -286,6 +287,18 @@ def test_the_task_engine_backlog_keeps_fifo_completions(seed):
     base, _ = minimal_fifo(view)
     run = simulate(inst, make_policy("fifo"), record_events=False)
     assert [run.completion[j] for j in view.job_ids] == pytest.approx(base, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_srtf_sorting_a_short_queue_decides_as_its_heap(monkeypatch, seed):
+    """SRTF sorts the waiting jobs when they are few and reads its heap past ``SHORT_QUEUE``: on
+    a backlog that crosses it both ways, the schedule is the heap's alone and the sort's alone."""
+    inst = gavel_poisson(seed=seed, n_jobs=300, rate_per_hour=60.0, per_type=3)
+    runs = []
+    for short in (-1, srtf.SHORT_QUEUE, 10**9):  # heap only, both, sort only
+        monkeypatch.setattr(srtf, "SHORT_QUEUE", short)
+        runs.append(simulate(inst, make_policy("srtf"), record_events=False).schedule.assignments)
+    assert runs[0] == runs[1] == runs[2]
 
 
 @pytest.mark.parametrize("short", [3, 4096])

@@ -11,12 +11,16 @@ from hetsched.sim.engine import SimState
 from hetsched.sim.policies.common import fill_fastest
 from hetsched.sim.policies.heaps import LazyHeap
 
+#: waiting jobs up to which a decision sorts them instead of reading its heap
+SHORT_QUEUE = 16
+
 
 class Srtf:
     name, clairvoyant = "srtf", True
 
     def prepare(self, instance, view) -> None:
         self._heap = LazyHeap()
+        self._pending: set[int] = set()  # jobs changed since the heap was last read
         self._width = view.tasks_per_round.tolist()
         self._rounds = view.rounds.tolist()  # |R_n|: the policy is clairvoyant
         # each job's task time on the average GPU (mean_task_time, for every job at once)
@@ -35,12 +39,31 @@ class Srtf:
         )
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._heap.refresh(state, lambda n: self._key(state, n))
+        self._pending |= state.changed
+        if state.n_waiting <= SHORT_QUEUE:  # few waiting jobs: sort them (no heap to keep)
+            key = self._key
+            jobs = iter(sorted((key(state, n), n) for n in state.waiting_jobs()))
+            return self._fill(state, lambda: next(jobs, None))[0]
+        heap = self._heap
+        for n in self._pending:  # the jobs that changed since the heap was last read
+            if state.ready[n] > 0:
+                heap.push(state, self._key(state, n), n)
+        self._pending.clear()
+        decided, taken = self._fill(state, lambda: heap.pop(state))
+        placed = {n for n, _ in decided}
+        for k, n in taken:  # a job that gets a task changes and comes back refreshed; the rest
+            if n not in placed:  # are still valid
+                heap.push(state, k, n)
+        return decided
+
+    def _fill(self, state: SimState, best) -> tuple[list[tuple[int, int]], list]:
+        """Starts for the jobs ``best()`` gives in order ((key, job), None past the last), and the
+        (key, job) pairs it took."""
         taken, seen, decided, free = [], set(), [], state.idle_gpus
         while free:  # the best jobs until their ready tasks cover the idle GPUs; where some of
             batch, tasks = [], 0  # them cannot run on a GPU left idle, the next best, and so on
             while tasks < len(free):
-                top = self._heap.pop(state)
+                top = best()
                 if top is None:
                     break
                 if top[1] not in seen:
@@ -57,8 +80,4 @@ class Srtf:
             if got:
                 used = {m for _, m in got}
                 free = [m for m in free if m not in used]
-        placed = {n for n, _ in decided}
-        for k, n in taken:  # a job that gets a task changes and comes back refreshed; the rest
-            if n not in placed:  # are still valid
-                self._heap.push(state, k, n)
-        return decided
+        return decided, taken
