@@ -30,6 +30,7 @@ from typing import Protocol
 import numpy as np
 from sortedcontainers import SortedList
 
+from hetsched.core.collector import collector_paused
 from hetsched.core.errors import HetschedError
 from hetsched.core.reports import ValidationReport
 from hetsched.hare.view import HareView, hare_view
@@ -222,6 +223,11 @@ def simulate(
     """Run ``policy`` on ``instance`` until every job completes; validate the run (see module doc).
     Refuses, before anything is built, more tasks than a schedule can hold (``refuse_large``)."""
     refuse_large(instance, "the task engine")
+    with collector_paused():  # the loop's tuples and lists make no cycle
+        return _simulate(instance, policy, record_events, check)
+
+
+def _simulate(instance: Instance, policy: Policy, record_events: bool, check: bool) -> SimResult:
     view = hare_view(instance)
     policy.prepare(instance, view)
     state = SimState(view, getattr(policy, "clairvoyant", False))

@@ -49,6 +49,7 @@ from typing import Iterator, Protocol
 
 import numpy as np
 
+from hetsched.core.collector import collector_paused
 from hetsched.core.errors import HetschedError, InputError
 from hetsched.gavel.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.instance.model import Instance
@@ -162,6 +163,21 @@ def simulate_gang(
     convention: str = "hetsched",
 ) -> GangSimResult:
     """Run ``policy`` round by round until every job completes; validate the run (module doc)."""
+    with collector_paused():  # the rounds' dicts, tuples and lists make no cycle
+        return _simulate_gang(
+            instance, policy, round_seconds, restore_seconds, record_events, check, convention
+        )
+
+
+def _simulate_gang(
+    instance: Instance,
+    policy: GangPolicy,
+    round_seconds: float,
+    restore_seconds: float,
+    record_events: bool,
+    check: bool,
+    convention: str,
+) -> GangSimResult:
     if convention not in CONVENTIONS:
         raise InputError(
             "simulate", "convention", f"one of {', '.join(CONVENTIONS)}, not {convention!r}"

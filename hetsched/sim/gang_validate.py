@@ -29,15 +29,14 @@ counts once), and returns every violation.
 
 from __future__ import annotations
 
-import gc
 import math
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from hetsched.core.collector import collector_paused
 from hetsched.core.errors import InputError
 from hetsched.core.reports import Violation
 from hetsched.instance.model import Instance
@@ -83,22 +82,8 @@ def validate_gang(
     round_seconds: float | None = None,
 ) -> GangReport:
     """Check a gang run and recompute the completions (module docstring)."""
-    with _collector_paused():
+    with collector_paused():  # a few objects per segment, none in a cycle
         return _validate(instance, segments, restore_seconds, round_seconds)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector's automatic passes paused, and restored after: the validator builds
-    a few objects per segment, all alive until it returns and none in a cycle, so the passes
-    find nothing to free (at 380,000 segments they took a quarter of its time)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _validate(
