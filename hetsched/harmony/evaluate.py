@@ -37,6 +37,8 @@ def candidate_rewards(
     co = view.interference @ u  # [j, s] before the candidate
     weight = view.weight()
     out = np.empty(len(added))
+    if not len(added):
+        return out
     step = max(1, CHUNK_ELEMENTS // max(1, view.n_jobs * view.n_servers))
     for lo in range(0, len(added), step):
         row = tasks[n][None, :] + added[lo : lo + step]  # [c, s]

@@ -135,6 +135,14 @@ def job_candidates(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Placements (workers per server, ps per server) of job n that fit next to ``st``: all of
     them up to ``max_candidates``, else the rules' placements and single-server consolidations."""
+    w, p = candidate_arrays(view, n, st, max_candidates)
+    return [(w[i].copy(), p[i].copy()) for i in range(len(w))]
+
+
+def candidate_arrays(
+    view: PlacementView, n: int, st: _State | None = None, max_candidates: int = 5000
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`job_candidates` as two arrays, one candidate a row (workers, ps per server)."""
     st = st or _State(view)
     free = view.capacity - st.used + EPS
     if n_distributions(view, n) <= max_candidates:  # every pair, workers' choice outermost
@@ -161,7 +169,7 @@ def job_candidates(
     fit = (need <= free[None]).all(axis=(1, 2))
     if view.allowed is not None:
         fit &= ~((w + p) > 0)[:, ~view.allowed[n]].any(axis=1)
-    return [(w[i].copy(), p[i].copy()) for i in np.flatnonzero(fit)]
+    return w[fit], p[fit]
 
 
 def _unique_pairs(pairs: list[tuple[tuple, tuple]]) -> tuple[np.ndarray, np.ndarray]:
@@ -184,20 +192,18 @@ def greedy_by_reward(
         base = st.tasks()
         best, best_value = None, -np.inf
         placed[n] = True
-        candidates = job_candidates(view, int(n), st, max_candidates)
-        if speed_model is speed_fractions and candidates:  # every candidate's reward at once
-            values = candidate_rewards(
-                view, base, int(n), np.array([w + p for w, p in candidates]), placed
-            ).tolist()
+        ws, ps = candidate_arrays(view, int(n), st, max_candidates)
+        if speed_model is speed_fractions:  # every candidate's reward at once
+            values = candidate_rewards(view, base, int(n), ws + ps, placed).tolist()
         else:
             values = []
-            for w, p in candidates:
+            for w, p in zip(ws, ps):
                 tasks = base.copy()
                 tasks[n] += w + p
                 values.append(float(weight[placed] @ speed_model(view, tasks)[placed]))
-        for (w, p), value in zip(candidates, values):
+        for i, value in enumerate(values):
             if value > best_value + 1e-12:
-                best, best_value = (w, p), value
+                best, best_value = (ws[i].copy(), ps[i].copy()), value
         if best is None:
             placed[n] = False
             continue

@@ -142,10 +142,9 @@ class Harmony:
         d = self.data
         rows = list(plan) + new
         n, S = len(rows), len(self.groups)
-        fixed = np.zeros((n, S), dtype=int)
-        for i, j in enumerate(rows[: len(plan)]):
-            for g in plan[j]:
-                fixed[i, self.group_of[g]] += 1
+        group_of = self.group_of
+        cells = [i * S + group_of[g] for i, j in enumerate(rows[: len(plan)]) for g in plan[j]]
+        fixed = np.bincount(cells, minlength=n * S).reshape(n, S)  # GPUs per (job, group)
         view = PlacementView(
             job_ids=tuple(d.job_ids[j] for j in rows),
             server_ids=self.group_ids,
