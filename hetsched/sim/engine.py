@@ -55,12 +55,8 @@ class Waiting:
         self._job_at = [0] * len(rank)  # rank -> job
         for n, r in enumerate(rank):
             self._job_at[r] = n
-        self._short([])
-
-    def _short(self, ranks: list[int]) -> None:
-        self.ranks = ranks
-        self.add = self._add_short
-        self.remove = self._remove_short
+        self.ranks: list[int] | SortedList = []
+        self.add, self.remove = self._add_short, self._remove_short  # SortedList's past SHORT
 
     def _add_short(self, r: int) -> None:
         ranks = self.ranks

@@ -20,7 +20,7 @@ def fill_fastest(
     its task is fastest, until its ready tasks or the idle GPUs it can run on run out."""
     free = state.idle_gpus if free is None else list(free)  # idle_gpus is a new list
     every = state.task_times
-    if len(free) == 1:  # most instants: one GPU turned idle; the first job that can run there
+    if len(free) == 1:  # a loaded cluster's usual instant: the first job that can run there
         m = free[0]
         ready = state.ready
         for n in order:
