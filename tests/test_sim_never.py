@@ -140,7 +140,8 @@ def test_take_runnable_is_the_first_k_gpus_the_job_can_use(seed, picks, k):
 
 
 def test_srtf_task_time_is_each_jobs_mean_task_time():
-    """SRTF's task times, worked out for every job at once, are ``mean_task_time`` to the bit."""
+    """SRTF's task times, worked out for every job at once (``mean_task_times``), are
+    ``mean_task_time`` to the bit."""
     inst, _ = _forbidden(0)
     view = hare_view(inst)
     srtf = Srtf()

@@ -40,6 +40,7 @@ def candidate_rewards(
     if not len(added):
         return out
     step = max(1, CHUNK_ELEMENTS // max(1, view.n_jobs * view.n_servers))
+    others = None if view.server_speed is None else server_factor(view, tasks)
     for lo in range(0, len(added), step):
         row = tasks[n][None, :] + added[lo : lo + step]  # [c, s]
         r = (row > 0).astype(float)
@@ -49,8 +50,8 @@ def candidate_rewards(
         slow = np.where(uc > 0, cc, 0.0).max(axis=2)
         spans = uc.sum(axis=2)
         f = np.maximum(view.min_speed_fraction, 1.0 - slow - view.communication * (spans - 1))
-        if view.server_speed is not None:
-            factor = np.repeat(server_factor(view, tasks)[None], len(row), axis=0)
+        if others is not None:
+            factor = np.repeat(others[None], len(row), axis=0)
             own = np.where(row > 0, view.server_speed[n][None, :], np.inf).min(axis=1)
             factor[:, n] = np.where(np.isfinite(own), own, 1.0)
             f = f * factor

@@ -104,6 +104,7 @@ class SimState:
         self.started = [0] * n  # tasks of the current round started
         self.service = [0.0] * n  # attained task-GPU training time
         self.first_start = [math.nan] * n
+        self.n_gpus = view.n_gpus  # a plain int: policies read it at every decision
         self.gpu_free_at = [0.0] * view.n_gpus
         self.idle = [True] * view.n_gpus
         self._idle = list(range(view.n_gpus))  # the idle GPUs, in index order

@@ -48,19 +48,13 @@ class AlloX(Policy):
         self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
         self._width = view.tasks_per_round.tolist()
         self._train = view.train.tolist()
+        # one heap per class, brought up to date only when a decision reads it (LazyHeap.note)
         self.heaps = [LazyHeap() for _ in columns]
-        # jobs changed since their class's heap was last read: a heap is brought up to date
-        # only when a decision reads it (a job that changes twice in between is pushed once)
-        self._pending: list[set[int]] = [set() for _ in columns]
 
     def _heap(self, state: SimState, c: int) -> LazyHeap:
         """Class c's heap, with a current entry for every waiting job."""
-        heap, pending, column = self.heaps[c], self._pending[c], self._column[c]
-        ready, rank = state.ready, state.rank
-        for n in pending:
-            if ready[n] > 0:
-                heap.push(state, (self._left(state, n) * column[n], rank[n]), n)
-        pending.clear()
+        heap, column, rank = self.heaps[c], self._column[c], state.rank
+        heap.catch_up(state, lambda n: (self._left(state, n) * column[n], rank[n]))
         return heap
 
     def _left(self, state: SimState, n: int) -> int:
@@ -100,8 +94,8 @@ class AlloX(Policy):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         v = state.view
-        for pending in self._pending:  # the jobs that changed since the last decision
-            pending |= state.changed
+        for heap in self.heaps:  # the jobs that changed since the last decision
+            heap.note(state.changed)
         gpus = state.idle_gpus
         if len(gpus) == 1:  # Smith's rule on that GPU (module doc)
             n = self._first_on(state, gpus[0])

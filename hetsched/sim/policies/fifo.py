@@ -13,29 +13,21 @@ from __future__ import annotations
 
 from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import Policy, SimState
-from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order
+from hetsched.sim.policies.common import fill_fastest, fill_in_gpu_order, gang_size
 
 
 class GavelFifo(Policy):
     name, clairvoyant = "gavel-fifo", False
 
-    def prepare(self, instance, view) -> None:
-        self._gpus = view.n_gpus
-
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         free = state.idle_gpus
         out: list[tuple[int, int]] = []
-        every, anywhere, ready, started = (
-            state.task_times,
-            state.runs_anywhere,
-            state.ready,
-            state.started,
-        )
+        every, anywhere = state.task_times, state.runs_anywhere
         for n in state.waiting_jobs():
             if out:  # the GPUs the jobs before took
                 used = {m for _, m in out}
                 free = [m for m in free if m not in used]
-            need = 1 if started[n] else min(ready[n], self._gpus)  # gang_size
+            need = gang_size(state, n)
             if need > len(free):
                 break  # the head job waits for its GPUs; nobody overtakes it
             if not anywhere[n]:

@@ -22,11 +22,25 @@ class LazyHeap:
     def __init__(self):
         self.heap: list[tuple] = []
         self.stamp: dict[int, int] = {}  # job -> times re-keyed by the policy
+        # jobs changed since the heap was last brought up to date (:meth:`note`, :meth:`catch_up`)
+        self.pending: set[int] = set()
 
     def refresh(self, state: SimState, key) -> None:
         for n in state.changed:
             if state.ready[n] > 0:
                 self.push(state, key(n), n)
+
+    def note(self, changed: set[int]) -> None:
+        """Jobs whose state changed, for a heap read only at some decisions: :meth:`catch_up`
+        pushes them when it is read (a job that changes twice in between is pushed once)."""
+        self.pending |= changed
+
+    def catch_up(self, state: SimState, key) -> None:
+        """Push every job noted since the last call that still waits, at its current key."""
+        for n in self.pending:
+            if state.ready[n] > 0:
+                self.push(state, key(n), n)
+        self.pending.clear()
 
     def _current(self, state: SimState, n: int, v: int, s: int) -> bool:
         return v == state.version[n] and s == self.stamp.get(n, 0) and state.ready[n] > 0

@@ -5,10 +5,8 @@ there (a job may not run on every type: Gavel's traces)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from hetsched.sim.engine import SimState
-from hetsched.sim.policies.common import fill_fastest
+from hetsched.sim.policies.common import fill_fastest, mean_task_times
 from hetsched.sim.policies.heaps import LazyHeap
 
 #: waiting jobs up to which a decision sorts them instead of reading its heap
@@ -20,11 +18,10 @@ class Srtf:
 
     def prepare(self, instance, view) -> None:
         self._heap = LazyHeap()
-        self._pending: set[int] = set()  # jobs changed since the heap was last read
         self._width = view.tasks_per_round.tolist()
         self._rounds = view.rounds.tolist()  # |R_n|: the policy is clairvoyant
-        # each job's task time on the average GPU (mean_task_time, for every job at once)
-        self._task_time = (1.0 / np.mean(1.0 / (view.train + view.sync), axis=1)).tolist()
+        # each job's task time on the average GPU
+        self._task_time = mean_task_times(view)
 
     def remaining(self, state: SimState, n: int) -> float:
         left = (self._rounds[n] - state.rounds_done[n]) * self._width[n] - state.started[n]
@@ -33,22 +30,19 @@ class Srtf:
     def _key(self, state: SimState, n: int) -> tuple:
         """A partly placed round first, then least remaining work, then arrival."""
         return (
-            not (state.started[n] > 0 and state.ready[n] > 0),
+            not state.partially_scheduled(n),
             self.remaining(state, n),
             state.rank[n],
         )
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        self._pending |= state.changed
+        self._heap.note(state.changed)
         if state.n_waiting <= SHORT_QUEUE:  # few waiting jobs: sort them (no heap to keep)
             key = self._key
             jobs = iter(sorted((key(state, n), n) for n in state.waiting_jobs()))
             return self._fill(state, lambda: next(jobs, None))[0]
         heap = self._heap
-        for n in self._pending:  # the jobs that changed since the heap was last read
-            if state.ready[n] > 0:
-                heap.push(state, self._key(state, n), n)
-        self._pending.clear()
+        heap.catch_up(state, lambda n: self._key(state, n))  # the jobs changed since last read
         decided, taken = self._fill(state, lambda: heap.pop(state))
         placed = {n for n, _ in decided}
         for k, n in taken:  # a job that gets a task changes and comes back refreshed; the rest
