@@ -338,6 +338,19 @@ def build_arrays(instance: Instance, eps: float = EPSILON) -> ArrayLP:
     )
 
 
+def capacity_prices(lp: ArrayLP, row_duals: np.ndarray) -> np.ndarray:
+    """Price of a GPU-second per (GPU class, interval) from the row duals of an optimal solution
+    of :func:`build_arrays`'s LP: the capacity rows' (0 where a class has no row in an interval).
+    Every schedule of a job meets the LP's job rows, so pricing a job's schedules at these
+    prices costs each job at least what its LP part costs at them (the Lagrangian argument)."""
+    d = lp.data
+    J, L = d.view.n_jobs, len(d.tau) - 1
+    cl = np.unique(d.c * L + d.l)
+    out = np.zeros((len(d.classes), L))
+    out[cl // L, cl % L] = np.maximum(0.0, -np.asarray(row_duals)[J : J + len(cl)])
+    return out
+
+
 def extract_arrays(lp: ArrayLP, instance: Instance, x: np.ndarray) -> ProgressSolution:
     d = lp.data
     z = np.zeros((d.view.n_jobs, len(d.classes), len(d.tau) - 1))

@@ -20,6 +20,13 @@ programming over its rounds. Solved by column generation (:mod:`hetsched.solvers
 master over the generated columns gives the schedule. The result is optimal only when it meets
 the Lagrangian bound rounded up to the objective's grid; otherwise the gap is reported.
 
+The root starts from the interval LP's capacity duals (``models/hare_interval_lp.py``), each
+GPU tick priced at its class's price of a GPU-second over the tick (:func:`interval_prices`).
+Every job schedule meets the LP's job rows, so at those prices each job's least priced column
+costs at least its part of the LP: the first Lagrangian bound is already at least the interval
+LP's (146.6 against 132.9 on ``ladder(24, 4)``), which keeps a root cut short by the clock far
+above the per-job bound, and the smoothing starts from there.
+
 Exactness: integer ticks as in ``hare-sched-ti`` (semi-active schedules start on integer ticks
 when all times are integers; times are scaled by the least 10^d, d <= 4). Columns are limited to
 the windows every schedule of objective <= UB obeys (UB from a list schedule,
@@ -41,8 +48,10 @@ from hetsched.hare.upper_bound import better_with_hint
 from hetsched.hare.view import hare_view
 from hetsched.instance.io import instance_hash
 from hetsched.instance.model import Instance
+from hetsched.models.hare_interval_lp import build_arrays, capacity_prices
 from hetsched.schedule.model import TaskSchedule, schedule_from_round_starts
 from hetsched.solvers.colgen import ColgenSolution, Column, DantzigWolfeProblem
+from hetsched.solvers.lp_arrays import optimal_duals
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
 SEARCH_EVALUATIONS = (
@@ -179,6 +188,7 @@ def build(
         return columns_of(schedule)
 
     initial = columns_of(start)  # the best schedule known, one column per job: a feasible start
+    start_prices, bound_note = interval_prices(instance, s * ws, s, G, horizon)
     assert initial is not None  # its objective is UB, so every job ends within its window
 
     return DantzigWolfeProblem(
@@ -195,12 +205,40 @@ def build(
         exact=True,
         notes=[
             f"times scaled by {s} to integer ticks; columns: job schedules within the windows of "
-            f"UB {ub / (s * ws):g} ({source})"
+            f"UB {ub / (s * ws):g} ({source})",
+            bound_note,
         ],
         data={"scale": s, "view": v},
         dive=not prove,
         integer_master=not prove,
+        initial_prices=start_prices,
     )
+
+
+def interval_prices(
+    instance: Instance, unit: float, s: float, G: int, horizon: int
+) -> tuple[np.ndarray | None, str]:
+    """Prices of every (GPU, tick) row from the interval LP's capacity duals
+    (``models/hare_interval_lp.py``): a tick costs the LP's price of a GPU-second of the GPU's
+    class, integrated over the tick's second(s) (``unit``: the master's cost of one unit of the
+    LP's objective, ``s`` ticks a second). At these prices every job's least priced schedule
+    costs at least its part of the LP, so the first Lagrangian bound is at least the interval
+    LP's (None, with the reason, where that LP has no optimum)."""
+    lp = build_arrays(instance)
+    solved = optimal_duals(lp)
+    if solved is None:
+        return None, "interval LP not solved: no start prices"
+    value, duals = solved
+    per_second = capacity_prices(lp, duals)
+    tau = lp.data.tau
+    edges = np.arange(horizon + 1) / s  # tick t is [t / s, (t + 1) / s)
+    prices = np.zeros((G, horizon))
+    for c, gpus in enumerate(lp.data.classes):
+        # the integral of the class's price density from tau_0 to each tick edge
+        integral = np.concatenate(([0.0], np.cumsum(per_second[c] * np.diff(tau))))
+        through = np.interp(edges, tau, integral, left=0.0, right=integral[-1])
+        prices[gpus] = unit * np.diff(through)
+    return prices.ravel(), f"first prices: the interval LP's capacity duals (its bound {value:.6g})"
 
 
 def extract(

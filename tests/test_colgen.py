@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 from conftest import INSTANCES, instance_path
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsched.exact.registry import find_formulation
@@ -461,3 +461,22 @@ def test_a_hint_in_seconds_becomes_a_valid_schedule_on_integer_ticks():
     assert objective <= value * 10 + 1e-6  # started as early as allowed: never later
     missing = TaskSchedule.of(schedule.assignments[:-1], schedule.instance)  # a task left out
     assert hint_in_ticks(ticked, missing, 10) is None
+
+
+@settings(max_examples=20, deadline=None)
+@given(hare_instances(max_jobs=4, max_tasks=8))
+def test_the_first_prices_already_bound_above_the_interval_lp(inst):
+    """The master starts from the interval LP's capacity duals, mapped onto GPU ticks: each job's
+    least priced schedule there costs at least its part of the LP, so the Lagrangian bound at
+    those prices is at least the LP's bound (and at most the optimum, as every Lagrangian)."""
+    problem = find_formulation("hare-sched", "colgen").build(inst, prove=True)
+    pi = problem.initial_prices
+    assert pi is not None and np.all(pi >= 0) and pi.shape == problem.capacity.shape
+    prepared = problem.prepare(pi)
+    lagrangian = sum(problem.price(b, prepared)[0] for b in range(problem.n_blocks))
+    lagrangian = (lagrangian - float(pi @ problem.capacity)) / problem.objective_divisor
+    lp = solve(inst, "hare-interval-lp", "highs-lp")
+    assert lagrangian >= lp.bound - 1e-6 * max(1.0, lp.bound)
+    optimum = solve(inst, "hare-sched", "cpsat", time_limit=60)
+    assert optimum.status == Status.OPTIMAL
+    assert lagrangian <= optimum.objective + 1e-6

@@ -98,3 +98,11 @@ def solve_array_lp(
         highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
     }.get(status, Status.ERROR)
     return RawResult(kind, None, None, seconds, log=f"highs-lp: {h.modelStatusToString(status)}")
+
+
+def optimal_duals(lp: ArrayLP) -> tuple[float, np.ndarray] | None:
+    """(optimum, row duals) of ``lp`` by HiGHS with its options; None if it has no optimum."""
+    h, _ = run_highs(lp)
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return float(h.getInfo().objective_function_value), np.asarray(h.getSolution().row_dual)

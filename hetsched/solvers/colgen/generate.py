@@ -57,6 +57,7 @@ def generate(
     big: float | None = None,
     dead_end: str = "raise",
     bound_checks: bool = True,
+    start: np.ndarray | None = None,
 ) -> Generation:
     """Column generation on ``master`` until done, the cutoff, the deadline or ``max_rounds``.
 
@@ -69,10 +70,12 @@ def generate(
 
     ``auto_smoothing``: adapt the smoothing factor each round from the Lagrangian's subgradient
     at the smoothed prices (Pessoa et al. 2018). ``cost_weight=0``: phase one (Farkas pricing),
-    where the master's real columns cost nothing; columns are judged at zero cost."""
+    where the master's real columns cost nothing; columns are judged at zero cost. ``start``:
+    row prices the first round prices at (then the first smoothing centre), instead of the
+    LP duals."""
     cap = np.asarray(problem.capacity, dtype=float)
     copies = problem.block_copies
-    center: np.ndarray | None = None
+    center = None if start is None else np.asarray(start, dtype=float)
     prices: np.ndarray | None = None
     alpha, saved, lp, rounds = smoothing, smoothing, None, 0
     tol = lambda v: 1e-9 * max(1.0, abs(v))  # noqa: E731
@@ -88,8 +91,11 @@ def generate(
                 raise
             return Generation("infeasible", math.inf, lp, prices, rounds)
         rounds += 1
-        # Wentges smoothing towards the prices of the best bound so far
-        pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
+        # Wentges smoothing towards the prices of the best bound so far (first: ``start``)
+        if rounds == 1 and start is not None:
+            pi = center
+        else:
+            pi = pi_lp if center is None or alpha <= 0 else alpha * center + (1 - alpha) * pi_lp
         exact = pi is pi_lp
         per_block = block_prices(pi)
         lagr = -float(pi @ cap)

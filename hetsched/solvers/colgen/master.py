@@ -214,6 +214,7 @@ def _root(
         cutoff=cutoff,
         round_up=lambda v: _round_up(v, problem.objective_step),
         max_rounds=problem.max_iterations,
+        start=problem.initial_prices,
     )
     return master, run
 

@@ -71,6 +71,9 @@ class DantzigWolfeProblem:
     # master whose optimum must be exact to 1e-9 needs a tighter one: under 1e-7 a column that
     # prices out by less is not taken and the loop stalls short of the bound
     lp_tolerance: float | None = None
+    # row prices to start from (e.g. a relaxation's duals): the root's first round prices the
+    # blocks there, so its Lagrangian bound is theirs from the start, and smooths towards them
+    initial_prices: np.ndarray | None = None
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
