@@ -188,8 +188,8 @@ def build(
         return columns_of(schedule)
 
     initial = columns_of(start)  # the best schedule known, one column per job: a feasible start
-    start_prices, bound_note = interval_prices(instance, s * ws, s, G, horizon)
     assert initial is not None  # its objective is UB, so every job ends within its window
+    start_prices, bound_note = interval_prices(instance, s * ws, s, G, horizon)
 
     return DantzigWolfeProblem(
         n_blocks=v.n_jobs,

@@ -480,3 +480,7 @@ def test_the_first_prices_already_bound_above_the_interval_lp(inst):
     optimum = solve(inst, "hare-sched", "cpsat", time_limit=60)
     assert optimum.status == Status.OPTIMAL
     assert lagrangian <= optimum.objective + 1e-6
+    # a root stopped after its first round keeps that bound (it priced at these prices first)
+    problem.max_iterations = 1
+    run, _, _ = lp_relaxation(problem)
+    assert run.bound / problem.objective_divisor >= lagrangian - 1e-9 * max(1.0, lagrangian)
