@@ -215,6 +215,7 @@ def _root(
         round_up=lambda v: _round_up(v, problem.objective_step),
         max_rounds=problem.max_iterations,
         start=problem.initial_prices,
+        auto_smoothing=problem.auto_smoothing,
     )
     return master, run
 

@@ -74,6 +74,8 @@ class DantzigWolfeProblem:
     # row prices to start from (e.g. a relaxation's duals): the root's first round prices the
     # blocks there, so its Lagrangian bound is theirs from the start, and smooths towards them
     initial_prices: np.ndarray | None = None
+    # the root adapts its smoothing factor each round (``generate``'s ``auto_smoothing``)
+    auto_smoothing: bool = False
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
