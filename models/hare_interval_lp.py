@@ -60,7 +60,7 @@ from hetsched.hare.rates import rate_facets
 from hetsched.hare.upper_bound import horizon
 from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.model import Instance
-from hetsched.solvers.lp_arrays import INF, ArrayLP
+from hetsched.solvers.lp_arrays import INF, ArrayLP, optimal_duals
 
 #: interval growth: the left-endpoint rule loses at most a factor 1 + eps on M_n. 0.05 against
 #: 0.15 raised the bound 6.4% on hare-table2 20 jobs x 16 GPUs (issue 44) for 3x the intervals
@@ -86,16 +86,6 @@ def job_facets(view: HareView, classes: list[list[int]]) -> list[np.ndarray | No
         rate_facets(int(view.tasks_per_round[n]), sizes, view.train[n, first], view.sync[n, first])
         for n in range(view.n_jobs)
     ]
-
-
-def gpu_classes(view: HareView) -> list[list[int]]:
-    """GPUs grouped by identical (T^c, T^s) columns, in order of first appearance."""
-    groups: dict[bytes, list[int]] = {}
-    for m in range(view.n_gpus):
-        groups.setdefault(np.concatenate((view.train[:, m], view.sync[:, m])).tobytes(), []).append(
-            m
-        )
-    return list(groups.values())
 
 
 def interval_grid(view: HareView, horizon: float, eps: float = EPSILON) -> np.ndarray:
@@ -187,7 +177,7 @@ def interval_data(instance: Instance, eps: float = EPSILON) -> IntervalData:
     if not 0 < eps <= 1:
         raise HetschedError(f"eps (the intervals' growth) must be in (0, 1], got {eps!r}")
     tau = interval_grid(v, float(c_ub.max()), eps)
-    classes = gpu_classes(v)
+    classes = v.gpu_classes()
     open_ = (tau[1:][None, :] > v.arrival[:, None]) & (tau[:-1][None, :] < c_ub[:, None])
     jn, jl = np.nonzero(open_)  # job-major, then interval: the order of the Pyomo keys
     k = len(classes)
@@ -349,6 +339,27 @@ def capacity_prices(lp: ArrayLP, row_duals: np.ndarray) -> np.ndarray:
     out = np.zeros((len(d.classes), L))
     out[cl // L, cl % L] = np.maximum(0.0, -np.asarray(row_duals)[J : J + len(cl)])
     return out
+
+
+def class_price_integrals(
+    instance: Instance, edges: np.ndarray
+) -> tuple[list[list[int]], np.ndarray, float] | None:
+    """The LP's GPU classes, the integral of each class's price of a GPU-second
+    (:func:`capacity_prices`) over each [edges[i], edges[i + 1]) in seconds (classes x
+    len(edges) - 1), and the LP's bound; None where the LP has no optimum."""
+    lp = build_arrays(instance)
+    solved = optimal_duals(lp)
+    if solved is None:
+        return None
+    value, duals = solved
+    per_second = capacity_prices(lp, duals)
+    tau = lp.data.tau
+    out = np.zeros((len(lp.data.classes), len(edges) - 1))
+    for c in range(len(lp.data.classes)):
+        # the integral of the class's price density from tau_0 to each edge
+        integral = np.concatenate(([0.0], np.cumsum(per_second[c] * np.diff(tau))))
+        out[c] = np.diff(np.interp(edges, tau, integral, left=0.0, right=integral[-1]))
+    return [list(c) for c in lp.data.classes], out, value
 
 
 def extract_arrays(lp: ArrayLP, instance: Instance, x: np.ndarray) -> ProgressSolution:

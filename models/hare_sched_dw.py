@@ -35,31 +35,21 @@ the windows every schedule of objective <= UB obeys (UB from a list schedule,
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 
 from hetsched.core.errors import HetschedError
-from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instance_times
 from hetsched.exact.spec import FormulationSpec
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.pricing import INF, JobPricer
-from hetsched.hare.upper_bound import better_with_hint
-from hetsched.hare.view import hare_view
-from hetsched.instance.io import instance_hash
+from hetsched.hare.ticks import SEARCH_SEED, job_tasks, schedule_of_jobs, ticked_horizon
 from hetsched.instance.model import Instance
-from hetsched.models.hare_interval_lp import build_arrays, capacity_prices
-from hetsched.schedule.model import TaskSchedule, schedule_from_round_starts
+from hetsched.models.hare_interval_lp import class_price_integrals
+from hetsched.schedule.model import TaskSchedule
 from hetsched.solvers.colgen import ColgenSolution, Column, DantzigWolfeProblem
-from hetsched.solvers.lp_arrays import optimal_duals
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
-SEARCH_EVALUATIONS = (
-    500  # list schedules tried per round of a job for the upper bound that sets the windows
-)
 ROUNDING_EVALUATIONS = 5_000  # and again from the LP's round order after column generation
 COLUMNS_PER_PRICING = 5  # a job's pricing returns its best schedules for this many completion times
-SEARCH_SEED = 0  # the local search is seeded: the same instance gives the same windows and result
 
 
 MAX_TASKS = 5_000  # the windows' list-scheduling search and the per-job pricing DP grow past this
@@ -79,33 +69,21 @@ def build(
     portfolio's best so far) that sets the windows and the first incumbent when it is better than
     the local search's; ``prove``: spend the time on the bound (no dive, no integer master, which
     look for schedules: branch-and-price from the root)."""
-    s = exact_decimal_scale(instance_times(instance), max_digits=4)
-    if s is None:
-        raise HetschedError(
-            "hare-sched (colgen) needs times with at most 4 decimal digits; use --solver cpsat"
-        )
-    ws = exact_decimal_scale([j.weight for j in instance.jobs], max_digits=6)
-    if ws is None:
-        raise HetschedError(
-            "hare-sched (colgen) needs job weights with at most 6 decimal digits; use --solver highs"
-        )
-    ticked = instance_in_ticks(instance, s)
-    v = hare_view(ticked)
-    ub, start = local_search_upper_bound(
-        ticked, min(20_000, SEARCH_EVALUATIONS * int(np.sum(v.rounds))), SEARCH_SEED
+    th = ticked_horizon(instance, hint, "hare-sched (colgen)")
+    s, ws, ticked, v, start, weight = (
+        th.scale,
+        th.weight_scale,
+        th.ticked,
+        th.view,
+        th.schedule,
+        th.weight,
     )
-    ub, start, hinted = better_with_hint(ticked, ub, start, hint, s)
-    source = "the given schedule" if hinted else "local search of list schedules"
-    earliest, latest = v.start_windows(ub)
-    c_hi = np.floor(v.completion_upper_bounds(ub) + 1e-6).astype(np.int64)
-    weight = np.rint(v.weight * ws)
-    horizon = int(c_hi.max())
+    c_hi, horizon = th.completion_hi, th.horizon
     G = v.n_gpus
     pricers = []
     for n in range(v.n_jobs):
         R = int(v.rounds[n])
-        lo = np.ceil(earliest[n, :R] - 1e-6).astype(np.int64)
-        lo[0] = int(v.arrival[n])
+        lo = th.ready_lo(n)
         if c_hi[n] - lo[0] > MAX_PRICED_TICKS:
             raise HetschedError(
                 f"hare-sched (colgen): job {v.job_ids[n]} spans {c_hi[n] - lo[0]} ticks of 1/{s} s "
@@ -120,7 +98,7 @@ def build(
                 weight=float(weight[n]),
                 arrival=int(v.arrival[n]),
                 ready_lo=lo,
-                ready_hi=np.floor(latest[n, :R] + 1e-6).astype(np.int64),
+                ready_hi=th.ready_hi(n),
                 completion_hi=int(c_hi[n]),
                 horizon=horizon,
             )
@@ -153,23 +131,13 @@ def build(
             return INF, []
         return priced[0][0], [column(n, tasks, completion) for _, tasks, completion in priced]
 
-    gpu_index = {gid: g for g, gid in enumerate(v.gpu_ids)}
-    job_index = {jid: n for n, jid in enumerate(v.job_ids)}
-
     def columns_of(schedule) -> list[Column] | None:
         """One column per job from a schedule in ticks; None if a task leaves the priced horizon."""
-        per_job: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-        for a in schedule.assignments:
-            n, g, start = job_index[a.job], gpu_index[a.gpu], int(round(a.start))
-            if start + int(v.train[n, g]) > horizon:
+        jobs = job_tasks(v, schedule)
+        for n, (tasks, _) in enumerate(jobs):
+            if any(start + int(v.train[n, g]) > horizon for _, g, start in tasks):
                 return None
-            per_job[n].append((a.round, g, start))
-        out = []
-        for n in range(v.n_jobs):
-            last = int(v.rounds[n]) - 1
-            completion = max(start + int(v.cycle[n, g]) for r, g, start in per_job[n] if r == last)
-            out.append(column(n, per_job[n], completion))
-        return out
+        return [column(n, tasks, done) for n, (tasks, done) in enumerate(jobs)]
 
     def round_lp(columns: list[Column], lam: np.ndarray) -> list[Column] | None:
         """List schedules from the LP's order: each round's lambda-weighted mean start."""
@@ -205,7 +173,7 @@ def build(
         exact=True,
         notes=[
             f"times scaled by {s} to integer ticks; columns: job schedules within the windows of "
-            f"UB {ub / (s * ws):g} ({source})",
+            f"UB {th.ub / (s * ws):g} ({th.source})",
             bound_note,
         ],
         data={"scale": s, "view": v},
@@ -227,32 +195,21 @@ def interval_prices(
     LP's objective, ``s`` ticks a second). At these prices every job's least priced schedule
     costs at least its part of the LP, so the first Lagrangian bound is at least the interval
     LP's (None, with the reason, where that LP has no optimum)."""
-    lp = build_arrays(instance)
-    solved = optimal_duals(lp)
+    solved = class_price_integrals(instance, np.arange(horizon + 1) / s)  # tick t: [t/s, (t+1)/s)
     if solved is None:
         return None, "interval LP not solved: no start prices"
-    value, duals = solved
-    per_second = capacity_prices(lp, duals)
-    tau = lp.data.tau
-    edges = np.arange(horizon + 1) / s  # tick t is [t / s, (t + 1) / s)
+    classes, integrals, value = solved
     prices = np.zeros((G, horizon))
-    for c, gpus in enumerate(lp.data.classes):
-        # the integral of the class's price density from tau_0 to each tick edge
-        integral = np.concatenate(([0.0], np.cumsum(per_second[c] * np.diff(tau))))
-        through = np.interp(edges, tau, integral, left=0.0, right=integral[-1])
-        prices[gpus] = unit * np.diff(through)
+    for c, gpus in enumerate(classes):
+        prices[gpus] = unit * integrals[c]
     return prices.ravel(), f"first prices: the interval LP's capacity duals (its bound {value:.6g})"
 
 
 def extract(
     problem: DantzigWolfeProblem, instance: Instance, solution: ColgenSolution
 ) -> TaskSchedule:
-    s, v = problem.data["scale"], problem.data["view"]
-    starts: dict[tuple[int, int], list[tuple[float, int]]] = defaultdict(list)
-    for col in solution.columns:
-        for r, g, start in col.payload:
-            starts[col.block, r].append((start / s, g))
-    return schedule_from_round_starts(v, starts, instance.name, instance_hash(instance))
+    jobs = [(col.block, col.payload) for col in solution.columns]
+    return schedule_of_jobs(problem.data["view"], problem.data["scale"], jobs, instance)
 
 
 SPEC = FormulationSpec(

@@ -12,7 +12,6 @@ from scipy.optimize import linprog
 from hetsched.hare.rates import config_durations, rate_facets, rate_points, round_configs
 from hetsched.hare.upper_bound import quick_upper_bound
 from hetsched.hare.view import hare_view
-from hetsched.models.hare_interval_lp import gpu_classes
 from hetsched.schedule.validate import validate
 from hetsched.testing.strategies import hare_instances
 
@@ -26,7 +25,7 @@ def test_round_configs_are_every_split_once(tasks, classes):
 
 
 def _job_region(view, n):
-    classes = gpu_classes(view)
+    classes = view.gpu_classes()
     first = [c[0] for c in classes]
     sizes = np.array([len(c) for c in classes], dtype=float)
     return classes, sizes, view.train[n, first], view.sync[n, first]
@@ -84,7 +83,7 @@ def test_every_schedule_trains_within_its_active_time_times_the_rate_region(inst
     _, schedule = quick_upper_bound(inst, view)
     report = validate(inst, schedule)
     assert report.valid
-    classes = gpu_classes(view)
+    classes = view.gpu_classes()
     class_of = np.empty(view.n_gpus, dtype=np.int64)
     for c, members in enumerate(classes):
         class_of[members] = c

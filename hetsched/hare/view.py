@@ -106,6 +106,15 @@ class HareView(JobsIndexed, GpusIndexed):
             out[n] = value
         return out
 
+    def gpu_classes(self) -> list[list[int]]:
+        """GPUs grouped by identical (T^c, T^s) columns, in order of first appearance: GPUs of
+        a class are interchangeable for every job."""
+        groups: dict[bytes, list[int]] = {}
+        for m in range(self.n_gpus):
+            key = np.concatenate((self.train[:, m], self.sync[:, m])).tobytes()
+            groups.setdefault(key, []).append(m)
+        return list(groups.values())
+
     def completion_lower_bounds(self, relaxed: bool = False) -> np.ndarray:
         """C_n >= a_n + |R_n| L_n, by (4), (6), (7) and :attr:`round_length`.
 
