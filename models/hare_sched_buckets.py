@@ -62,13 +62,15 @@ def build(
     instance: Instance, hint: TaskSchedule | None = None, bucket: int | None = None
 ) -> DantzigWolfeProblem:
     """The bucketed master and its pricing; ``hint``: a schedule of ``instance`` (e.g. the
-    portfolio's best) that sets the windows where it is better than the local search's;
+    portfolio's best) that sets the windows where it is better than a few list schedules (with
+    no hint: a local search of list schedules);
     ``bucket``: ticks per bucket (default: the horizon over :data:`MAX_BUCKETS`)."""
     if bucket is not None and (
         isinstance(bucket, bool) or not isinstance(bucket, int) or bucket < 1
     ):
         raise HetschedError(f"option bucket: a whole number of ticks >= 1 (got {bucket!r})")
-    th = ticked_horizon(instance, hint, "hare-sched-buckets")
+    # a given schedule (the portfolio's best) sets the windows; no search of its own then
+    th = ticked_horizon(instance, hint, "hare-sched-buckets", 0 if hint is not None else None)
     v, s, H = th.view, th.scale, th.horizon
     B = bucket if bucket is not None else max(1, math.ceil(H / MAX_BUCKETS))
     nb = -(-H // B)

@@ -216,10 +216,12 @@ def test_the_lp_counts_the_mips_indicators(eps):
     assert mip_grid(cells, 0.05, jobs, budget * 1.1 + jobs / RATE)[0] == eps
 
 
-def test_after_the_mip_the_second_process_searches_from_its_order():
-    """The second process's stages (portfolio._SecondProcess): when the MIP stage is taken, a
-    job-order search starts there from the MIP's order and the run's best order, until
-    PARALLEL_END of the limit; taken at the limit, no stage starts."""
+def test_after_the_mip_the_second_process_bounds_or_searches(monkeypatch):
+    """The second process's stages (portfolio._SecondProcess): when the MIP stage is taken, the
+    bucketed job-schedule master starts there from the run's best schedule where the instance
+    has at most BUCKETS_MAX_TASKS tasks, and otherwise a job-order search from the MIP's order
+    and the run's best order, until PARALLEL_END of the limit; taken at the limit, no stage
+    starts."""
     import time
     from concurrent.futures import Future
 
@@ -244,7 +246,9 @@ def test_after_the_mip_the_second_process_searches_from_its_order():
     start, gpu = serial_schedule(run.view, best)
     run.offer_arrays("job-order search", SerialRun(1e9, best, start, gpu))
     mip_order = np.arange(len(inst.jobs))
-    for limit, searches in ((100.0, True), (1e-3, False)):
+    cases = ((100.0, 10**9, "buckets"), (100.0, 100, "search"), (1e-3, 10**9, None))
+    for limit, most_tasks, stage in cases:
+        monkeypatch.setattr(portfolio, "BUCKETS_MAX_TASKS", most_tasks)
         pool = Pool()
         second = portfolio._SecondProcess(pool, inst, limit, time.perf_counter(), seed=0)
         done = Future()
@@ -252,10 +256,16 @@ def test_after_the_mip_the_second_process_searches_from_its_order():
         second.future, second.stage = done, "mip"
         second.take(run)
         assert run.bound >= 1.0
-        assert (pool.calls[-1][0] is search_until) == searches
-        if searches:
-            task = pool.calls[-1][1]
+        fn, task = pool.calls[-1]
+        if stage is None:  # nothing started after the LP of the constructor
+            assert fn is portfolio.bound_chain and task.steps == ("lp",)
+            continue
+        assert second.stage == stage and not second.mip_running()
+        assert task.until <= time.time() + portfolio.PARALLEL_END * limit
+        if stage == "search":
+            assert fn is search_until
             assert any(np.array_equal(o, mip_order) for o in task.orders)
             assert any(np.array_equal(o, best) for o in task.orders)
-            assert task.until <= time.time() + portfolio.PARALLEL_END * limit
-            assert second.stage == "search" and not second.mip_running()
+        else:
+            assert fn is portfolio.bound_chain and task.steps == ("buckets",)
+            assert task.hint is run.best[2]

@@ -19,9 +19,12 @@ The portfolio runs, in this order, each with what the limit leaves:
    step needs both cores), the chain runs in a second process (one thread) while this one
    searches (one thread), and the MIP has :data:`PARALLEL_MIP_EXTRA` seconds past its share (up
    to :data:`PARALLEL_END` of the limit); the search takes the chain's orders when they come.
-   After the MIP (or, where the MIP is left out, after the LP) the second process runs a
-   job-order search of its own from the chain's orders and the best one so far until then, and
-   its best schedule joins the others;
+   After the MIP (or, where the MIP is left out, after the LP) the second process runs, until
+   then, the bucketed job-schedule master (:mod:`hetsched.models.hare_sched_buckets`) from the
+   best schedule so far, where the instance has at most
+   :data:`~hetsched.hare.bound_chain.BUCKETS_MAX_TASKS` tasks: its Lagrangian bound joins the
+   others. Past that size it runs a job-order search of its own from the chain's orders and the
+   best one so far, and its best schedule joins the others;
 3. *iterated local search over job orders* (:func:`~hetsched.hare.serial.serial_search`) until
    :data:`SEARCH_SHARE` of the limit has passed; where step 4 follows, only a start for it
    (:data:`SEARCH_EVALUATIONS` schedules), since it may prove the schedule at once;
@@ -57,7 +60,13 @@ import numpy as np
 
 from hetsched.core.executors import WorkerPool
 from hetsched.hare.algorithm1 import hare_alg1
-from hetsched.hare.bound_chain import Bounds, BoundTask, bound_chain, mip_grid
+from hetsched.hare.bound_chain import (
+    BUCKETS_MAX_TASKS,
+    Bounds,
+    BoundTask,
+    bound_chain,
+    mip_grid,
+)
 from hetsched.hare.exact_step import exact_step, strong_exact_bound
 from hetsched.hare.list_scheduling import schedule_arrays
 from hetsched.hare.lns import lns, lns_takes
@@ -106,6 +115,9 @@ PARALLEL_MIP_EXTRA = 30.0
 SEARCH_SHARE = 0.45
 #: the part of the limit the exact method leaves to the searches after it
 RESERVE = 0.2
+#: the bucketed job-schedule master (second process) starts only with this many seconds left
+#: before PARALLEL_END: its windows and first prices take a few seconds
+BUCKETS_MIN_SECONDS = 20.0
 #: serial schedules the job-order search evaluates when there is no time limit to stop it
 SEARCH_EVALUATIONS = 1000
 #: list schedules the local search evaluates when there is no time limit to stop it
@@ -322,10 +334,32 @@ class _SecondProcess:
                 self.future, self.stage = self.pool.submit(bound_chain, mip), "mip"
             else:
                 result.notes.append(f"interval MIP: left out ({why})")
-                self._search(run, result.orders)
-        elif self.stage == "mip":  # the second core searches from the MIP's order until the end
-            self._search(run, result.orders)
+                self._after_chain(run, result.orders)
+        elif self.stage == "mip":
+            self._after_chain(run, result.orders)
         return run.merge(result)
+
+    def _after_chain(self, run: "_Run", orders: list[np.ndarray]) -> None:
+        """After the LP and the MIP, the second core runs the bucketed job-schedule master from
+        the best schedule so far where the instance has at most :data:`BUCKETS_MAX_TASKS` tasks
+        and :data:`BUCKETS_MIN_SECONDS` are left, and otherwise searches from the chain's
+        orders, until :data:`PARALLEL_END` of the limit."""
+        end = PARALLEL_END * self.limit
+        left = self.t0 + end - time.perf_counter()
+        if self.instance.n_tasks > BUCKETS_MAX_TASKS or run.best is None:
+            self._search(run, orders)
+        elif left < BUCKETS_MIN_SECONDS:  # too little time for its windows and first prices
+            self._search(run, orders)
+        else:
+            task = BoundTask(
+                self.instance,
+                None,
+                seed=self.seed,
+                steps=("buckets",),
+                until=self._wall(end),
+                hint=run.best[2],
+            )
+            self.future, self.stage = self.pool.submit(bound_chain, task), "buckets"
 
     def _search(self, run: "_Run", orders: list[np.ndarray]) -> None:
         """Start the search stage from ``orders``, the run's best job order and Smith's, until

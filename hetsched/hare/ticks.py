@@ -58,10 +58,13 @@ class TickedHorizon:
         return np.floor(self.latest[n, : int(self.view.rounds[n])] + 1e-6).astype(np.int64)
 
 
-def ticked_horizon(instance: Instance, hint: TaskSchedule | None, method: str) -> TickedHorizon:
-    """The ticks, a schedule (a seeded local search over list schedules, or ``hint`` where it is
-    better) and the windows of its objective (:meth:`HareView.start_windows`); ``method`` names
-    the caller in the errors."""
+def ticked_horizon(
+    instance: Instance, hint: TaskSchedule | None, method: str, evaluations: int | None = None
+) -> TickedHorizon:
+    """The ticks, a schedule (a seeded local search over ``evaluations`` list schedules, by
+    default :data:`SEARCH_EVALUATIONS` a round up to :data:`MAX_SEARCH_EVALUATIONS`, or ``hint``
+    where it is better) and the windows of its objective (:meth:`HareView.start_windows`);
+    ``method`` names the caller in the errors."""
     s = exact_decimal_scale(instance_times(instance), max_digits=4)
     if s is None:
         raise HetschedError(
@@ -74,7 +77,8 @@ def ticked_horizon(instance: Instance, hint: TaskSchedule | None, method: str) -
         )
     ticked = instance_in_ticks(instance, s)
     v = hare_view(ticked)
-    evaluations = min(MAX_SEARCH_EVALUATIONS, SEARCH_EVALUATIONS * int(np.sum(v.rounds)))
+    if evaluations is None:
+        evaluations = min(MAX_SEARCH_EVALUATIONS, SEARCH_EVALUATIONS * int(np.sum(v.rounds)))
     ub, start = local_search_upper_bound(ticked, evaluations, SEARCH_SEED)
     ub, start, hinted = better_with_hint(ticked, ub, start, hint, s)
     earliest, latest = v.start_windows(ub)
