@@ -41,11 +41,11 @@ from hetsched.core.errors import HetschedError
 from hetsched.exact.spec import FormulationSpec
 from hetsched.hare.local_search import local_search_upper_bound
 from hetsched.hare.pricing import INF, JobPricer
-from hetsched.hare.ticks import SEARCH_SEED, job_tasks, schedule_of_jobs, ticked_horizon
+from hetsched.hare.ticks import SEARCH_SEED, extract_job_schedules, job_tasks, ticked_horizon
 from hetsched.instance.model import Instance
 from hetsched.models.hare_interval_lp import class_price_integrals
 from hetsched.schedule.model import TaskSchedule
-from hetsched.solvers.colgen import ColgenSolution, Column, DantzigWolfeProblem
+from hetsched.solvers.colgen import Column, DantzigWolfeProblem
 
 MAX_PRICED_TICKS = 4_000  # a job window longer than this makes each pricing O(window^2) too slow
 ROUNDING_EVALUATIONS = 5_000  # and again from the LP's round order after column generation
@@ -205,18 +205,11 @@ def interval_prices(
     return prices.ravel(), f"first prices: the interval LP's capacity duals (its bound {value:.6g})"
 
 
-def extract(
-    problem: DantzigWolfeProblem, instance: Instance, solution: ColgenSolution
-) -> TaskSchedule:
-    jobs = [(col.block, col.payload) for col in solution.columns]
-    return schedule_of_jobs(problem.data["view"], problem.data["scale"], jobs, instance)
-
-
 SPEC = FormulationSpec(
     name="hare-sched",
     kind="colgen",
     build=build,
-    extract=extract,
+    extract=extract_job_schedules,
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
     "Lagrangian bound, integer master over the columns",
     supports=too_large,

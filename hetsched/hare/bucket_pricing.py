@@ -31,7 +31,7 @@ ticks, against the O(R W^2) of the per-tick DP of :mod:`hetsched.hare.pricing`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
@@ -220,6 +220,7 @@ class BucketPricer:
     ready_lo: np.ndarray  # per round: earliest start of its tasks
     ready_hi: np.ndarray  # per round: latest start of its tasks
     completion_hi: int
+    tail: np.ndarray  # per round: least time from its start to C_n (its cycle, later rounds)
     bucket: int  # B, ticks per bucket
 
     @property
@@ -246,11 +247,12 @@ class BucketPricer:
 
     def price_by_completion(
         self, pi: np.ndarray, count: int = 1
-    ) -> list[tuple[float, list[tuple[int, int, int]], int]]:
+    ) -> tuple[list[tuple[float, list[tuple[int, int, int]], int]], np.ndarray]:
         """Up to ``count`` (lower bound, tasks as (round, GPU, start tick), C_n) for distinct
         completion times, least first, at class-bucket prices ``pi`` (C x buckets): the first
         value is at most the job's least priced schedule; each schedule is a real one of the job
-        (its exact price is at least the value)."""
+        (its exact price is at least the value). Beside them, for each e from the arrival to the
+        completion bound, a lower bound on the price of every schedule with C_n = e."""
         D, caps = self.durations
         lo, hi = int(self.arrival), int(self.completion_hi)
         # tick hi (and any past the master's last bucket) holds no training: price 0 there
@@ -268,7 +270,8 @@ class BucketPricer:
         K = self.tasks_per_round
         F, choice = forward(st, *args, caps, D, K, W, L, *buffers, self.rounds, ready_lo, ready_hi)
         drops = F < np.concatenate(([INF], F[:-1])) - 1e-9 * np.maximum(1.0, np.abs(F))
-        total = np.where(drops & (F < INF / 2), F + self.weight * np.arange(lo, hi + 1), INF)
+        curve = np.where(F < INF / 2, F + self.weight * np.arange(lo, hi + 1), INF)
+        total = np.where(drops, curve, INF)
         out = []
         for ei in np.argsort(total, kind="stable")[:count]:
             if total[ei] >= INF / 2:
@@ -277,7 +280,14 @@ class BucketPricer:
             last = self.rounds - 1
             completion = lo + max(t + int(Y[c]) for r, g, t, c in tasks if r == last)
             out.append((float(total[ei]), [(r, g, lo + t) for r, g, t, _ in tasks], completion))
-        return out
+        return out, curve
+
+    def narrowed(self, completion_hi: int) -> BucketPricer:
+        """The same job with C_n <= ``completion_hi`` (e.g. by reduced costs), its rounds' latest
+        starts narrowed to match (:meth:`HareView.start_windows`'s rule)."""
+        hi = min(int(self.completion_hi), int(completion_hi))
+        ready_hi = np.minimum(self.ready_hi, np.floor(hi - self.tail + 1e-6).astype(np.int64))
+        return replace(self, completion_hi=hi, ready_hi=ready_hi)
 
     def _path(
         self, choice, D, caps, Y, st, pi, args, buffers, ei

@@ -126,3 +126,10 @@ def schedule_of_jobs(
         for r, g, start in tasks:
             starts[n, r].append((start / scale, g))
     return schedule_from_round_starts(view, starts, instance.name, instance_hash(instance))
+
+
+def extract_job_schedules(problem, instance: Instance, solution) -> TaskSchedule:
+    """The schedule of a job-schedule master's chosen columns (each a job's tasks in ticks;
+    ``problem.data``: the view and the ticks' scale): the ``extract`` of its formulation."""
+    jobs = [(col.block, col.payload) for col in solution.columns]
+    return schedule_of_jobs(problem.data["view"], problem.data["scale"], jobs, instance)

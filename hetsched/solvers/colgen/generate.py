@@ -58,6 +58,7 @@ def generate(
     dead_end: str = "raise",
     bound_checks: bool = True,
     start: np.ndarray | None = None,
+    on_bound: Callable[[float], None] | None = None,
 ) -> Generation:
     """Column generation on ``master`` until done, the cutoff, the deadline or ``max_rounds``.
 
@@ -72,7 +73,8 @@ def generate(
     at the smoothed prices (Pessoa et al. 2018). ``cost_weight=0``: phase one (Farkas pricing),
     where the master's real columns cost nothing; columns are judged at zero cost. ``start``:
     row prices the first round prices at (then the first smoothing centre), instead of the
-    LP duals."""
+    LP duals. ``on_bound``: called with the bound each time it rises (after the round that
+    priced every block at the prices behind it)."""
     cap = np.asarray(problem.capacity, dtype=float)
     copies = problem.block_copies
     center = None if start is None else np.asarray(start, dtype=float)
@@ -137,6 +139,8 @@ def generate(
             center = pi.copy()
         if lagr > bound:
             bound, prices = lagr, center
+            if on_bound is not None:
+                on_bound(bound)
         for col in found:
             master.add(col)
         if bound_checks and round_up(bound) >= cutoff:

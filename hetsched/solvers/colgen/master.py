@@ -216,6 +216,7 @@ def _root(
         max_rounds=problem.max_iterations,
         start=problem.initial_prices,
         auto_smoothing=problem.auto_smoothing,
+        on_bound=problem.on_root_bound,
     )
     return master, run
 

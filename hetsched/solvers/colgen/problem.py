@@ -76,6 +76,10 @@ class DantzigWolfeProblem:
     initial_prices: np.ndarray | None = None
     # the root adapts its smoothing factor each round (``generate``'s ``auto_smoothing``)
     auto_smoothing: bool = False
+    # called with the root's Lagrangian bound each time it rises, right after the round that
+    # priced every block at its prices (a node's bound holds in its subtree only: never called
+    # there), e.g. to narrow what the pricing searches by reduced costs against the incumbent
+    on_root_bound: Callable[[float], None] | None = None
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
