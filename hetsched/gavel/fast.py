@@ -145,9 +145,17 @@ def solve_max_min(
     ``method``: ``decomposition`` (:mod:`hetsched.gavel.max_min`: column generation over the
     GPU types, linear in the jobs; should it not meet its bound within its rounds, the same LP
     goes to HiGHS's interior point instead, and ``notes`` says so), or ``ipm`` / ``simplex`` /
-    ``interior``: the whole LP to HiGHS (:data:`LP_METHODS`). ``notes``: a list the method
+    ``interior``: the whole LP to HiGHS (:data:`LP_METHODS`), or ``dense``: a dense simplex
+    with a dual certificate for the small LPs of a simulation (:func:`_dense_max_min`; HiGHS's
+    ``ipm`` where it declines). ``notes``: a list the method
     appends what it did to."""
     log = notes if notes is not None else []
+    if method == "dense":
+        found = _dense_max_min(a, scale, count, merge)
+        if found is not None:
+            return found
+        log.append("dense simplex gave no certified optimum: HiGHS interior point instead")
+        method = "ipm"
     if method == "decomposition":
         from hetsched.gavel.max_min import max_min_by_decomposition  # numba: when it is used
 
@@ -164,6 +172,24 @@ def solve_max_min(
         )
         method = "ipm"
     return _solve_arrays(a, scale, count, merge, method, epigraph=True)
+
+
+def _dense_max_min(
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool
+) -> tuple[Status, float, np.ndarray, int] | None:
+    """The max-min LP over job classes by the dense simplex (:mod:`hetsched.gavel.dense`);
+    None where it declines."""
+    from hetsched.gavel.dense import dense_max_min  # numba: when it is used
+
+    if not merge:  # one row per job
+        found = dense_max_min(a, scale, count)
+        return None if found is None else (Status.OPTIMAL, found[0], found[1], len(a))
+    ca, cs, mult, inverse = _classes(a, scale, merge)
+    found = dense_max_min(ca, mult * cs, count)
+    if found is None:
+        return None
+    z, x = found
+    return Status.OPTIMAL, z, x[inverse], len(ca)
 
 
 def solve_max_sum(

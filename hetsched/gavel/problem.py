@@ -83,7 +83,7 @@ def equal_share(view: AllocationView) -> np.ndarray:
     proportion to the type counts: x_{j,r} = f N_r / sum N, f = min(1, sum_r N_r / sum_j s_j).
     It satisfies the base constraints; thr_j(X^equal) normalizes the heterogeneity-aware policies."""
     f = min(1.0, float(view.count.sum() / view.scale.sum()))
-    return np.tile(f * view.count / view.count.sum(), (view.n_jobs, 1))
+    return np.broadcast_to(f * view.count / view.count.sum(), (view.n_jobs, len(view.count)))
 
 
 def effective_throughput(view: AllocationView, x: np.ndarray) -> np.ndarray:

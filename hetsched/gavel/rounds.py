@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from hetsched.gavel.problem import AllocationView
@@ -33,10 +34,8 @@ class RoundScheduler:
         self.received = np.zeros_like(self.x)
 
     def priorities(self) -> np.ndarray:
-        share = self.received / max(1, self.elapsed)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(share > 0, self.x / np.where(share > 0, share, 1), np.inf)
-        return np.where(self.x > 1e-12, p, -np.inf)
+        elapsed = np.full(len(self.x), float(self.elapsed))
+        return priorities(self.x, self.x > 1e-12, self.received, elapsed)
 
     def next_round(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Job id -> (GPU type, GPU ids) for the next round; updates the received shares."""
@@ -51,33 +50,135 @@ class RoundScheduler:
         return {v.job_ids[j]: (t, gs) for j, (t, gs) in placed.items()}
 
 
+@nb.njit(cache=True)
+def priorities(x, usable, received, elapsed):  # pragma: no cover - compiled
+    """x_{j,r} over the share of job j's ``elapsed[j]`` rounds it received on r (inf where it
+    received none); -inf where ``usable`` is False: the pair never runs."""
+    n, k = x.shape
+    p = np.empty((n, k))
+    for j in range(n):
+        rounds = max(1.0, elapsed[j])
+        for r in range(k):
+            share = received[j, r] / rounds
+            if not usable[j, r]:
+                p[j, r] = -np.inf
+            elif share > 0:
+                p[j, r] = x[j, r] / share
+            else:
+                p[j, r] = np.inf
+    return p
+
+
 def priority_placement(priority: np.ndarray, scale, types, free: dict, previous: dict) -> dict:
     """One round of Gavel's mechanism: (job j, type r) pairs by decreasing ``priority[j, r]``
     (ties: lower j, then lower r; -inf never runs); j takes ``scale[j]`` GPUs of type r if it has
     none yet and enough are free. ``free`` maps a type to its free GPUs (any labels, in preference
     order; consumed), ``previous`` maps a job to the (type, GPUs) it held last round: it keeps them
     when placed on that type and they are free, else it takes free GPUs nobody held first.
-    Returns job -> (type, GPUs)."""
-    held = {g for _, gs in previous.values() for g in gs}
-    rank = {t: {g: i for i, g in enumerate(gs)} for t, gs in free.items()}
-    priority = np.asarray(priority, dtype=float)
-    jobs, kinds = np.nonzero(priority > -np.inf)
-    order = np.lexsort((kinds, jobs, -priority[jobs, kinds]))  # by -priority, then j, then r
-    left = sum(len(gs) for gs in free.values())
-    placed: dict[int, tuple[str, tuple]] = {}
-    for j, r in zip(jobs[order].tolist(), kinds[order].tolist()):
-        if not left:
+    Returns job -> (type, GPUs). The labels are numbered and the round is
+    :func:`place_indexed`'s."""
+    labels = list(
+        dict.fromkeys(
+            [g for gs in free.values() for g in gs] + [g for _, gs in previous.values() for g in gs]
+        )
+    )
+    number = {g: i for i, g in enumerate(labels)}
+    kinds = {t: r for r, t in enumerate(types)}
+    n = len(priority)
+    widest = max([len(gs) for gs in free.values()] + [1])
+    type_gpus = np.full((len(types), widest), -1, dtype=np.int64)
+    for t, gs in free.items():
+        type_gpus[kinds[t], : len(gs)] = [number[g] for g in gs]
+    prev_type, prev_gpus = previous_arrays(
+        n, {j: (kinds[t], [number[g] for g in gs]) for j, (t, gs) in previous.items()}
+    )
+    placed_type, placed_gpus = place_indexed(
+        np.asarray(priority, dtype=float),
+        np.asarray(scale, dtype=np.int64),
+        type_gpus,
+        prev_type,
+        prev_gpus,
+        len(labels),
+    )
+    out = {}
+    for j, (r, gs) in enumerate(zip(placed_type.tolist(), placed_gpus.tolist())):
+        if r >= 0:
+            out[j] = (types[r], tuple([labels[g] for g in gs if g >= 0]))
+            for g in out[j][1]:
+                free[types[r]].remove(g)
+    return out
+
+
+def previous_arrays(n: int, previous: dict) -> tuple[np.ndarray, np.ndarray]:
+    """job -> (type index, GPU indices) as arrays: the type (-1: none) and the GPUs (-1 padded)."""
+    widest = max([len(gs) for _, gs in previous.values()] + [1])
+    prev_type = np.full(n, -1, dtype=np.int64)
+    prev_gpus = np.full((n, widest), -1, dtype=np.int64)
+    for j, (r, gs) in previous.items():
+        prev_type[j] = r
+        prev_gpus[j, : len(gs)] = gs
+    return prev_type, prev_gpus
+
+
+@nb.njit(cache=True)
+def place_indexed(priority, scale, type_gpus, prev_type, prev_gpus, n_gpus):  # pragma: no cover
+    """:func:`priority_placement` on numbered GPUs: ``type_gpus[r]`` the free GPUs of type r in
+    preference order (-1 padded), ``prev_type[j]`` / ``prev_gpus[j]`` what job j held last
+    round (-1: nothing). Returns each job's type (-1: not placed) and GPUs (-1 padded)."""
+    n, k = priority.shape
+    keys = np.empty(n * k)
+    pairs = np.empty(n * k, dtype=np.int64)
+    count = 0
+    for j in range(n):
+        for r in range(k):
+            if priority[j, r] > -np.inf:
+                keys[count] = -priority[j, r]
+                pairs[count] = j * k + r
+                count += 1
+    order = np.argsort(keys[:count], kind="mergesort")  # stable: ties stay in (j, r) order
+    is_free = np.zeros(n_gpus, dtype=np.bool_)
+    held = np.zeros(n_gpus, dtype=np.bool_)
+    n_free = np.zeros(k, dtype=np.int64)
+    for r in range(k):
+        for g in type_gpus[r]:
+            if g >= 0:
+                is_free[g] = True
+                n_free[r] += 1
+    for j in range(n):
+        for g in prev_gpus[j]:
+            if g >= 0:
+                held[g] = True
+    left = n_free.sum()
+    width = max(prev_gpus.shape[1], scale.max() if n else 1)
+    placed_type = np.full(n, -1, dtype=np.int64)
+    placed_gpus = np.full((n, width), -1, dtype=np.int64)
+    for o in order:
+        if left == 0:
             break  # every GPU is taken
-        t, need = types[r], int(scale[j])
-        if j in placed or len(free[t]) < need:
+        j, r = pairs[o] // k, pairs[o] % k
+        need = scale[j]
+        if placed_type[j] >= 0 or n_free[r] < need:
             continue
-        last = previous.get(j)
-        if last is not None and last[0] == t and all(g in free[t] for g in last[1]):
-            chosen = list(last[1])
-        else:
-            chosen = sorted(free[t], key=lambda g: (g in held, rank[t][g]))[:need]
-        for g in chosen:
-            free[t].remove(g)
-        left -= len(chosen)
-        placed[j] = (t, tuple(chosen))
-    return placed
+        got = 0
+        if prev_type[j] == r:
+            keep = True
+            for g in prev_gpus[j]:
+                if g >= 0 and not is_free[g]:
+                    keep = False
+            if keep:
+                for g in prev_gpus[j]:
+                    if g >= 0:
+                        placed_gpus[j, got] = g
+                        got += 1
+        if got == 0:  # the free GPUs nobody held first, each part in preference order
+            for pass_held in (False, True):
+                for g in type_gpus[r]:
+                    if got < need and g >= 0 and is_free[g] and held[g] == pass_held:
+                        placed_gpus[j, got] = g
+                        got += 1
+        for i in range(got):
+            is_free[placed_gpus[j, i]] = False
+        n_free[r] -= got
+        left -= got
+        placed_type[j] = r
+    return placed_type, placed_gpus

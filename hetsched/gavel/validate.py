@@ -22,16 +22,20 @@ def check_allocation(view: AllocationView, x: np.ndarray) -> list[Violation]:
                 "bad_allocation", f"allocation must be {view.throughput.shape} finite numbers"
             )
         ]
+    used = view.scale @ x
+    time_ok = x.sum(axis=1) <= 1 + TOL
+    capacity_ok = used <= view.count + TOL * np.maximum(1, view.count)
+    if x.min(initial=0.0) >= -TOL and time_ok.all() and capacity_ok.all():
+        return bad  # the common case, in four array passes; else each violation is named
     for j, r in zip(*np.nonzero(x < -TOL)):
         bad.append(
             Violation("negative", f"x[{view.job_ids[j]}, {view.types[r]}] = {x[j, r]:.6g} < 0")
         )
-    for j in np.flatnonzero(x.sum(axis=1) > 1 + TOL):
+    for j in np.flatnonzero(~time_ok):
         bad.append(
             Violation("time", f"job {view.job_ids[j]} gets {x[j].sum():.6g} > 1 of the time")
         )
-    used = view.scale @ x
-    for r in np.flatnonzero(used > view.count + TOL * np.maximum(1, view.count)):
+    for r in np.flatnonzero(~capacity_ok):
         bad.append(
             Violation(
                 "capacity",

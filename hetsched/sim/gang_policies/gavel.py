@@ -1,7 +1,7 @@
 """Gavel (Narayanan et al., OSDI'20) round-based scheduling with one of its heterogeneity-aware
 allocation policies. Whenever the set of active jobs changes, the allocation LP is solved for
 them (x_{j,r}: the share of time job j should spend on type r) and checked by the allocation
-validator; each round, Gavel's mechanism (:func:`hetsched.gavel.rounds.priority_placement`)
+validator; each round, Gavel's mechanism (:func:`hetsched.gavel.rounds.place_indexed`)
 gives type r to the jobs with the highest x_{j,r} / (share of their rounds spent on r so far).
 
 Allocation policies (``gavel:NAME``): ``max-min-fairness-perf`` (default: Gavel's
@@ -13,8 +13,8 @@ work: clairvoyant, as Gavel's simulator is) and ``max-throughput``, solved by th
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
-The default (max-min-fairness-perf) keeps its LP in one HiGHS object while the queue is short,
-changed by the jobs that come and go and re-solved warm (:mod:`hetsched.gavel.warm`).
+Under our convention a short queue's max-min LP goes to a dense simplex with a dual certificate
+(:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`), solved afresh at each change.
 
 Under the engine's Gavel convention (``GangState.convention == "gavel"``, the default on
 ``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
@@ -37,26 +37,21 @@ from hetsched.gavel.fast import solve_max_min, solve_max_sum
 from hetsched.gavel.ftf import bisect_rho, fast_test
 from hetsched.gavel.policies import FAST_POLICIES, coefficients, throughput_coefficients
 from hetsched.gavel.problem import AllocationView
-from hetsched.gavel.rounds import priority_placement
+from hetsched.gavel.rounds import place_indexed, previous_arrays, priorities
 from hetsched.gavel.validate import check_allocation
-from hetsched.gavel.warm import WarmMaxMin
 from hetsched.sim.gang_engine import GangState
 from hetsched.sim.gang_policies.gavel_mechanism import GavelMechanism, type_order
 from hetsched.solvers.result import Status
 
 #: the allocation policies the simulated gavel policy takes
 SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
-#: the ones whose LP is kept warm across solves under our convention (their rows do not change
-#: while a job stays: :mod:`hetsched.gavel.warm`). The warm LP ends at another optimal vertex
-#: than a cold solve, and the rounds follow the vertex: on Gavel's physical-cluster traces the
-#: agnostic policy's average JCT moved +14% and +7.6% with it, the makespan policy's (its rows
-#: refreshed before each solve) +32%, the default's +3.8% and +0.9%, so only the default keeps
-#: it (issue 41's note: the vertex, not the warm start, is what moves)
-WARM_POLICIES = ("max-min-fairness-perf",)
-#: the most active jobs for which the warm LP is used: one row pair per job, where the cold LP
-#: merges identical jobs (on gavel-poisson's backlog of ~1,000 jobs the warm LP took 1.5-2.2x
-#: the cold one's CPU time; on the stable load's ~17 it takes a quarter)
-WARM_UP_TO = 64
+#: the most active jobs whose max-min LP (every policy of that form, under our convention) goes
+#: to the dense simplex (:mod:`hetsched.solvers.dense_simplex`), one row pair per job, solved
+#: afresh at each change. CPU per solve, 3 GPU types, distinct rows (2026-11-27): 18 jobs 36 us
+#: (HiGHS took 0.2 ms warm, 2 ms cold through highspy), 64 jobs 0.5 ms (HiGHS's interior point
+#: 4.6 ms), 128 jobs 2.4 ms (7.4 ms), 190 jobs 7.7 ms (8.9 ms). Past it (gavel-poisson's backlog
+#: of ~1,000 jobs) the cold LP over merged classes of identical jobs goes to HiGHS
+SMALL_LP = 128
 #: the ones that read each job's remaining steps (clairvoyant, as Gavel's simulator is)
 CLAIRVOYANT = ("makespan", "min-total-duration", "finish-time-fairness")
 
@@ -67,13 +62,13 @@ def lp_method(convention: str) -> tuple[str, bool]:
     job, stopped at the interior point (Gavel's cvxpy + ECOS returns a point inside the optimal
     face, near its analytic centre, where identical jobs get identical shares); under ours
     HiGHS's vertex over merged classes (the decomposition finds another optimum of the same
-    value, and the rounds' priorities follow the allocation). Under ours, the default policy on
-    a short queue takes the warm LP's vertex instead (:meth:`Gavel._warm_lp`)."""
+    value, and the rounds' priorities follow the allocation). Under ours, the max-min LP of a
+    short queue goes to the dense simplex instead (:data:`SMALL_LP`)."""
     return ("interior", False) if convention == "gavel" else ("ipm", True)
 
 
 class Gavel:
-    def __init__(self, allocation: str = "max-min-fairness-perf", seed: int = 0, warm: bool = True):
+    def __init__(self, allocation: str = "max-min-fairness-perf", seed: int = 0):
         if allocation not in SIM_POLICIES:
             raise InputError(
                 "policy",
@@ -85,9 +80,8 @@ class Gavel:
         self.clairvoyant = allocation in CLAIRVOYANT
         self.lp_solves = 0
         self.seed = seed
-        self.warm = warm
-        self._warm: WarmMaxMin | None = None
-        self.cold_fallbacks = 0
+        self.dense_solves = 0  # max-min LPs the dense simplex solved (certified)
+        self.dense_declined = 0  # ... and those it left to HiGHS
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
@@ -99,6 +93,12 @@ class Gavel:
                 f"$.jobs[{j}].requested_workers",
                 f"Gavel runs a gang on one GPU type; no type has {jobs.gang[j]} GPUs the job can use",
             )
+        self._type_gpus = np.full((len(jobs.types), max(map(len, jobs.gpus_of_type))), -1)
+        for r, gpus in enumerate(jobs.gpus_of_type):
+            self._type_gpus[r, : len(gpus)] = gpus
+        self._count = jobs.type_count().astype(float)
+        self._scale = jobs.gang.astype(float)
+        self._no_cost = np.full(len(jobs.types), np.nan)
         self.received = np.zeros((jobs.n_jobs, len(jobs.types)))
         self.elapsed = np.zeros(jobs.n_jobs)
         self.active_set: tuple[int, ...] = ()
@@ -122,14 +122,14 @@ class Gavel:
             else np.full(len(active), np.nan)
         )
         view = AllocationView(
-            tuple(d.job_ids[j] for j in active),
+            tuple([d.job_ids[j] for j in active]),
             d.types,
-            d.type_count().astype(float),
+            self._count,
             self.thr[active],
-            d.gang[active].astype(float),
+            self._scale[active],
             d.weight[active],
             steps,
-            np.full(len(d.types), np.nan),
+            self._no_cost,
         )
         method, merge = lp_method(state.convention)
         if self.allocation == "finish-time-fairness":
@@ -143,11 +143,13 @@ class Gavel:
                 # the agnostic policy weighs every type alike; here a type the job cannot run on
                 # gets no share (else its whole share may land there and it never runs)
                 a = np.where(view.throughput > 0, a, 0.0)
-            x = self._warm_solve(active, a, view) if self._warm_lp(state) else None
-            if x is not None:
-                status = Status.OPTIMAL
-            else:
-                status, _, x, _ = solve_max_min(a, view.scale, view.count, merge, method)
+            dense = state.convention != "gavel" and len(active) <= SMALL_LP
+            if dense:
+                method, merge = "dense", False
+            declined: list[str] = []
+            status, _, x, _ = solve_max_min(a, view.scale, view.count, merge, method, declined)
+            self.dense_solves += dense and not declined
+            self.dense_declined += dense and bool(declined)
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
             raise HetschedError(
@@ -157,38 +159,14 @@ class Gavel:
         self.lp_solves += 1
         return x
 
-    def _warm_lp(self, state: GangState) -> bool:
-        """The default policy under our convention keeps its LP warm (:mod:`hetsched.gavel.warm`)
-        while at most :data:`WARM_UP_TO` jobs are active; past that, the cold LP over classes
-        of identical jobs is smaller, and the warm one is dropped (made anew when the queue is
-        short again)."""
-        if not (self.warm and state.convention != "gavel" and self.allocation in WARM_POLICIES):
-            return False
-        if state.n_active() > WARM_UP_TO:
-            self._warm = None
-            return False
-        return True
-
-    def _warm_solve(self, active: list[int], a: np.ndarray, view: AllocationView):
-        """The warm LP's x, or None (then the caller solves cold). Its rows are a_j times the
-        equal share's factor f (a_j = b_j / f: module doc of :mod:`hetsched.gavel.warm`)."""
-        if self._warm is None:
-            self._warm = WarmMaxMin(view.count)
-        f = min(1.0, float(view.count.sum() / view.scale.sum()))
-        b = {j: a[i] * f for i, j in enumerate(active)}
-        scale = {j: float(view.scale[i]) for i, j in enumerate(active)}
-        x = self._warm.solve(active, b, scale)
-        if x is None:
-            self._warm = None  # rebuilt on the next solve
-            self.cold_fallbacks += 1
-        return x
-
     def solver_stats(self) -> dict:
         """How many allocation LPs the run solved, for the run's summary."""
-        out = {"method": "allocation LP (HiGHS)", "lps_solved": self.lp_solves}
-        if self.warm and self.allocation in WARM_POLICIES:
-            out["warm_fallbacks"] = self.cold_fallbacks  # warm solves that ended unsolved
-        return out
+        return {
+            "method": f"allocation LP (dense simplex up to {SMALL_LP} jobs, else HiGHS)",
+            "lps_solved": self.lp_solves,
+            "dense_simplex": self.dense_solves,
+            "dense_simplex_declined": self.dense_declined,
+        }
 
     def _ftf(self, state: GangState, active: list[int], view: AllocationView):
         """Finish-time fairness (Themis), the bisection of :mod:`hetsched.gavel.ftf`: t_j the
@@ -215,25 +193,40 @@ class Gavel:
         d = self.data
         active = state.active()
         if tuple(active) != self.active_set:
-            self.x = self._solve(state, active)
-            self.active_set = tuple(active)
-        share = self.received[active] / np.maximum(1.0, self.elapsed[active])[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(share > 0, self.x / np.where(share > 0, share, 1.0), np.inf)
-        p = np.where((self.x > 1e-9) & (self.thr[active] > 0), p, -np.inf)
-        free = {t: list(d.gpus_of_type[r]) for r, t in enumerate(d.types)}
-        previous = {
-            i: (d.types[d.gpu_type[state.held[j][0]]], state.held[j])
-            for i, j in enumerate(active)
-            if j in state.held
-        }
-        placed = priority_placement(p, d.gang[active], d.types, free, previous)
-        self.elapsed[active] += 1
+            self._enter(state, active)
+        rec = self._rec
+        p = priorities(self.x, self._usable, rec, self._elapsed)
+        placed, gpus = place_indexed(
+            p, self._gang, self._type_gpus, self._prev_type, self._prev_gpus, d.n_gpus
+        )
+        # while the set stays, every job placed runs the round on and holds those GPUs next
+        self._prev_type, self._prev_gpus = placed, gpus
+        self._elapsed += 1
         plan = {}
-        for i, (t, gpus) in placed.items():
-            self.received[active[i], d.types.index(t)] += 1
-            plan[active[i]] = tuple(gpus)
+        rows = gpus.tolist()
+        for i, r in enumerate(placed.tolist()):
+            if r >= 0:
+                rec[i, r] += 1
+                plan[active[i]] = tuple([g for g in rows[i] if g >= 0])
         return plan
+
+    def _enter(self, state: GangState, active: list[int]) -> None:
+        """A new active set: keep the rounds each leaving job received, solve the LP, and read
+        the newcomers' counts (a job's priority counts its rounds since it arrived)."""
+        if self.active_set:
+            ids = np.array(self.active_set)
+            self.received[ids] = self._rec
+            self.elapsed[ids] = self._elapsed
+        self.x = self._solve(state, active)
+        self.active_set = tuple(active)
+        self._rec = self.received[active]  # the set's rows of received and elapsed, written
+        self._elapsed = self.elapsed[active]  # back when the set changes
+        self._usable = (self.x > 1e-9) & (self.thr[active] > 0)
+        self._gang = self.data.gang[active].astype(np.int64)
+        held, kind = state.held, self.data.type_of
+        self._prev_type, self._prev_gpus = previous_arrays(
+            len(active), {i: (kind[held[j][0]], held[j]) for i, j in enumerate(active) if j in held}
+        )
 
     def _allocate_as_gavel(self, state: GangState) -> dict[int, tuple[int, ...]]:
         """One round of Gavel's own simulator (module doc of ``gavel_mechanism``)."""

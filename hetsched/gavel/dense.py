@@ -1,0 +1,53 @@
+"""The max-min allocation LP of a short queue as a dense matrix, for the dense simplex
+(:mod:`hetsched.solvers.dense_simplex`): what a simulated Gavel solves at each change of its
+active jobs (issue 41). The LP (:mod:`hetsched.gavel.fast`; Gavel OSDI'20, Sec. 4.1-4.2):
+
+    max z  s.t.  fair[c]:  z - a_c . x_c <= 0,   share[c]:  sum_r x_{c,r} <= 1,
+                 cap[r]:   sum_c d_c x_{c,r} <= N_r,   x >= 0,  z >= 0
+
+(d_c: the GPUs class c asks of type r in all, m_c s_c). z >= 0 loses nothing: x = 0, z = 0 is
+feasible. Columns x_{c,r} in row-major order, then z."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from hetsched.solvers.dense_simplex import solve_dense
+
+
+@nb.njit(cache=True)
+def max_min_matrix(a, demand, count):  # pragma: no cover - compiled
+    """(A, b, c) of the LP above for rows ``a`` (classes x types), ``demand`` d_c, ``count`` N."""
+    n, k = a.shape
+    A = np.zeros((2 * n + k, n * k + 1))
+    b = np.zeros(2 * n + k)
+    for i in range(n):
+        A[i, n * k] = 1.0
+        b[n + i] = 1.0
+        for r in range(k):
+            A[i, i * k + r] = -a[i, r]
+            A[n + i, i * k + r] = 1.0
+            A[2 * n + r, i * k + r] = demand[i]
+    for r in range(k):
+        b[2 * n + r] = count[r]
+    c = np.zeros(n * k + 1)
+    c[n * k] = 1.0
+    return A, b, c
+
+
+def dense_max_min(
+    a: np.ndarray, demand: np.ndarray, count: np.ndarray
+) -> tuple[float, np.ndarray] | None:
+    """(z*, x[c, r]) of the LP above, certified optimal by the dense simplex's duals; None where
+    it declines (too large, non-finite, or not certified)."""
+    n, k = a.shape
+    A, b, c = max_min_matrix(
+        np.ascontiguousarray(a, dtype=float),
+        np.ascontiguousarray(demand, dtype=float),
+        np.ascontiguousarray(count, dtype=float),
+    )
+    found = solve_dense(A, b, c)
+    if found is None:
+        return None
+    return found.value, found.x[: n * k].reshape(n, k)
