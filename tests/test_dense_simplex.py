@@ -69,3 +69,26 @@ def test_the_same_input_gives_the_same_vertex():
     first, second = solve_dense(A, b, c), solve_dense(A.copy(), b.copy(), c.copy())
     assert first is not None and second is not None
     assert first.x.tobytes() == second.x.tobytes() and first.pivots == second.pivots
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000), m=st.integers(1, 15), n=st.integers(2, 15))
+def test_the_tiebreak_is_the_best_second_objective_over_the_optimal_face(seed, m, n):
+    A, b, c = _random_lp(seed, m, n, True)
+    rng = np.random.default_rng(seed + 1)
+    c = np.round(c)  # integer objectives: optimal faces of more than one point are common
+    second = rng.uniform(-1.0, 2.0, n)
+    found = solve_dense(A, b, c, second)
+    plain = solve_dense(A, b, c)
+    assert found is not None and plain is not None
+    assert found.value == pytest.approx(plain.value, rel=1e-9, abs=1e-9)  # still optimal
+    assert certified(A, b, c, found.x, found.y)
+    face = linprog(  # max second.x over {A x <= b, c.x >= optimum}
+        -second,
+        A_ub=np.vstack([A, -c]),
+        b_ub=np.append(b, -plain.value + 1e-9 * (1 + abs(plain.value))),
+        bounds=(0, None),
+        method="highs",
+    )
+    assert face.status == 0
+    assert float(second @ found.x) == pytest.approx(-face.fun, rel=1e-6, abs=1e-6)

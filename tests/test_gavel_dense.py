@@ -48,3 +48,22 @@ def test_the_simulated_policy_solves_short_queues_densely_and_says_so(allocation
     cold = Gavel(allocation)
     assert simulate_gang(inst, cold, 360.0, 10.0).validation.valid
     assert cold.solver_stats()["dense_simplex"] == 0 and cold.lp_solves > 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(1, 40))
+def test_the_tiebreak_gives_the_most_throughput_among_the_optima_on_both_routes(seed, n):
+    rng = np.random.default_rng(seed)
+    rows = rng.uniform(0.1, 10.0, (n, 3)) * (rng.random((n, 3)) > 0.25)
+    rows[np.arange(n), rng.integers(0, 3, n)] = rng.uniform(0.1, 10.0, n)
+    scale = rng.choice([1.0, 2.0, 4.0], n)
+    count = rng.integers(1, 20, 3).astype(float)
+    _, z, plain, _ = solve_max_min(rows, scale, count, merge=False, method="dense")
+    _, z_d, dense, _ = solve_max_min(rows, scale, count, False, "dense", tiebreak=True)
+    _, z_h, highs, _ = solve_max_min(rows, scale, count, True, "ipm", tiebreak=True)
+    assert z_d == pytest.approx(z, rel=1e-9) and z_h == pytest.approx(z, rel=1e-8)
+    for x in (dense, highs):
+        assert float((rows * x).sum(axis=1).min()) == pytest.approx(z, rel=1e-7, abs=1e-9)
+    total = [float((rows * x).sum()) for x in (plain, dense, highs)]
+    assert total[1] == pytest.approx(total[2], rel=1e-6, abs=1e-8)  # the same second optimum
+    assert total[1] >= total[0] - 1e-7 * max(1.0, total[0])

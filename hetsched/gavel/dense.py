@@ -37,17 +37,19 @@ def max_min_matrix(a, demand, count):  # pragma: no cover - compiled
 
 
 def dense_max_min(
-    a: np.ndarray, demand: np.ndarray, count: np.ndarray
+    a: np.ndarray, demand: np.ndarray, count: np.ndarray, tiebreak: bool = False
 ) -> tuple[float, np.ndarray] | None:
-    """(z*, x[c, r]) of the LP above, certified optimal by the dense simplex's duals; None where
-    it declines (too large, non-finite, or not certified)."""
+    """(z*, x[c, r]) of the LP above, certified optimal by the dense simplex's duals; with
+    ``tiebreak``, one of most sum_c a_c . x_c among the optima. None where it declines (too
+    large, non-finite, or not certified)."""
     n, k = a.shape
     A, b, c = max_min_matrix(
         np.ascontiguousarray(a, dtype=float),
         np.ascontiguousarray(demand, dtype=float),
         np.ascontiguousarray(count, dtype=float),
     )
-    found = solve_dense(A, b, c)
+    second = np.append(np.ravel(a), 0.0) if tiebreak else None  # sum_c a_c . x_c
+    found = solve_dense(A, b, c, second)
     if found is None:
         return None
     return found.value, found.x[: n * k].reshape(n, k)

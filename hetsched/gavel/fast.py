@@ -98,27 +98,37 @@ LP_METHODS = {
 
 
 def _solve_arrays(
-    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, solver: str, epigraph: bool
+    a: np.ndarray,
+    scale: np.ndarray,
+    count: np.ndarray,
+    merge: bool,
+    solver: str,
+    epigraph: bool,
+    floor: float | None = None,
 ) -> tuple[Status, float, np.ndarray, int]:
     """The base constraints over job classes plus either ``fair[c]``: z <= a_c x_c (max z) or
     the objective max sum_c m_c a_c x_c; one HiGHS LP passed as arrays, solved by ``solver``
-    (a key of :data:`LP_METHODS`)."""
+    (a key of :data:`LP_METHODS`). With ``floor``, both: z is held at ``floor`` and the
+    objective is the sum (the tie-break of :func:`solve_max_min`)."""
     ca, cs, mult, inverse = _classes(a, scale, merge)
     n, k = ca.shape
     A, upper = _constraints(ca, mult * cs, count, epigraph)
     nv = A.shape[1]
     cost = np.zeros(nv)
-    if epigraph:
+    lower, top = np.zeros(nv), np.full(nv, INF)
+    if epigraph and floor is None:
         cost[-1] = -1.0
     else:
-        cost[:] = -(ca * mult[:, None]).ravel()
+        cost[: n * k] = -(ca * mult[:, None]).ravel()
+    if floor is not None:
+        lower[-1] = top[-1] = floor
     lp = ArrayLP(
         cost,
         A,
         np.full(A.shape[0], -INF),
         upper,
-        np.zeros(nv),
-        np.full(nv, INF),
+        lower,
+        top,
         options=dict(LP_METHODS[solver]),
     )
     h, _ = run_highs(lp)
@@ -139,8 +149,12 @@ def solve_max_min(
     merge: bool = True,
     method: str = "decomposition",
     notes: list[str] | None = None,
+    tiebreak: bool = False,
 ) -> tuple[Status, float, np.ndarray, int]:
     """max z over the LP above; returns (status, z, x[j, r], number of job classes solved).
+    With ``tiebreak``, x is among the optima one of most total sum_{j,r} a_{j,r} x_{j,r}
+    (:data:`TIEBREAK_SLACK`), so that no job is left below what the cluster could give it
+    at no cost to the minimum (a step toward Gavel's water filling).
 
     ``method``: ``decomposition`` (:mod:`hetsched.gavel.max_min`: column generation over the
     GPU types, linear in the jobs; should it not meet its bound within its rounds, the same LP
@@ -151,11 +165,32 @@ def solve_max_min(
     appends what it did to."""
     log = notes if notes is not None else []
     if method == "dense":
-        found = _dense_max_min(a, scale, count, merge)
+        found = _dense_max_min(a, scale, count, merge, tiebreak)
         if found is not None:
             return found
         log.append("dense simplex gave no certified optimum: HiGHS interior point instead")
         method = "ipm"
+    status, z, x, classes = _max_min(a, scale, count, merge, method, log)
+    if tiebreak and status == Status.OPTIMAL:
+        floor = z - TIEBREAK_SLACK * max(1.0, abs(z))
+        method = "ipm" if method in ("decomposition", "interior") else method
+        second = _solve_arrays(a, scale, count, merge, method, epigraph=True, floor=floor)
+        if second[0] == Status.OPTIMAL:
+            x = second[2]
+        else:
+            log.append("the tie-break LP ended unsolved: the max-min optimum as found")
+    return status, z, x, classes
+
+
+#: the tie-break of :func:`solve_max_min` on HiGHS holds z at its optimum less this much
+#: (relative); the dense simplex needs none (it moves on the optimal face itself)
+TIEBREAK_SLACK = 1e-9
+
+
+def _max_min(
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, method: str, log: list
+) -> tuple[Status, float, np.ndarray, int]:
+    """:func:`solve_max_min` by ``decomposition`` or a HiGHS method, without the tie-break."""
     if method == "decomposition":
         from hetsched.gavel.max_min import max_min_by_decomposition  # numba: when it is used
 
@@ -175,17 +210,17 @@ def solve_max_min(
 
 
 def _dense_max_min(
-    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool
+    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, tiebreak: bool
 ) -> tuple[Status, float, np.ndarray, int] | None:
     """The max-min LP over job classes by the dense simplex (:mod:`hetsched.gavel.dense`);
     None where it declines."""
     from hetsched.gavel.dense import dense_max_min  # numba: when it is used
 
     if not merge:  # one row per job
-        found = dense_max_min(a, scale, count)
+        found = dense_max_min(a, scale, count, tiebreak)
         return None if found is None else (Status.OPTIMAL, found[0], found[1], len(a))
     ca, cs, mult, inverse = _classes(a, scale, merge)
-    found = dense_max_min(ca, mult * cs, count)
+    found = dense_max_min(ca, mult * cs, count, tiebreak)
     if found is None:
         return None
     z, x = found

@@ -45,36 +45,45 @@ class DenseLPResult:
 
 
 @nb.njit(cache=True)
-def _tableau_simplex(A, b, c, max_pivots):  # pragma: no cover - compiled
+def _tableau_simplex(A, b, c, c2, max_pivots):  # pragma: no cover - compiled
     m, n = A.shape
     width = n + m + 1
-    T = np.zeros((m + 1, width))
+    T = np.zeros((m + 2, width))  # rows: A | the objective c | the tie-break c2
     T[:m, :n] = A
     for i in range(m):
         T[i, n + i] = 1.0
         T[i, width - 1] = b[i]
     for j in range(n):
         T[m, j] = -c[j]
+        T[m + 1, j] = -c2[j]
     basis = np.arange(n, n + m)
     nonzero = np.empty(width, dtype=np.int64)
-    scale = 0.0
+    scale = scale2 = 0.0
     for j in range(n):
         scale = max(scale, abs(c[j]))
+        scale2 = max(scale2, abs(c2[j]))
     dtol = 1e-12 * max(1.0, scale)
+    tol = dtol
+    row = m  # the objective the pivots improve: c, then c2 over c's optimal face
     streak = 0
     bland = False
     pivots = 0
     status = 1  # 0 optimal, 1 pivot cap, 2 unbounded
     while pivots < max_pivots:
         enter = -1
-        most = -dtol
+        most = -tol
         for j in range(n + m):
-            if T[m, j] < most:
+            if row > m and abs(T[m, j]) > dtol:
+                continue  # would leave c's optimal face
+            if T[row, j] < most:
                 enter = j
                 if bland:
                     break
-                most = T[m, j]
+                most = T[row, j]
         if enter < 0:
+            if row == m and scale2 > 0.0:
+                row, tol, streak, bland = m + 1, 1e-12 * max(1.0, scale2), 0, False
+                continue
             status = 0
             break
         leave = -1
@@ -91,7 +100,7 @@ def _tableau_simplex(A, b, c, max_pivots):  # pragma: no cover - compiled
                         best = min(best, ratio)
                         leave = i
         if leave < 0:
-            status = 2
+            status = 2 if row == m else 0  # c2 unbounded on c's face: stop at c's optimum
             break
         if best <= 1e-15:
             streak += 1
@@ -106,7 +115,7 @@ def _tableau_simplex(A, b, c, max_pivots):  # pragma: no cover - compiled
                 T[leave, j] /= p
                 nonzero[support] = j
                 support += 1
-        for i in range(m + 1):
+        for i in range(m + 2):
             f = T[i, enter]
             if i != leave and f != 0.0:
                 for s in range(support):
@@ -162,7 +171,7 @@ def _certified(A, b, c, x, y, tol):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True)
-def _solve_certified(A, b, c, max_pivots, tol):  # pragma: no cover - compiled
+def _solve_certified(A, b, c, c2, max_pivots, tol):  # pragma: no cover - compiled
     """Status 0 (certified optimum), 1 (pivot cap), 2 (unbounded), 3 (certificate failed) or 4
     (b < 0 or a non-finite entry), x, y, pivots."""
     m, n = A.shape
@@ -172,19 +181,25 @@ def _solve_certified(A, b, c, max_pivots, tol):  # pragma: no cover - compiled
         for j in range(n):
             ok = ok and np.isfinite(A[i, j])
     for j in range(n):
-        ok = ok and np.isfinite(c[j])
+        ok = ok and np.isfinite(c[j]) and np.isfinite(c2[j])
     if not ok:
         return 4, np.zeros(n), np.zeros(m), 0
-    status, x, y, pivots = _tableau_simplex(A, b, c, max_pivots)
+    status, x, y, pivots = _tableau_simplex(A, b, c, c2, max_pivots)
     if status == 0 and not _certified(A, b, c, x, y, tol):
         status = 3
     return status, x, y, pivots
 
 
 def solve_dense(
-    A: np.ndarray, b: np.ndarray, c: np.ndarray, max_pivots: int | None = None
+    A: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    tiebreak: np.ndarray | None = None,
+    max_pivots: int | None = None,
 ) -> DenseLPResult | None:
     """An optimal vertex of max c.x s.t. A x <= b, x >= 0 (b >= 0), certified by its duals;
+    with ``tiebreak`` c2, one that also maximizes c2.x over the optimal face of c (the simplex
+    continues on c2 through the columns whose reduced cost on c is 0; c2 is not certified);
     None where the LP is too large (:data:`MAX_ROWS`), has b < 0 or a non-finite entry, is
     unbounded, is not solved within the pivot cap, or the certificate fails: the caller then
     solves it another way."""
@@ -195,7 +210,8 @@ def solve_dense(
     cap = max_pivots if max_pivots is not None else 20 * (m + n)
     b = np.ascontiguousarray(b, dtype=float)
     c = np.ascontiguousarray(c, dtype=float)
-    status, x, y, pivots = _solve_certified(A, b, c, cap, CERTIFICATE_TOL)
+    c2 = np.zeros(n) if tiebreak is None else np.ascontiguousarray(tiebreak, dtype=float)
+    status, x, y, pivots = _solve_certified(A, b, c, c2, cap, CERTIFICATE_TOL)
     if status != 0:
         return None
     return DenseLPResult(x, y, float(c @ x), int(pivots))

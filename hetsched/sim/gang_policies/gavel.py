@@ -143,11 +143,14 @@ class Gavel:
                 # the agnostic policy weighs every type alike; here a type the job cannot run on
                 # gets no share (else its whole share may land there and it never runs)
                 a = np.where(view.throughput > 0, a, 0.0)
-            dense = state.convention != "gavel" and len(active) <= SMALL_LP
+            ours = state.convention != "gavel"
+            dense = ours and len(active) <= SMALL_LP
             if dense:
                 method, merge = "dense", False
             declined: list[str] = []
-            status, _, x, _ = solve_max_min(a, view.scale, view.count, merge, method, declined)
+            status, _, x, _ = solve_max_min(
+                a, view.scale, view.count, merge, method, declined, tiebreak=ours
+            )
             self.dense_solves += dense and not declined
             self.dense_declined += dense and bool(declined)
         bad = check_allocation(view, x)
