@@ -100,7 +100,7 @@ def build(
             ready_lo=th.ready_lo(n),
             ready_hi=th.ready_hi(n),
             completion_hi=int(th.completion_hi[n]),
-            tail=v.min_cycle[n] + (v.rounds[n] - 1 - np.arange(v.rounds[n])) * v.round_length[n],
+            tail=th.round_tails(n),
             bucket=B,
         )
         for n in range(v.n_jobs)
@@ -147,8 +147,7 @@ def build(
         prepare=lambda pi: pi.reshape(C, nb),
         initial=initial,
         objective_divisor=unit,
-        # (4), (6), (7): C_n >= a_n + |R_n| L_n, in ticks and scaled weights (integers: exact)
-        lower_bound=float(np.dot(th.weight, v.completion_lower_bounds())),
+        lower_bound=th.per_job_bound,  # (4), (6), (7): C_n >= a_n + |R_n| L_n
         objective_step=1.0,
         exact=True,
         notes=[

@@ -167,8 +167,7 @@ def build(
         initial=initial,
         round_lp=round_lp,
         objective_divisor=float(s * ws),
-        # (4), (6), (7): C_n >= a_n + |R_n| L_n, in ticks and scaled weights (integers: exact)
-        lower_bound=float(np.dot(weight, v.completion_lower_bounds())),
+        lower_bound=th.per_job_bound,  # (4), (6), (7): C_n >= a_n + |R_n| L_n
         objective_step=1.0,
         exact=True,
         notes=[

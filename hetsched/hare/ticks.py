@@ -47,6 +47,16 @@ class TickedHorizon:
     def horizon(self) -> int:
         return int(self.completion_hi.max())
 
+    @property
+    def per_job_bound(self) -> float:
+        """sum_n w_n (a_n + |R_n| L_n) of (4), (6), (7), in ticks and scaled weights (integers:
+        exact): the lower bound the job-schedule masters start from."""
+        return float(np.dot(self.weight, self.view.completion_lower_bounds()))
+
+    def round_tails(self, n: int) -> np.ndarray:
+        """Job n's :meth:`HareView.round_tails` in ticks."""
+        return self.view.round_tails()[n, : int(self.view.rounds[n])]
+
     def ready_lo(self, n: int) -> np.ndarray:
         """Job n's earliest start per round, in whole ticks (round 0: its arrival)."""
         lo = np.ceil(self.earliest[n, : int(self.view.rounds[n])] - 1e-6).astype(np.int64)

@@ -132,6 +132,15 @@ class HareView(JobsIndexed, GpusIndexed):
         rest = float(np.dot(self.weight, lb)) - self.weight * lb
         return (objective_ub - rest) / self.weight
 
+    def round_tails(self, relaxed: bool = False) -> np.ndarray:
+        """Per job and round r, the least time from the start of its tasks to C_n: the round's
+        own cycle (a task ends its round no earlier than its start + min_m (T^c + T^s)) and a
+        round length L_n per later round (min cycle with ``relaxed``). Shape (n_jobs,
+        max_rounds); entries past |R_n| are unused."""
+        r = np.arange(int(self.rounds.max()))[None, :]
+        L = (self.min_cycle if relaxed else self.round_length)[:, None]
+        return self.min_cycle[:, None] + (self.rounds[:, None] - r - 1) * L
+
     def start_windows(
         self, objective_ub: float, relaxed: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -147,9 +156,7 @@ class HareView(JobsIndexed, GpusIndexed):
         L = (self.min_cycle if relaxed else self.round_length)[:, None]
         earliest = self.arrival[:, None] + r * L
         c_ub = self.completion_upper_bounds(objective_ub, relaxed)
-        # a task of round r ends its round no earlier than x_i + min cycle; L per later round
-        latest = c_ub[:, None] - self.min_cycle[:, None] - (self.rounds[:, None] - r - 1) * L
-        return earliest, latest
+        return earliest, c_ub[:, None] - self.round_tails(relaxed)
 
 
 def hare_view(instance: Instance) -> HareView:
