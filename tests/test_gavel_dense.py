@@ -67,3 +67,11 @@ def test_the_tiebreak_gives_the_most_throughput_among_the_optima_on_both_routes(
     total = [float((rows * x).sum()) for x in (plain, dense, highs)]
     assert total[1] == pytest.approx(total[2], rel=1e-6, abs=1e-8)  # the same second optimum
     assert total[1] >= total[0] - 1e-7 * max(1.0, total[0])
+
+
+def test_the_speed_blind_policies_keep_the_cold_highs_vertex():
+    inst = gavel_poisson(2, n_jobs=30, rate_per_hour=6.0, per_type=4)
+    for allocation in gavel_policy.SPEED_BLIND:
+        policy = Gavel(allocation)
+        assert simulate_gang(inst, policy, 360.0, 10.0).validation.valid
+        assert policy.lp_solves > 0 and policy.solver_stats()["dense_simplex"] == 0

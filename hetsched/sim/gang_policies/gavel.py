@@ -52,6 +52,15 @@ SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
 #: 4.6 ms), 128 jobs 2.4 ms (7.4 ms), 190 jobs 7.7 ms (8.9 ms). Past it (gavel-poisson's backlog
 #: of ~1,000 jobs) the cold LP over merged classes of identical jobs goes to HiGHS
 SMALL_LP = 128
+#: the max-min policies whose coefficients weigh every GPU type alike. Under our convention the
+#: others take, among the LP's optima, one of most total sum a x (``tiebreak`` of
+#: :func:`hetsched.gavel.fast.solve_max_min`: the most normalized throughput), by the dense
+#: simplex up to :data:`SMALL_LP` jobs. For these that sum is blind to the types' speeds and
+#: only picks another type per job, and their average JCT follows the vertex (stable load,
+#: 3,000 jobs: 25,214 s with HiGHS's vertex, 39,160 with the tie-break, 40,918 with the dense
+#: simplex's plain vertex; min-total-duration 30,660 / 39,103 / 142,775), so they keep the cold
+#: HiGHS LP over merged classes, as before (issue 41's note)
+SPEED_BLIND = ("max-min-fairness", "min-total-duration")
 #: the ones that read each job's remaining steps (clairvoyant, as Gavel's simulator is)
 CLAIRVOYANT = ("makespan", "min-total-duration", "finish-time-fairness")
 
@@ -78,6 +87,7 @@ class Gavel:
         self.allocation = allocation
         self.name = "gavel" if allocation == "max-min-fairness-perf" else f"gavel:{allocation}"
         self.clairvoyant = allocation in CLAIRVOYANT
+        self.tiebreak = allocation not in SPEED_BLIND
         self.lp_solves = 0
         self.seed = seed
         self.dense_solves = 0  # max-min LPs the dense simplex solved (certified)
@@ -143,13 +153,13 @@ class Gavel:
                 # the agnostic policy weighs every type alike; here a type the job cannot run on
                 # gets no share (else its whole share may land there and it never runs)
                 a = np.where(view.throughput > 0, a, 0.0)
-            ours = state.convention != "gavel"
-            dense = ours and len(active) <= SMALL_LP
+            tiebreak = self.tiebreak and state.convention != "gavel"
+            dense = tiebreak and len(active) <= SMALL_LP
             if dense:
                 method, merge = "dense", False
             declined: list[str] = []
             status, _, x, _ = solve_max_min(
-                a, view.scale, view.count, merge, method, declined, tiebreak=ours
+                a, view.scale, view.count, merge, method, declined, tiebreak=tiebreak
             )
             self.dense_solves += dense and not declined
             self.dense_declined += dense and bool(declined)
