@@ -65,22 +65,17 @@ def too_large(instance: Instance) -> str | None:
 
 
 def build(
-    instance: Instance,
-    hint: TaskSchedule | None = None,
-    bucket: int | None = None,
-    stall: int | None = None,
+    instance: Instance, hint: TaskSchedule | None = None, bucket: int | None = None
 ) -> DantzigWolfeProblem:
     """The bucketed master and its pricing; ``hint``: a schedule of ``instance`` (e.g. the
     portfolio's best) that sets the windows where it is better than a few list schedules (with
     no hint: a local search of list schedules);
     ``bucket``: ticks per bucket (default: the horizon over :data:`MAX_BUCKETS`, at least
-    :data:`MIN_BUCKET` seconds); ``stall``: stop when the bound has not risen by 0.01% in this
-    many pricing rounds (default: never)."""
-    for name, value in (("bucket", bucket), ("stall", stall)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise HetschedError(f"option {name}: a whole number >= 1 (got {value!r})")
+    :data:`MIN_BUCKET` seconds)."""
+    if bucket is not None and (
+        isinstance(bucket, bool) or not isinstance(bucket, int) or bucket < 1
+    ):
+        raise HetschedError(f"option bucket: a whole number of ticks >= 1 (got {bucket!r})")
     # a given schedule (the portfolio's best) sets the windows; no search of its own then
     th = ticked_horizon(instance, hint, "hare-sched-buckets", 0 if hint is not None else None)
     v, s, H = th.view, th.scale, th.horizon
@@ -167,7 +162,6 @@ def build(
         initial_prices=start_prices,
         auto_smoothing=True,
         on_root_bound=narrow,
-        stall_rounds=stall,
     )
 
 
@@ -196,5 +190,5 @@ SPEC = FormulationSpec(
     summary="Hare_Sched (4)-(8): a lower bound from job-schedule columns under capacity rows per "
     "GPU class and time bucket (the schedule is the one it starts from)",
     supports=too_large,
-    options=("hint", "bucket", "stall"),
+    options=("hint", "bucket"),
 )

@@ -269,25 +269,3 @@ def test_after_the_mip_the_second_process_bounds_or_searches(monkeypatch):
         else:
             assert fn is portfolio.bound_chain and task.steps == ("buckets",)
             assert task.hint is run.best[2]
-            # the search that follows the master once its bound stalls, from the same orders
-            assert task.search is not None and task.search.until <= task.until + 1e-6
-            assert any(np.array_equal(o, mip_order) for o in task.search.orders)
-            assert any(np.array_equal(o, best) for o in task.search.orders)
-    # the buckets stage's result brings its search's best order: the run takes its schedule
-    better = np.arange(len(inst.jobs))
-    value = serial_value(inst, better)
-    second.future, second.stage = Future(), "buckets"
-    second.future.set_result(Bounds(bound=2.0, searched=(better, value)))
-    second.take(run)
-    assert run.bound >= 2.0 and run.best[1] == pytest.approx(min(1e9, value))
-    assert any("job-order search in the second process" in n for n in run.notes)
-
-
-def serial_value(inst, order) -> float:
-    """The objective of the serial schedule of ``order`` (what a job-order search reports)."""
-    from hetsched.hare.list_scheduling import arrays_objective
-    from hetsched.hare.serial import serial_schedule
-    from hetsched.hare.view import hare_view
-
-    view = hare_view(inst)
-    return arrays_objective(view, *serial_schedule(view, order))

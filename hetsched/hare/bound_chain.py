@@ -12,8 +12,7 @@ a second process while the first one searches for schedules (:mod:`hetsched.hare
 * :mod:`hetsched.models.hare_sched_buckets`: the job-schedule master with capacity rows per GPU
   class and time bucket, on instances of at most :data:`BUCKETS_MAX_TASKS` tasks, from the
   best schedule so far (its windows) until a given time: its Lagrangian bound holds when the
-  clock stops it. Where the task has a job-order search to follow, the master stops when its
-  bound stalls, and the search gets the rest of the time.
+  clock stops it.
 
 The chain returns its bound, its notes, whether a clock stopped a method, the LP's task
 priorities (Algorithm 1's H, line 3) and the job orders its solutions give (jobs by C_n): the
@@ -30,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from hetsched.hare.orderings import ordering
-from hetsched.hare.serial import SearchTask, search_until
 from hetsched.instance.model import Instance
 from hetsched.solvers.result import Status
 
@@ -61,10 +59,6 @@ FINE_SECONDS_PER_JOB = 0.5
 #: interval MIP's 3,607; 50 x 40 (22,439) not one pricing round (37 s each, the job windows of
 #: a 5,940 s horizon), so there the second core searches for schedules instead
 BUCKETS_MAX_TASKS = 10_000
-#: with a job-order search to follow, the bucketed master stops where its bound has not risen by
-#: 0.01% in this many pricing rounds. On hare-table2 20 x 16 seed 0 its bound is its first
-#: round's (11 s a round) and the later ones only lower the master LP
-BUCKETS_STALL_ROUNDS = 5
 
 
 @dataclass(frozen=True)
@@ -86,9 +80,6 @@ class BoundTask:
     eps: float = DEFAULT_EPSILON
     until: float | None = None  # the wall-clock time by which the bucketed master ends
     hint: Any = None  # the best schedule so far: the bucketed master's windows
-    # a job-order search to run after the steps, until its own end: with it, the bucketed
-    # master stops where its bound stalls (:data:`BUCKETS_STALL_ROUNDS`) and leaves it the time
-    search: SearchTask | None = None
 
 
 @dataclass
@@ -101,8 +92,6 @@ class Bounds:
     limited: bool = False
     lp_priority: np.ndarray | None = None
     orders: list[np.ndarray] = field(default_factory=list)
-    # the task's job-order search: its best order and that order's objective (or None)
-    searched: tuple[np.ndarray, float] | None = None
     # (job, interval) pairs of the LP's grid where a job may progress; with no LP solution, more
     # than any MIP takes
     cells: int = 10**9
@@ -131,11 +120,7 @@ def bound_chain(task: BoundTask) -> Bounds:
             interval_mip(task.instance, budget, out, task.threads, task.seed, eps)
     if "buckets" in task.steps:
         assert task.until is not None
-        stall = None if task.search is None else BUCKETS_STALL_ROUNDS
-        buckets_bound(task.instance, task.until - time.time(), out, task.hint, task.seed, stall)
-    if task.search is not None and time.time() < task.search.until - 1.0:
-        out.searched = search_until(task.search)
-        out.notes.append(f"job-order search after the bounds: {out.searched[1]:.10g}")
+        buckets_bound(task.instance, task.until - time.time(), out, task.hint, task.seed)
     return out
 
 
@@ -201,22 +186,12 @@ def interval_mip(
     _add_completion_order(out, getattr(res.solution, "completion", None))
 
 
-def buckets_bound(
-    instance: Instance,
-    budget: float,
-    out: Bounds,
-    hint=None,
-    seed: int = 0,
-    stall: int | None = None,
-) -> None:
+def buckets_bound(instance: Instance, budget: float, out: Bounds, hint=None, seed: int = 0) -> None:
     """The bucketed job-schedule master's Lagrangian bound within ``budget`` seconds into
-    ``out`` (``hint``: a schedule that sets its windows; ``stall``: stop where the bound has
-    not risen by 0.01% in that many pricing rounds)."""
+    ``out`` (``hint``: a schedule that sets its windows)."""
     from hetsched.exact.solve import solve
 
-    options: dict[str, Any] = {} if hint is None else {"hint": hint}
-    if stall is not None:
-        options["stall"] = stall
+    options = {} if hint is None else {"hint": hint}
     res = solve(instance, "hare-sched-buckets", "colgen", max(0.0, budget), 0.0, 1, seed, options)
     _take_bound(out, res, "bucketed job-schedule master")
 

@@ -308,15 +308,14 @@ class _SecondProcess:
         except BrokenExecutor as exc:  # its process died (e.g. out of memory): schedules stand
             result = Bounds(notes=[f"{self.stage} stage: its process ended ({exc})"], limited=True)
         self.future = None
-        if not isinstance(result, Bounds) or result.searched is not None:  # a search's best order
-            order, value = result if not isinstance(result, Bounds) else result.searched
+        if not isinstance(result, Bounds):  # the search stage: its best order
+            order, value = result
             start, gpu = serial_schedule(run.view, order)
             run.offer_arrays(
                 "job-order search (second process)", SerialRun(value, order, start, gpu)
             )
             run.notes.append(f"job-order search in the second process: {value:.10g}")
-            if not isinstance(result, Bounds):
-                return [order]
+            return [order]
         if self.stage == "lp" and result.lp_priority is not None:
             mip_end = min(PARALLEL_END * self.limit, MIP_SHARE * self.limit + PARALLEL_MIP_EXTRA)
             budget = self.t0 + mip_end - time.perf_counter()
@@ -343,9 +342,8 @@ class _SecondProcess:
     def _after_chain(self, run: "_Run", orders: list[np.ndarray]) -> None:
         """After the LP and the MIP, the second core runs the bucketed job-schedule master from
         the best schedule so far where the instance has at most :data:`BUCKETS_MAX_TASKS` tasks
-        and :data:`BUCKETS_MIN_SECONDS` are left, until its bound stalls, and searches from the
-        chain's orders for the rest of the time (otherwise all of it), until
-        :data:`PARALLEL_END` of the limit."""
+        and :data:`BUCKETS_MIN_SECONDS` are left, and otherwise searches from the chain's
+        orders, until :data:`PARALLEL_END` of the limit."""
         end = PARALLEL_END * self.limit
         left = self.t0 + end - time.perf_counter()
         if self.instance.n_tasks > BUCKETS_MAX_TASKS or run.best is None:
@@ -353,8 +351,6 @@ class _SecondProcess:
         elif left < BUCKETS_MIN_SECONDS:  # too little time for its windows and first prices
             self._search(run, orders)
         else:
-            best = [] if run.order is None else [run.order]
-            orders = (*orders, *best, smith_order(run.view))
             task = BoundTask(
                 self.instance,
                 None,
@@ -362,7 +358,6 @@ class _SecondProcess:
                 steps=("buckets",),
                 until=self._wall(end),
                 hint=run.best[2],
-                search=SearchTask(self.instance, tuple(orders), self.seed + 3, self._wall(end)),
             )
             self.future, self.stage = self.pool.submit(bound_chain, task), "buckets"
 

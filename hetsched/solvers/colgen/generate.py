@@ -31,7 +31,7 @@ class Generation:
 
     ``end``: ``done`` (no column prices out at the LP duals, or the bound cannot rise further),
     ``cutoff`` (the rounded bound reached the cutoff), ``time``, ``rounds`` (``max_rounds``
-    reached), ``stalled`` (the bound rose by less than ``stall``'s share in its rounds), ``infeasible`` (the master LP has no solution) or ``dead`` (a block has no column
+    reached), ``infeasible`` (the master LP has no solution) or ``dead`` (a block has no column
     left under the given prices, with ``dead_end="stop"``)."""
 
     end: str
@@ -59,7 +59,6 @@ def generate(
     bound_checks: bool = True,
     start: np.ndarray | None = None,
     on_bound: Callable[[float], None] | None = None,
-    stall: tuple[int, float] | None = None,
 ) -> Generation:
     """Column generation on ``master`` until done, the cutoff, the deadline or ``max_rounds``.
 
@@ -75,16 +74,13 @@ def generate(
     where the master's real columns cost nothing; columns are judged at zero cost. ``start``:
     row prices the first round prices at (then the first smoothing centre), instead of the
     LP duals. ``on_bound``: called with the bound each time it rises (after the round that
-    priced every block at the prices behind it). ``stall`` (rounds k, share s): end when the
-    bound has not risen by s of its value in the last k rounds (a caller with other uses for
-    the time: the bound stays valid, only unfinished)."""
+    priced every block at the prices behind it)."""
     cap = np.asarray(problem.capacity, dtype=float)
     copies = problem.block_copies
     center = None if start is None else np.asarray(start, dtype=float)
     prices: np.ndarray | None = None
     alpha, saved, lp, rounds = smoothing, smoothing, None, 0
     tol = lambda v: 1e-9 * max(1.0, abs(v))  # noqa: E731
-    history: list[float] = []  # the bound after each round (``stall``)
     while True:
         if time.perf_counter() >= deadline:
             return Generation("time", bound, lp, prices, rounds)
@@ -149,11 +145,6 @@ def generate(
             master.add(col)
         if bound_checks and round_up(bound) >= cutoff:
             return Generation("cutoff", bound, lp, prices, rounds)
-        history.append(bound)
-        if stall is not None and len(history) > stall[0] and found:
-            before = history[-1 - stall[0]]
-            if bound - before <= stall[1] * max(1.0, abs(bound)):
-                return Generation("stalled", bound, lp, prices, rounds)
         if not found:
             if not exact:  # mispricing under smoothing: price once at the LP duals
                 saved, alpha = alpha, 0.0

@@ -38,7 +38,6 @@ from hetsched.core.errors import SolverError
 from hetsched.solvers.colgen.branching import branch_and_price
 from hetsched.solvers.colgen.generate import Generation, generate
 from hetsched.solvers.colgen.problem import (
-    STALL_SHARE,
     Column,
     DantzigWolfeProblem,
     artificials,
@@ -218,7 +217,6 @@ def _root(
         start=problem.initial_prices,
         auto_smoothing=problem.auto_smoothing,
         on_bound=problem.on_root_bound,
-        stall=None if problem.stall_rounds is None else (problem.stall_rounds, STALL_SHARE),
     )
     return master, run
 
@@ -257,7 +255,7 @@ def solve_colgen(
     # done: the LP optimum, or a bound that cannot rise further; cutoff: the bound meets the
     # incumbent (within ``gap``), nothing left to prove
     stats.converged = run.end in ("done", "cutoff")
-    limited = run.end in ("time", "rounds", "stalled")
+    limited = run.end in ("time", "rounds")
     center = run.prices  # the prices of the best Lagrangian bound: reduced-cost fixing reads them
     stats.cg_seconds = time.perf_counter() - t0
     stats.columns = len(master.columns)

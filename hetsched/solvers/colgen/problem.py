@@ -80,13 +80,6 @@ class DantzigWolfeProblem:
     # priced every block at its prices (a node's bound holds in its subtree only: never called
     # there), e.g. to narrow what the pricing searches by reduced costs against the incumbent
     on_root_bound: Callable[[float], None] | None = None
-    # stop the root when its Lagrangian bound has not risen by STALL_SHARE of its value in this
-    # many rounds (None: never), for a caller with other uses for the time
-    stall_rounds: int | None = None
-
-
-#: the least rise of the bound, relative, that keeps a root with ``stall_rounds`` going
-STALL_SHARE = 1e-4
 
 
 def artificials(master: Any, problem: DantzigWolfeProblem) -> tuple[float, list[int]]:
