@@ -96,6 +96,33 @@ def test_the_dp_stops_at_its_state_budget_and_is_exact_within_it():
         dp_allocation(slot, state_budget=stats["states"] - 1)
 
 
+@pytest.mark.parametrize("over_budget", [False, True])
+def test_the_dp_leaves_no_cycle_behind_for_a_collector_pass(over_budget):
+    """The DP's memo must be freed when it returns or raises (a deadline stopping it mid-run),
+    not by a garbage-collector pass over all of it: nothing it made is left in a cycle."""
+    import gc
+
+    v, queue, prices, remaining = _round(2, 12)
+    slot = Slot(v, queue, prices, remaining, 1)
+    stats: dict = {}
+    dp_allocation(slot, stats=stats)
+    assert stats["states"] > 100  # a memo worth freeing
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        if over_budget:
+            with pytest.raises(OverBudget):
+                dp_allocation(slot, state_budget=stats["states"] // 2)
+        else:
+            dp_allocation(slot)
+        left = gc.collect()  # objects only a cycle kept alive
+    finally:
+        if was:
+            gc.enable()
+    assert left < 10  # was thousands: the memo's entries, through best's own closure
+
+
 def test_hadar_dp_over_budget_takes_the_branch_and_bounds_decisions_and_counts_them():
     """With a budget of one state every slot of hadar:dp is over budget and takes the branch
     and bound's choice: the same run as hadar, and the summary's counts say so."""
