@@ -13,8 +13,9 @@ work: clairvoyant, as Gavel's simulator is) and ``max-throughput``, solved by th
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
-Under our convention a short queue's max-min LP goes to a dense simplex with a dual certificate
-(:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`), solved afresh at each change.
+Under our convention the speed-aware max-min policies take, among the LP's optima, one of most
+total normalized throughput (:data:`SPEED_BLIND`), by a dense simplex with a dual certificate on
+a short queue (:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`).
 
 Under the engine's Gavel convention (``GangState.convention == "gavel"``, the default on
 ``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
@@ -45,9 +46,9 @@ from hetsched.solvers.result import Status
 
 #: the allocation policies the simulated gavel policy takes
 SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
-#: the most active jobs whose max-min LP (every policy of that form, under our convention) goes
-#: to the dense simplex (:mod:`hetsched.solvers.dense_simplex`), one row pair per job, solved
-#: afresh at each change. CPU per solve, 3 GPU types, distinct rows (2026-11-27): 18 jobs 36 us
+#: the most active jobs whose max-min LP (under our convention, of a policy not in
+#: :data:`SPEED_BLIND`) goes to the dense simplex (:mod:`hetsched.solvers.dense_simplex`), one
+#: row pair per job, solved afresh at each change. CPU per solve, 3 GPU types, distinct rows (2026-11-27): 18 jobs 36 us
 #: (HiGHS took 0.2 ms warm, 2 ms cold through highspy), 64 jobs 0.5 ms (HiGHS's interior point
 #: 4.6 ms), 128 jobs 2.4 ms (7.4 ms), 190 jobs 7.7 ms (8.9 ms). Past it (gavel-poisson's backlog
 #: of ~1,000 jobs) the cold LP over merged classes of identical jobs goes to HiGHS
