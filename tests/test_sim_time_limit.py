@@ -29,6 +29,16 @@ def test_a_run_past_its_time_limit_stops_near_it_and_writes_nothing(backlog, tmp
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_stopped_run_says_how_far_its_policy_got(backlog):
+    """The policy's solver counts at the stop go with it (e.g. Hadar's slots so far), so a run
+    that cannot finish still says its rate."""
+    with pytest.raises(RunNotFinished) as stopped:
+        run_policy(backlog, SLOW, time_limit=1.0)
+    solver = stopped.value.solver
+    assert solver is not None and solver["slots"] >= 0 and "dp_over_budget" in solver
+    assert f"slots {solver['slots']}" in str(stopped.value)
+
+
 def test_a_run_within_its_time_limit_is_the_run_without_one(backlog):
     limited = run_policy(backlog, "tiresias", time_limit=600.0)
     plain = run_policy(backlog, "tiresias")
@@ -70,10 +80,12 @@ def test_simulate_cli_exits_1_with_one_line_and_compare_prints_the_stopped_row_a
     assert main(["simulate", "gavel-poisson", "--policy", SLOW, "--time-limit", "1"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.strip().splitlines() == [
+    [line] = captured.err.strip().splitlines()  # one line: the stop, how far, nothing written
+    assert line.startswith(
         "hetsched simulate: gavel-poisson: hadar:dp did not finish within the time limit (1 s); "
-        "nothing written"
-    ]
+        "by then: slots "
+    )
+    assert line.endswith("; nothing written")
     args = ["compare", "gavel-poisson", "--policies", f"tiresias,{SLOW}", "--quiet"]
     # the comparison asked for is not all there: exit 1, after the table of what finished
     assert main([*args, "--time-limit", "1", "--out", str(tmp_path)]) == 1

@@ -53,9 +53,13 @@ def resolve_convention(instance: Instance, convention: str = "auto") -> str:
 class RunNotFinished(HetschedError):
     """A policy's run did not finish within its time limit (wall time): nothing of it is kept."""
 
-    def __init__(self, policy: str, seconds: float):
-        self.policy, self.seconds = policy, seconds
-        super().__init__(f"{policy} did not finish within the time limit ({seconds:g} s)")
+    def __init__(self, policy: str, seconds: float, solver: dict | None = None):
+        self.policy, self.seconds, self.solver = policy, seconds, solver
+        so_far = ""
+        if solver:  # how far the policy's per-round problems got (e.g. Hadar's slots)
+            counts = ", ".join(f"{k} {v}" for k, v in solver.items() if isinstance(v, int))
+            so_far = f"; by then: {counts}" if counts else ""
+        super().__init__(f"{policy} did not finish within the time limit ({seconds:g} s){so_far}")
 
 
 def run_policy(
@@ -82,8 +86,9 @@ def run_policy(
             machine, result, extra, measured = _simulated(
                 instance, policy, seed, round_seconds, restore_seconds, convention
             )
-    except RunTimeout:
-        raise RunNotFinished(policy, float(time_limit)) from None
+    except RunTimeout as stop:
+        solver = stop.args[1] if len(stop.args) > 1 else None
+        raise RunNotFinished(policy, float(time_limit), solver) from None
     seconds = time.perf_counter() - t
     summary = {
         "policy": policy,
@@ -125,7 +130,14 @@ def _simulated(
         convention = resolve_convention(instance, convention)
         if restore_seconds is None:
             restore_seconds = RESTORE_SECONDS[convention]
-        result = simulate_gang(instance, pol, round_seconds, restore_seconds, convention=convention)
+        try:
+            result = simulate_gang(
+                instance, pol, round_seconds, restore_seconds, convention=convention
+            )
+        except RunTimeout as stop:  # what the policy solved so far goes with the stop
+            if hasattr(pol, "solver_stats"):
+                stop.args = (*stop.args[:1], pol.solver_stats())
+            raise
         extra = {
             "level": "job",
             "rounds": result.rounds,
