@@ -216,15 +216,16 @@ def _dense_max_min(
     None where it declines."""
     from hetsched.gavel.dense import dense_max_min  # numba: when it is used
 
-    if not merge:  # one row per job
-        found = dense_max_min(a, scale, count, tiebreak)
-        return None if found is None else (Status.OPTIMAL, found[0], found[1], len(a))
-    ca, cs, mult, inverse = _classes(a, scale, merge)
-    found = dense_max_min(ca, mult * cs, count, tiebreak)
+    # one row per job unmerged: no class arrays to build on the simulation's hot path
+    ca, demand, inverse = a, scale, None
+    if merge:
+        ca, cs, mult, inverse = _classes(a, scale, merge)
+        demand = mult * cs
+    found = dense_max_min(ca, demand, count, tiebreak)
     if found is None:
         return None
     z, x = found
-    return Status.OPTIMAL, z, x[inverse], len(ca)
+    return Status.OPTIMAL, z, x if inverse is None else x[inverse], len(ca)
 
 
 def solve_max_sum(

@@ -87,8 +87,7 @@ def run_policy(
                 instance, policy, seed, round_seconds, restore_seconds, convention
             )
     except RunTimeout as stop:
-        solver = stop.args[1] if len(stop.args) > 1 else None
-        raise RunNotFinished(policy, float(time_limit), solver) from None
+        raise RunNotFinished(policy, float(time_limit), getattr(stop, "solver", None)) from None
     seconds = time.perf_counter() - t
     summary = {
         "policy": policy,
@@ -136,7 +135,7 @@ def _simulated(
             )
         except RunTimeout as stop:  # what the policy solved so far goes with the stop
             if hasattr(pol, "solver_stats"):
-                stop.args = (*stop.args[:1], pol.solver_stats())
+                stop.solver = pol.solver_stats()
             raise
         extra = {
             "level": "job",
