@@ -1,6 +1,6 @@
 """Step 4 of the Hare_Sched portfolio (:mod:`hetsched.hare.portfolio`): the strongest exact
 method that takes the instance, CP-SAT followed by column generation over job schedules where
-both take it."""
+both take it; on small instances the dispatch search first (:mod:`hetsched.hare.dispatch_search`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,16 @@ from hetsched.solvers.result import SolverOptions
 #: where the exact pick is CP-SAT and column generation takes the instance, CP-SAT's part of
 #: the exact step's budget (column generation, the stronger bound, gets the rest)
 CPSAT_SHARE = 0.5
+#: up to this many tasks the dispatch search (:mod:`hetsched.hare.dispatch_search`) goes first,
+#: from the best schedule so far, with DISPATCH_SHARE of the budget: from CP-SAT's 163.9 it
+#: proves ladder(24, 4) optimal (163.1) in 250 CPU s, where CP-SAT has a bound of 124 after
+#: 600 s and column generation's branch-and-price 161.0 after 300 s; its nodes grow about
+#: 30-fold per 4 tasks (ladder 16 -> 20 -> 24: 59 thousand, 5.2 million, 287 million)
+DISPATCH_FIRST_TASKS = 24
+DISPATCH_SHARE = 0.7
+#: ... and only with at least this budget: the first call in a fresh install compiles its
+#: kernel (about 12 s, then cached on disk), which a shorter limit would not absorb
+DISPATCH_MIN_BUDGET = 30.0
 
 
 def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
@@ -28,6 +38,8 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
     from hetsched.solvers import SOLVERS
 
     if run.proven():
+        return
+    if (budget is None or budget > 0.1) and _dispatch_first(run, budget, opts):
         return
     try:
         spec, follow = exact_methods(run.instance)
@@ -66,6 +78,61 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
         run.notes.append(f"colgen: {exc}")
         return
     run.take("colgen", res)
+
+
+def _dispatch_first(run: Any, budget: float | None, opts: SolverOptions) -> bool:
+    """On instances of at most DISPATCH_FIRST_TASKS tasks and a budget of DISPATCH_MIN_BUDGET
+    seconds or more, the dispatch search from the best
+    schedule so far, then (not proven) column generation for the bound with what is left.
+    Returns whether it ran (False: the instance is not one it takes first). ``budget`` None:
+    the search runs to the end."""
+    from hetsched.exact.registry import find_formulation
+    from hetsched.exact.solve import solve
+
+    if run.instance.n_tasks > DISPATCH_FIRST_TASKS:
+        return False
+    if budget is not None and budget < DISPATCH_MIN_BUDGET:
+        return False
+    spec = find_formulation("hare-sched", "dispatch-search")
+    if spec.refusal(run.instance) is not None:
+        return False
+    t0 = time.perf_counter()
+    run.take(
+        "dfs",
+        solve(
+            run.instance,
+            spec,
+            "dfs",
+            None if budget is None else DISPATCH_SHARE * budget,
+            opts.gap,
+            opts.threads,
+            opts.seed,
+            options={"hint": run.best[2]},
+        ),
+    )
+    if run.proven() or budget is None:
+        return True
+    rest = budget - (time.perf_counter() - t0)
+    if rest <= 0.1:
+        return True
+    colgen = find_formulation("hare-sched", "colgen")
+    if colgen.refusal(run.instance) is None:
+        try:
+            res = solve(
+                run.instance,
+                colgen,
+                "colgen",
+                rest,
+                opts.gap,
+                opts.threads,
+                opts.seed,
+                options={"hint": run.best[2], "prove": True},
+            )
+        except HetschedError as exc:
+            run.notes.append(f"colgen: {exc}")
+            return True
+        run.take("colgen", res)
+    return True
 
 
 def exact_methods(instance: Instance) -> tuple[Any, Any]:

@@ -47,6 +47,11 @@ SOLVERS: dict[str, Backend] = {
     "portfolio": Backend(
         "portfolio", "portfolio", f"{__name__}.portfolio:solve_portfolio", own_clock=True
     ),
+    # depth-first branch and bound over dispatch orders (small Hare_Sched instances); its
+    # formulation, like a portfolio, builds the method and keeps its own clock
+    "dfs": Backend(
+        "dfs", "dispatch-search", f"{__name__}.portfolio:solve_portfolio", own_clock=True
+    ),
     # optional, found at run time (hetsched.solvers.optional): usable where installed
     **{name: Backend(name, "pyomo", optional_solve(name)) for name in OPTIONAL},
 }

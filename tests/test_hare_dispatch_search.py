@@ -1,0 +1,87 @@
+"""The dispatch search (hetsched.hare.dispatch_search, ``--solver dfs``): an exact method of
+Hare_Sched, checked against CP-SAT's proven optima and against itself from a given bound."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from hetsched.core.errors import HetschedError
+from hetsched.exact.solve import solve
+from hetsched.hare.dispatch_search import (
+    MAX_TASKS,
+    dispatch_problem,
+    dispatch_search,
+    refusal,
+)
+from hetsched.instance.generators import ladder
+from hetsched.schedule.validate import validate
+from hetsched.solvers import Status
+from hetsched.testing.strategies import hare_instances
+
+
+@settings(max_examples=40, deadline=None)
+@given(hare_instances(max_gpus=3, max_jobs=4, max_tasks=8))
+def test_the_dispatch_search_and_cpsat_prove_the_same_optimum(inst):
+    """Two exact methods agree: identical GPUs, sync times and arrivals included."""
+    cp = solve(inst, "hare-sched", "cpsat", time_limit=60)
+    dfs = solve(inst, "hare-sched", "dfs")
+    assert cp.status == Status.OPTIMAL and dfs.status == Status.OPTIMAL
+    assert dfs.validation.valid
+    assert dfs.objective == pytest.approx(cp.objective, rel=1e-9, abs=1e-9)
+    assert dfs.bound == pytest.approx(dfs.objective)
+
+
+@settings(max_examples=15, deadline=None)
+@given(hare_instances(max_gpus=3, max_jobs=3, max_tasks=7))
+def test_from_the_optimum_as_hint_it_proves_that_nothing_is_better(inst):
+    first = dispatch_search(dispatch_problem(inst))
+    assert first.proven and first.schedule is not None
+    again = dispatch_search(dispatch_problem(inst), upper=first.schedule)
+    assert again.proven and again.schedule is None  # nothing strictly better than the optimum
+    res = solve(inst, "hare-sched", "dfs", options={"hint": first.schedule})
+    assert res.status == Status.OPTIMAL
+    assert res.objective == pytest.approx(first.objective)
+    assert first.root_bound <= first.objective + 1e-9
+
+
+def test_ladder_16_is_proven_at_the_optimum_cpsat_proves():
+    inst = ladder(16, 4, seed=0)
+    cp = solve(inst, "hare-sched", "cpsat", time_limit=60)
+    res = dispatch_search(dispatch_problem(inst))
+    assert cp.status == Status.OPTIMAL and res.proven
+    assert res.objective == pytest.approx(cp.objective)
+    assert res.dominated > 0  # the dominance rule is at work on it
+    assert validate(inst, res.schedule).objective == pytest.approx(res.objective)
+
+
+def test_a_search_stopped_by_its_clock_is_never_optimal():
+    """A limit of 0 s has passed at the first look at the clock (after 65,536 nodes): ladder(20,
+    4) needs millions, so the stop does not depend on the machine's speed."""
+    inst = ladder(20, 4, seed=0)
+    res = solve(inst, "hare-sched", "dfs", time_limit=0.0)
+    assert res.status == Status.TIME_LIMIT
+    assert res.validation.valid
+    assert res.bound is not None and res.bound <= res.objective
+
+
+def test_the_same_instance_gives_the_same_schedule():
+    inst = ladder(12, 4, seed=1)
+    a = dispatch_search(dispatch_problem(inst)).schedule
+    b = dispatch_search(dispatch_problem(inst)).schedule
+    assert a == b
+
+
+def test_instances_past_its_size_are_refused_in_one_line():
+    inst = ladder(MAX_TASKS + 4, 4, seed=0)
+    reason = refusal(inst)
+    assert reason is not None and str(MAX_TASKS) in reason
+    with pytest.raises(HetschedError, match="dispatch search"):
+        solve(inst, "hare-sched", "dfs", time_limit=5)
+
+
+def test_the_portfolio_runs_it_first_on_small_instances_and_proves_the_optimum():
+    res = solve(ladder(16, 4, seed=0), "hare-sched", "portfolio", time_limit=120)
+    assert res.status == Status.OPTIMAL and res.validation.valid
+    assert "dfs: optimal" in res.log and "schedule from dfs" in res.log
+    assert res.objective == pytest.approx(75.3)  # CP-SAT's proven optimum (the test above)
