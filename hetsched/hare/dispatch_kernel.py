@@ -136,7 +136,7 @@ def node_bound(s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, 
     return dp if dp > simple else simple
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)  # the progress line on stderr goes on while it runs
 def search(Tc, Ts, w, arrival, R, K, gpu_class, pmin, speed, ub, deadline, n_buckets, slots):
     """Depth-first search for a schedule of objective < ``ub`` (integer ticks x weights).
     Returns (best, found, starts and GPUs per dispatch step, job per step, nodes, finished,
