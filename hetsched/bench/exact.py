@@ -25,6 +25,7 @@ METHODS = (
     ("hare-sched-ti", "highs"),
     ("hare-sched", "highs"),
     ("hare-sched", "colgen"),
+    ("hare-sched", "dfs"),
 )
 
 
