@@ -14,16 +14,17 @@ from hetsched.solvers.result import SolverOptions
 #: where the exact pick is CP-SAT and column generation takes the instance, CP-SAT's part of
 #: the exact step's budget (column generation, the stronger bound, gets the rest)
 CPSAT_SHARE = 0.5
-#: up to this many tasks the dispatch search (:mod:`hetsched.hare.dispatch_search`) goes first,
-#: from the best schedule so far, with DISPATCH_SHARE of the budget: from CP-SAT's 163.9 it
+#: up to this many tasks the dispatch search (:mod:`hetsched.hare.dispatch_search`) follows a
+#: short CP-SAT, from the best schedule so far, with DISPATCH_SHARE of what is left (column
+#: generation's root bound after it takes seconds at these sizes): from CP-SAT's 163.9 it
 #: proves ladder(24, 4) optimal (163.1) in 250 CPU s, where CP-SAT has a bound of 124 after
 #: 600 s and column generation's branch-and-price 161.0 after 300 s; its nodes grow about
 #: 30-fold per 4 tasks (ladder 16 -> 20 -> 24: 59 thousand, 5.2 million, 287 million)
 DISPATCH_FIRST_TASKS = 24
-DISPATCH_SHARE = 0.7
+DISPATCH_SHARE = 0.85
 #: the search proves faster the closer its upper bound: CP-SAT runs first for this share of the
 #: budget (ladder(24, 4) at 600 s: from the job-order search's 167.9 the search ended its share
-#: at 165.5, unproven)
+#: at 165.5, unproven; after CP-SAT's 163.9 it proved 163.1, 392 s in all)
 DISPATCH_CPSAT_SHARE = 0.15
 #: ... and only with at least this budget: the first call in a fresh install compiles its
 #: kernel (about 12 s, then cached on disk), which a shorter limit would not absorb
@@ -67,10 +68,18 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
     rest = None if budget is None else budget - (time.perf_counter() - t0)
     if follow is None or run.proven() or rest is None or rest <= 0.1:
         return
+    _colgen_bound(run, follow, rest, opts)
+
+
+def _colgen_bound(run: Any, spec: Any, rest: float, opts: SolverOptions) -> None:
+    """Column generation over job schedules on the bound alone (``prove``: no dive, no integer
+    master) for ``rest`` seconds, from the best schedule so far (its windows)."""
+    from hetsched.exact.solve import solve
+
     try:
         res = solve(
             run.instance,
-            follow,
+            spec,
             "colgen",
             rest,
             opts.gap,
@@ -78,7 +87,7 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
             opts.seed,
             options={"hint": run.best[2], "prove": True},
         )
-    except HetschedError as exc:  # e.g. times off the 10^-4 grid: CP-SAT's answer stands
+    except HetschedError as exc:  # e.g. times off the 10^-4 grid: the answers so far stand
         run.notes.append(f"colgen: {exc}")
         return
     run.take("colgen", res)
@@ -101,7 +110,7 @@ def _dispatch_first(run: Any, budget: float | None, opts: SolverOptions) -> bool
     if spec.refusal(run.instance) is not None:
         return False
     try:
-        first, _ = exact_methods(run.instance)
+        first, follow = exact_methods(run.instance)
     except HetschedError:
         return False
     if first.kind != "cpsat":  # e.g. bp, where every job is one task: it proves 100 of them
@@ -143,23 +152,8 @@ def _dispatch_first(run: Any, budget: float | None, opts: SolverOptions) -> bool
     rest = budget - (time.perf_counter() - t0)
     if rest <= 0.1:
         return True
-    colgen = find_formulation("hare-sched", "colgen")
-    if colgen.refusal(run.instance) is None:
-        try:
-            res = solve(
-                run.instance,
-                colgen,
-                "colgen",
-                rest,
-                opts.gap,
-                opts.threads,
-                opts.seed,
-                options={"hint": run.best[2], "prove": True},
-            )
-        except HetschedError as exc:
-            run.notes.append(f"colgen: {exc}")
-            return True
-        run.take("colgen", res)
+    if follow is not None:
+        _colgen_bound(run, follow, rest, opts)
     return True
 
 
