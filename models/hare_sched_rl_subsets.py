@@ -134,7 +134,7 @@ def build(instance: Instance, subsets: str = "extended") -> pe.ConcreteModel:
                 sum(m.y[p[:3], h] for h in gpus if h <= p[3])
                 <= sum(m.y[(p[0], p[1], p[2] - 1), h] for h in gpus if h <= p[3])
             ),
-        )
+        )  # relabelling the identical tasks of a round by GPU
     m.rl_subset_tangent = pe.ConstraintList(doc="(9T), added by separate()")
     return m
 
