@@ -31,14 +31,10 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> Portfolio:
         res = dispatch_search(problem, hint, opts.time_limit)
         schedule, objective = res.schedule, res.objective
         if schedule is None and hint is not None:  # nothing beats the hint
-            schedule, objective = hint, None
+            schedule, objective = hint, res.upper_objective
         if schedule is None:
             status = search_status(False, not res.proven)
             return RawResult(status, None, res.root_bound, res.seconds, log=_log(res))
-        if objective is None:
-            from hetsched.schedule.validate import validate
-
-            objective = validate(instance, schedule).objective
         bound = objective if res.proven else min(res.root_bound, objective)
         return RawResult(
             search_status(res.proven, not res.proven),

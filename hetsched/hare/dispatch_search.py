@@ -85,49 +85,45 @@ class DispatchResult:
     nodes: int
     dominated: int  # nodes dropped by dominance
     seconds: float
+    upper_objective: float | None = None  # the upper-bound schedule's validated objective
+
+
+def _scales(instance: Instance) -> tuple[int, int] | str:
+    """The tick and weight scales the search would use on ``instance``, or why it does not
+    take it."""
+    if instance.n_tasks > MAX_TASKS:
+        return f"{instance.n_tasks} tasks (the dispatch search takes at most {MAX_TASKS})"
+    s = exact_decimal_scale(instance_times(instance), max_digits=4)
+    if s is None:
+        return "times with more than 4 decimal digits"
+    ws = exact_decimal_scale([j.weight for j in instance.jobs], max_digits=6)
+    if ws is None:
+        return "weights with more than 6 decimal digits"
+    return s, ws
 
 
 def refusal(instance: Instance) -> str | None:
     """Why the search does not take ``instance`` (None: it does)."""
-    if instance.n_tasks > MAX_TASKS:
-        return f"{instance.n_tasks} tasks (the dispatch search takes at most {MAX_TASKS})"
-    if exact_decimal_scale(instance_times(instance), max_digits=4) is None:
-        return "times with more than 4 decimal digits"
-    if exact_decimal_scale([j.weight for j in instance.jobs], max_digits=6) is None:
-        return "weights with more than 6 decimal digits"
-    return None
+    scales = _scales(instance)
+    return scales if isinstance(scales, str) else None
 
 
 def dispatch_problem(instance: Instance) -> DispatchProblem:
-    reason = refusal(instance)
-    if reason is not None:
-        raise HetschedError(f"the dispatch search does not take this instance: {reason}")
-    s = exact_decimal_scale(instance_times(instance), max_digits=4)
-    ws = exact_decimal_scale([j.weight for j in instance.jobs], max_digits=6)
-    assert s is not None and ws is not None
+    scales = _scales(instance)
+    if isinstance(scales, str):
+        raise HetschedError(f"the dispatch search does not take this instance: {scales}")
+    s, ws = scales
     v = hare_view(instance_in_ticks(instance, s))
-    train = np.rint(v.train).astype(np.int64)
-    sync = np.rint(v.sync).astype(np.int64)
     gpu_class = np.zeros(v.n_gpus, np.int64)
-    firsts: list[int] = []
-    for m in range(v.n_gpus):
-        same = [
-            c
-            for c, g in enumerate(firsts)
-            if np.array_equal(train[:, m], train[:, g]) and np.array_equal(sync[:, m], sync[:, g])
-        ]
-        if same:
-            gpu_class[m] = same[0]
-        else:
-            gpu_class[m] = len(firsts)
-            firsts.append(m)
+    for c, gpus in enumerate(v.gpu_classes()):  # in order of first appearance
+        gpu_class[gpus] = c
     return DispatchProblem(
         instance,
         v,
         s,
         ws,
-        train,
-        sync,
+        np.rint(v.train).astype(np.int64),
+        np.rint(v.sync).astype(np.int64),
         np.rint(v.weight * ws).astype(np.int64),
         np.rint(v.arrival).astype(np.int64),
         gpu_class,
@@ -144,7 +140,7 @@ def dispatch_search(
     t0 = time.perf_counter()
     dispatch_kernel.compile_search()
     v = problem.view
-    ub = dispatch_kernel.BIG
+    ub, upper_objective = dispatch_kernel.BIG, None
     if upper is not None:
         report = validate(problem.instance, upper)
         if not report.valid:
@@ -152,6 +148,7 @@ def dispatch_search(
         # the schedule's objective in ticks x weights, rounded up: a schedule is searched for
         # only if it is strictly below (the ticked objective of any schedule is an integer)
         ub = math.ceil(report.objective * problem.divisor - 1e-6)
+        upper_objective = report.objective
     pmin = problem.train.min(axis=1).astype(np.float64)
     speed = (pmin[:, None] / problem.train).max(axis=0)
     radix_space = math.prod(int(r) * int(k) + 1 for r, k in zip(v.rounds, v.tasks_per_round))
@@ -183,6 +180,7 @@ def dispatch_search(
         int(nodes),
         int(dominated),
         time.perf_counter() - t0,
+        upper_objective,
     )
 
 
