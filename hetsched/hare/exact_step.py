@@ -42,7 +42,6 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
     rest, from the best schedule found so far (its windows and first incumbent), all of it on the
     bound (``prove``: no dive, no integer master): on ladder(24, 4) CP-SAT's bound is 124 after
     600 s, column generation's 160.6 after 7 s."""
-    from hetsched.exact.solve import solve
     from hetsched.solvers import SOLVERS
 
     if run.proven():
@@ -62,12 +61,7 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
     t0 = time.perf_counter()
     first = budget if follow is None or budget is None else CPSAT_SHARE * budget
     solver = next(name for name, b in SOLVERS.items() if b.model_kind == spec.kind)
-    assert run.best is not None
-    hint = {"hint": run.best[2]} if "hint" in spec.options else None  # the best schedule so far
-    run.take(
-        solver,
-        solve(run.instance, spec, solver, first, opts.gap, opts.threads, opts.seed, options=hint),
-    )
+    _from_best(run, spec, solver, first, opts)
     rest = None if budget is None else budget - (time.perf_counter() - t0)
     if follow is None or run.proven() or rest is None or rest <= 0.1:
         return
@@ -77,23 +71,33 @@ def exact_step(run: Any, budget: float | None, opts: SolverOptions) -> None:
 def _colgen_bound(run: Any, spec: Any, rest: float, opts: SolverOptions) -> None:
     """Column generation over job schedules on the bound alone (``prove``: no dive, no integer
     master) for ``rest`` seconds, from the best schedule so far (its windows)."""
-    from hetsched.exact.solve import solve
-
     try:
-        res = solve(
-            run.instance,
-            spec,
-            "colgen",
-            rest,
-            opts.gap,
-            opts.threads,
-            opts.seed,
-            options={"hint": run.best[2], "prove": True},
-        )
+        _from_best(run, spec, "colgen", rest, opts, prove=True)
     except HetschedError as exc:  # e.g. times off the 10^-4 grid: the answers so far stand
         run.notes.append(f"colgen: {exc}")
-        return
-    run.take("colgen", res)
+
+
+def _from_best(
+    run: Any, spec: Any, solver: str, seconds: float | None, opts: SolverOptions, **options: Any
+) -> None:
+    """``solver`` on ``spec`` for ``seconds`` (None: no limit), started from the best schedule
+    so far where the model takes a ``hint``; what it finds goes to ``run``."""
+    from hetsched.exact.solve import solve
+
+    assert run.best is not None
+    if "hint" in spec.options:
+        options = {"hint": run.best[2], **options}
+    res = solve(
+        run.instance,
+        spec,
+        solver,
+        seconds,
+        opts.gap,
+        opts.threads,
+        opts.seed,
+        options=options or None,
+    )
+    run.take(solver, res)
 
 
 def _dispatch_first(run: Any, budget: float | None, opts: SolverOptions) -> bool:
@@ -103,7 +107,6 @@ def _dispatch_first(run: Any, budget: float | None, opts: SolverOptions) -> bool
     Returns whether it ran (False: the instance is not one it takes first). ``budget`` None:
     CP-SAT for UNTIMED_CPSAT seconds, then the search to the end."""
     from hetsched.exact.registry import find_formulation
-    from hetsched.exact.solve import solve
 
     if run.instance.n_tasks > DISPATCH_FIRST_TASKS:
         return False
@@ -119,36 +122,18 @@ def _dispatch_first(run: Any, budget: float | None, opts: SolverOptions) -> bool
     if first.kind != "cpsat":  # e.g. bp, where every job is one task: it proves 100 of them
         return False
     t0 = time.perf_counter()
-    hint = {"hint": run.best[2]} if "hint" in first.options else None
-    run.take(  # a close upper bound first, and the proof itself where CP-SAT finds it quickly
+    # a close upper bound first, and the proof itself where CP-SAT finds it quickly
+    _from_best(
+        run,
+        first,
         "cpsat",
-        solve(
-            run.instance,
-            first,
-            "cpsat",
-            UNTIMED_CPSAT if budget is None else DISPATCH_CPSAT_SHARE * budget,
-            opts.gap,
-            opts.threads,
-            opts.seed,
-            options=hint,
-        ),
+        UNTIMED_CPSAT if budget is None else DISPATCH_CPSAT_SHARE * budget,
+        opts,
     )
     if run.proven():
         return True
     left = None if budget is None else budget - (time.perf_counter() - t0)
-    run.take(
-        "dfs",
-        solve(
-            run.instance,
-            spec,
-            "dfs",
-            None if left is None else DISPATCH_SHARE * left,
-            opts.gap,
-            opts.threads,
-            opts.seed,
-            options={"hint": run.best[2]},
-        ),
-    )
+    _from_best(run, spec, "dfs", None if left is None else DISPATCH_SHARE * left, opts)
     if run.proven() or budget is None:
         return True
     rest = budget - (time.perf_counter() - t0)
