@@ -8,7 +8,8 @@ semi-active schedules, whose start order it fixes.
     prune  = bound >= the best schedule; identical GPUs with the same free time; dominance
 
 For small instances (at most ``MAX_TASKS`` tasks): a second exact method beside CP-SAT, and the
-proof of ``ladder(24, 4)``. ``hint`` (a valid schedule) is the upper bound it starts from: the
+proof of ``ladder(24, 4)``. It searches on ``--threads`` threads (default two, as CP-SAT's
+workers), each on its share of the subtrees. ``hint`` (a valid schedule) is the upper bound it starts from: the
 search then looks only for better schedules, and ends with a proof that none is better.
 """
 
@@ -17,7 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from hetsched.exact.spec import FormulationSpec
-from hetsched.hare.dispatch_search import dispatch_problem, dispatch_search, refusal
+from hetsched.hare.dispatch_search import (
+    dispatch_problem,
+    dispatch_search,
+    refusal,
+    search_threads,
+)
 from hetsched.instance.model import Instance
 from hetsched.schedule.model import TaskSchedule
 from hetsched.solvers.portfolio import Portfolio
@@ -28,7 +34,7 @@ def build(instance: Instance, hint: TaskSchedule | None = None) -> Portfolio:
     problem = dispatch_problem(instance)
 
     def run(opts: SolverOptions) -> RawResult:
-        res = dispatch_search(problem, hint, opts.time_limit)
+        res = dispatch_search(problem, hint, opts.time_limit, search_threads(opts.threads))
         schedule, objective = res.schedule, res.objective
         if schedule is None and hint is not None:  # nothing beats the hint
             schedule, objective = hint, res.upper_objective

@@ -65,11 +65,36 @@ def test_a_search_stopped_by_its_clock_is_never_optimal():
     assert res.bound is not None and res.bound <= res.objective
 
 
-def test_the_same_instance_gives_the_same_schedule():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_same_instance_gives_the_same_schedule(threads):
+    """Two threads too: each keeps its own best and prunes only against a strictly better one
+    of the other, so the optimum each reports does not depend on their timing."""
     inst = ladder(12, 4, seed=1)
-    a = dispatch_search(dispatch_problem(inst)).schedule
-    b = dispatch_search(dispatch_problem(inst)).schedule
+    a = dispatch_search(dispatch_problem(inst), threads=threads).schedule
+    b = dispatch_search(dispatch_problem(inst), threads=threads).schedule
     assert a == b
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_prove_the_optimum_one_thread_proves(threads):
+    """The tree dealt out among threads at depth SPLIT_DEPTH: every subtree is searched by one
+    of them (ladder(16, 4): 58,822 nodes on one thread)."""
+    inst = ladder(16, 4, seed=0)
+    one = dispatch_search(dispatch_problem(inst), threads=1)
+    many = dispatch_search(dispatch_problem(inst), threads=threads)
+    assert one.proven and many.proven
+    assert many.objective == pytest.approx(one.objective)
+    assert validate(inst, many.schedule).objective == pytest.approx(many.objective)
+    assert many.root_bound == pytest.approx(one.root_bound)
+    # from the optimum, every thread proves that nothing is better
+    again = dispatch_search(dispatch_problem(inst), upper=one.schedule, threads=threads)
+    assert again.proven and again.schedule is None and again.upper_objective == one.objective
+
+
+def test_threads_stopped_by_the_clock_all_stop():
+    inst = ladder(20, 4, seed=0)
+    res = dispatch_search(dispatch_problem(inst), time_limit=0.0, threads=2)
+    assert not res.proven
 
 
 def test_instances_past_its_size_are_refused_in_one_line():

@@ -20,10 +20,15 @@ BIG = 1 << 62
 
 
 @nb.njit(cache=True)
-def _now() -> float:
-    with nb.objmode(t="float64"):
-        t = time.perf_counter()
-    return t
+def _poll(deadline, shared, part, parts):
+    """A look at the clock and at the other parts (in object mode, so that the other threads'
+    writes are read from memory and a pending signal is handled): (stop, the least objective
+    another part has found). ``shared[p]``: part p's best; ``shared[parts]`` = 1: stop."""
+    with nb.objmode(stop="boolean", other="int64"):
+        stop = bool(time.perf_counter() > deadline or shared[parts] != 0)
+        others = [int(shared[p]) for p in range(parts) if p != part]
+        other = min(others) if others else BIG
+    return stop, other
 
 
 @nb.njit(cache=True)
@@ -137,10 +142,35 @@ def node_bound(s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, 
 
 
 @nb.njit(cache=True, nogil=True)  # the progress line on stderr goes on while it runs
-def search(Tc, Ts, w, arrival, R, K, gpu_class, pmin, speed, ub, deadline, n_buckets, slots):
+def search(
+    Tc,
+    Ts,
+    w,
+    arrival,
+    R,
+    K,
+    gpu_class,
+    pmin,
+    speed,
+    ub,
+    deadline,
+    n_buckets,
+    slots,
+    split,
+    part,
+    parts,
+    shared,
+):
     """Depth-first search for a schedule of objective < ``ub`` (integer ticks x weights).
     Returns (best, found, starts and GPUs per dispatch step, job per step, nodes, finished,
-    dominated, root bound); ``finished`` means every node was searched or pruned (a proof)."""
+    dominated, root bound); ``finished`` means every node was searched or pruned (a proof).
+
+    Part ``part`` of ``parts`` (threads searching one tree): above depth ``split`` every part
+    expands the same nodes (pruned only against ``ub``, so that they all number the nodes at
+    depth ``split`` alike), and part p searches the subtrees of the nodes numbered p, p + parts,
+    ... there. Each part prunes against its own best and against a strictly better one of
+    another part (``shared``, read every CLOCK_EVERY nodes), so what it finds does not depend on
+    the threads' timing when its best is the optimum. One part: ``split`` 0."""
     N, M = Tc.shape
     D = 0
     for n in range(N):
@@ -198,23 +228,57 @@ def search(Tc, Ts, w, arrival, R, K, gpu_class, pmin, speed, ub, deadline, n_buc
     n_last = np.int64(-1)
     entering = True
     finished = True
+    other = BIG  # the least objective another part has found (as of the last poll)
+    frontier = 0  # nodes met at depth ``split``
     while True:
         if entering:
             entering = False
             nodes += 1
             count[d] = 0
             ptr[d] = 0
-            if nodes % CLOCK_EVERY == 0 and _now() > deadline:
-                finished = False
-                break
+            if nodes % CLOCK_EVERY == 0:
+                stop, other = _poll(deadline, shared, part, parts)
+                if stop:
+                    finished = False
+                    break
+            mine = True
+            if d == split:
+                mine = frontier % parts == part
+                frontier += 1
+            limit = best if best <= other else other + 1  # prune at bound >= limit
             if d == D:
                 if closed < best:
                     best = closed
+                    shared[part] = best
                     found = True
                     for t in range(D):
                         best_n[t] = move_n[t]
                         best_m[t] = move_m[t]
                         best_s[t] = move_s[t]
+            elif d < split:  # the same nodes in every part
+                bound = node_bound(
+                    s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, ub, work
+                )
+                if d == 0:
+                    root_bound = bound
+                if math.ceil(bound - 1e-7 * max(1.0, bound)) < ub:
+                    count[d] = _children(
+                        d,
+                        f,
+                        bar,
+                        r,
+                        R,
+                        Tc,
+                        gpu_class,
+                        s_last,
+                        n_last,
+                        cand_n,
+                        cand_m,
+                        cand_s,
+                        sort_key,
+                    )
+            elif not mine:
+                pass
             elif not _dominated(
                 f,
                 bar,
@@ -256,12 +320,12 @@ def search(Tc, Ts, w, arrival, R, K, gpu_class, pmin, speed, ub, deadline, n_buc
                     K,
                     pmin,
                     speed,
-                    best,
+                    limit,
                     work,
                 )
                 if d == 0:
                     root_bound = bound
-                if math.ceil(bound - 1e-7 * max(1.0, bound)) < best:
+                if math.ceil(bound - 1e-7 * max(1.0, bound)) < limit:
                     count[d] = _children(
                         d,
                         f,
@@ -457,4 +521,8 @@ def compile_search() -> None:
         1e300,
         1,
         1,
+        0,
+        0,
+        1,
+        np.full(2, BIG, np.int64),
     )

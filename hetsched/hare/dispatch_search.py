@@ -33,7 +33,10 @@ Stopped by its clock, it returns its best schedule and the root's bound.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +54,9 @@ from hetsched.schedule.validate import validate
 #: the most tasks the search takes: it proves ladder(24, 4) in minutes; each 4 more tasks
 #: multiply its nodes by about 30 (ladder 16 -> 20 -> 24), so past this it only searches
 MAX_TASKS = 40
+#: with more than one thread, the depth at which the tree is dealt out among them (round robin)
+SPLIT_DEPTH = 2
+MAX_THREADS = 8
 #: dominance memo: buckets (one per set of dispatched tasks) and visited states kept per bucket
 MEMO_BUCKETS = 1 << 16
 MEMO_SLOTS = 8
@@ -86,6 +92,14 @@ class DispatchResult:
     dominated: int  # nodes dropped by dominance
     seconds: float
     upper_objective: float | None = None  # the upper-bound schedule's validated objective
+
+
+def search_threads(threads: int | None) -> int:
+    """The threads the search runs on for ``--threads`` (None: two, or one on a one-core
+    machine, as CP-SAT's default workers)."""
+    if threads is not None:
+        return max(1, int(threads))
+    return min(2, os.cpu_count() or 1)
 
 
 def _scales(instance: Instance) -> tuple[int, int] | str:
@@ -134,9 +148,11 @@ def dispatch_search(
     problem: DispatchProblem,
     upper: TaskSchedule | None = None,
     time_limit: float | None = None,
+    threads: int = 1,
 ) -> DispatchResult:
     """Search for a schedule better than ``upper`` (if given; it must be valid) within
-    ``time_limit`` seconds (None: to the end)."""
+    ``time_limit`` seconds (None: to the end), on ``threads`` threads (each searches its share
+    of the subtrees at depth :data:`SPLIT_DEPTH`; the kernel runs without the GIL)."""
     t0 = time.perf_counter()
     dispatch_kernel.compile_search()
     v = problem.view
@@ -154,8 +170,13 @@ def dispatch_search(
     radix_space = math.prod(int(r) * int(k) + 1 for r, k in zip(v.rounds, v.tasks_per_round))
     buckets = min(MEMO_BUCKETS, radix_space) if radix_space < dispatch_kernel.BIG else 0
     deadline = math.inf if time_limit is None else t0 + time_limit
-    best, found, steps_n, steps_m, steps_s, nodes, finished, dominated, root = (
-        dispatch_kernel.search(
+    parts = max(1, min(int(threads), MAX_THREADS)) if v.n_tasks > SPLIT_DEPTH + 1 else 1
+    split = SPLIT_DEPTH if parts > 1 else 0
+    shared = np.full(parts + 1, dispatch_kernel.BIG, np.int64)
+    shared[parts] = 0  # the stop flag
+
+    def part(p: int) -> tuple:
+        return dispatch_kernel.search(
             problem.train,
             problem.sync,
             problem.weight,
@@ -169,19 +190,53 @@ def dispatch_search(
             float(deadline),
             buckets,
             MEMO_SLOTS,
+            split,
+            p,
+            parts,
+            shared,
         )
-    )
-    schedule = _schedule(problem, steps_n, steps_m, steps_s) if found else None
+
+    outs = _run_parts(part, parts, shared)
+    found = [o for o in outs if o[1]]
+    # the least objective; of equal ones, the lowest part's (each part's own best does not
+    # depend on the threads' timing when it is the optimum: see the kernel)
+    best = min(found, key=lambda o: o[0]) if found else None
+    schedule = _schedule(problem, best[2], best[3], best[4]) if best is not None else None
     return DispatchResult(
         schedule,
-        best / problem.divisor if found else None,
-        bool(finished),
-        float(root) / problem.divisor,
-        int(nodes),
-        int(dominated),
+        best[0] / problem.divisor if best is not None else None,
+        all(bool(o[6]) for o in outs),
+        float(outs[0][8]) / problem.divisor,
+        sum(int(o[5]) for o in outs),
+        sum(int(o[7]) for o in outs),
         time.perf_counter() - t0,
         upper_objective,
     )
+
+
+def _run_parts(part: Callable[[int], tuple], parts: int, shared: np.ndarray) -> list[tuple]:
+    """``part(p)`` for p < ``parts``, each on a thread of its own beyond the first; on any
+    exception here (a signal's), the stop flag in ``shared`` ends the others within a poll."""
+    if parts == 1:
+        return [part(0)]
+    outs: list[tuple | None] = [None] * parts
+
+    def target(p: int) -> None:
+        outs[p] = part(p)
+
+    workers = [threading.Thread(target=target, args=(p,), daemon=True) for p in range(1, parts)]
+    try:
+        for t in workers:
+            t.start()
+        outs[0] = part(0)
+        for t in workers:
+            while t.is_alive():
+                t.join(0.2)
+    finally:
+        shared[parts] = 1
+    if any(o is None for o in outs):
+        raise HetschedError("a thread of the dispatch search ended without a result")
+    return outs  # type: ignore[return-value]
 
 
 def _schedule(

@@ -23,8 +23,9 @@ CPSAT_SHARE = 0.5
 DISPATCH_FIRST_TASKS = 24
 DISPATCH_SHARE = 0.85
 #: the search proves faster the closer its upper bound: CP-SAT runs first for this share of the
-#: budget (ladder(24, 4) at 600 s: from the job-order search's 167.9 the search ended its share
-#: at 165.5, unproven; after CP-SAT's 163.9 it proved 163.1, 392 s in all)
+#: budget (ladder(24, 4) at 600 s, the search on one thread: from the job-order search's 167.9
+#: it ended its share at 165.5, unproven; after CP-SAT's 163.9 it proved 163.1, 392 s in all;
+#: on two threads, after CP-SAT's 165.6, 327 s in all)
 DISPATCH_CPSAT_SHARE = 0.15
 #: with no time limit, CP-SAT's seconds before the search (which then runs to the end): it
 #: proves most small instances in well under a second (hare_fig9: the README's first command)
