@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from hetsched.core.errors import HetschedError
 from hetsched.exact.registry import find_formulation
 from hetsched.exact.solve import solve
-from hetsched.instance.generators import ladder
+from hetsched.hare.dead_gaps import dead_gaps
+from hetsched.hare.ticks import job_tasks, ticked_horizon
+from hetsched.instance.generators import hare_table2, ladder
 from hetsched.solvers.colgen.master import lp_relaxation
 from hetsched.solvers.colgen.problem import usage_price
 from hetsched.solvers.result import Status
@@ -76,11 +78,20 @@ def test_the_bucket_pricing_bounds_the_exact_pricing_from_below(inst, bucket, se
 
 
 @settings(max_examples=15, deadline=None)
-@given(hare_instances(max_jobs=4, max_tasks=8), st.integers(1, 3))
-def test_the_bucketed_bound_lies_between_the_interval_lp_start_and_the_optimum(inst, bucket):
+@given(hare_instances(max_jobs=4, max_tasks=8), st.integers(1, 3), st.booleans())
+def test_the_bucketed_bound_lies_between_the_interval_lp_start_and_the_optimum(
+    inst, bucket, dead_gaps
+):
     """The master's Lagrangian bound is at most CP-SAT's proven optimum; its schedule is the one
-    it started from, validated; it says optimal only where its bound meets that schedule."""
-    res = solve(inst, "hare-sched-buckets", "colgen", time_limit=60, options={"bucket": bucket})
+    it started from, validated; it says optimal only where its bound meets that schedule. With
+    its columns charged with their dead gaps too."""
+    res = solve(
+        inst,
+        "hare-sched-buckets",
+        "colgen",
+        time_limit=60,
+        options={"bucket": bucket, "dead_gaps": dead_gaps},
+    )
     optimum = solve(inst, "hare-sched", "cpsat", time_limit=60)
     assert optimum.status == Status.OPTIMAL
     assert res.validation is not None and res.validation.valid
@@ -118,3 +129,50 @@ def test_the_root_stops_at_its_limit_with_a_valid_bound():
 def test_a_bucket_that_is_not_a_positive_whole_number_of_ticks_is_refused(bucket):
     with pytest.raises(HetschedError, match="option bucket"):
         find_formulation("hare-sched-buckets", "colgen").build(ladder(8, 2), bucket=bucket)
+
+
+def _spans_meet(spans: list[tuple[int, int, int]]) -> bool:
+    """Whether two of the (GPU, first tick, end tick) spans overlap on a GPU."""
+    spans = sorted(spans)
+    return any(g1 == g2 and b > a2 for (g1, _, b), (g2, a2, _) in zip(spans, spans[1:]))
+
+
+def _dead_gaps_and_tasks(th) -> tuple[list, int]:
+    """Every task's training span and every job's dead gaps in the schedule of ``th``."""
+    v = th.view
+    train = np.rint(v.train).astype(np.int64)
+    arrival = np.rint(v.arrival).astype(np.int64)
+    spans, gaps = [], 0
+    for n, (tasks, _) in enumerate(job_tasks(v, th.schedule)):
+        spans += [(g, t, t + int(train[n, g])) for _, g, t in tasks]
+        mine = dead_gaps(train, arrival, th.completion_hi, n, tasks)
+        spans += mine
+        gaps += len(mine)
+    return spans, gaps
+
+
+@settings(max_examples=30, deadline=None)
+@given(hare_instances(max_jobs=3, max_tasks=9, max_rounds=3, max_tasks_per_round=3))
+def test_dead_gaps_of_an_optimal_schedule_meet_no_task_and_no_other_gap(inst):
+    """The argument of hetsched.hare.dead_gaps on CP-SAT's optimum: what a column is charged
+    for, training and dead gaps, never overlaps on a GPU across all the jobs."""
+    opt = solve(inst, "hare-sched", "cpsat", time_limit=60)
+    assert opt.status == Status.OPTIMAL
+    th = ticked_horizon(inst, opt.solution, "test", 0)
+    spans, _ = _dead_gaps_and_tasks(th)
+    assert not _spans_meet(spans)
+
+
+def test_hare_table2_has_dead_gaps_and_they_meet_nothing():
+    """On the paper's job mix (6 jobs, 8 GPUs) a list schedule leaves about a thousand dead
+    gaps between rounds; none overlaps a task or another gap."""
+    th = ticked_horizon(hare_table2(0, n_jobs=6, n_gpus=8), None, "test", 50)
+    spans, gaps = _dead_gaps_and_tasks(th)
+    assert gaps > 100
+    assert not _spans_meet(spans)
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_dead_gaps_must_be_true_or_false(value):
+    with pytest.raises(HetschedError, match="option dead_gaps"):
+        find_formulation("hare-sched-buckets", "colgen").build(ladder(8, 2), dead_gaps=value)
