@@ -28,6 +28,11 @@ job) order rebuilds it exactly, each task at the earliest start this tree gives 
 
 Searched to the end, the best schedule is optimal (or the upper bound it started from is).
 Stopped by its clock, it returns its best schedule and the root's bound.
+
+**Threads.** With several, every thread expands the same nodes down to :data:`SPLIT_DEPTH`
+and takes every parts-th node there, round robin; each keeps its own memo (dominance stays
+within its subtrees) and its own best, and prunes against another's only when strictly better,
+so the optimum it reports does not depend on the timing (``dispatch_kernel.search``).
 """
 
 from __future__ import annotations
