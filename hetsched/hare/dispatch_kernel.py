@@ -255,31 +255,9 @@ def search(
                         best_n[t] = move_n[t]
                         best_m[t] = move_m[t]
                         best_s[t] = move_s[t]
-            elif d < split:  # the same nodes in every part
-                bound = node_bound(
-                    s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, ub, work
-                )
-                if d == 0:
-                    root_bound = bound
-                if math.ceil(bound - 1e-7 * max(1.0, bound)) < ub:
-                    count[d] = _children(
-                        d,
-                        f,
-                        bar,
-                        r,
-                        R,
-                        Tc,
-                        gpu_class,
-                        s_last,
-                        n_last,
-                        cand_n,
-                        cand_m,
-                        cand_s,
-                        sort_key,
-                    )
             elif not mine:
                 pass
-            elif not _dominated(
+            elif d >= split and _dominated(
                 f,
                 bar,
                 end,
@@ -297,31 +275,21 @@ def search(
                 cur,
                 slots,
             ):
-                if key not in table and used < n_buckets:
-                    table[key] = used
-                    used += 1
-                if key in table:
-                    b = table[key]
-                    slot = fill[b] % slots
-                    fill[b] += 1
-                    store[b, slot, :] = cur
+                dominated_nodes += 1
+            else:
+                if d >= split:  # above it every part expands the same nodes: no memo there
+                    if key not in table and used < n_buckets:
+                        table[key] = used
+                        used += 1
+                    if key in table:
+                        b = table[key]
+                        slot = fill[b] % slots
+                        fill[b] += 1
+                        store[b, slot, :] = cur
+                else:
+                    limit = ub  # the same in every part, so that they number the nodes alike
                 bound = node_bound(
-                    s_last,
-                    f,
-                    bar,
-                    end,
-                    r,
-                    k,
-                    closed,
-                    Tc,
-                    Ts,
-                    w,
-                    R,
-                    K,
-                    pmin,
-                    speed,
-                    limit,
-                    work,
+                    s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, limit, work
                 )
                 if d == 0:
                     root_bound = bound
@@ -341,8 +309,6 @@ def search(
                         cand_s,
                         sort_key,
                     )
-            else:
-                dominated_nodes += 1
         if ptr[d] < count[d]:  # the next child
             i = ptr[d]
             ptr[d] += 1
