@@ -27,7 +27,9 @@ schedule, by a DP over (round, tick) whose cost grows linearly in the job's wind
 DP of ``hare-sched`` is quadratic there, which keeps it under 4,000 ticks): the Lagrangian bound
 stays valid, and every column it returns is a real job schedule that the master prices exactly.
 The root starts from the interval LP's capacity duals (each bucket at the mean of its ticks'),
-so its first bound is already near the LP's. With ``dead_gaps``, a column is also charged with the ticks between its tasks on a GPU that no
+so its first bound is already near the LP's.
+
+With ``dead_gaps``, a column is also charged with the ticks between its tasks on a GPU that no
 other job can use (:mod:`hetsched.hare.dead_gaps`: the rows stay valid). The pricing does not
 charge them yet, so the Lagrangian bound is then valid but below the master's LP (hare-table2
 6 x 8 at 500 s: LP 495.5 against 466.7 without, Lagrangian bound 449.9 against 458.6).
