@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from support import MANIFEST
 
 settings.register_profile(
     "ci",
@@ -21,39 +20,7 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-ROOT = Path(__file__).resolve().parent.parent
-INSTANCES = ROOT / "instances"
-
 
 @pytest.fixture(scope="session")
 def manifest() -> dict:
-    return json.loads((INSTANCES / "manifest.json").read_text())["instances"]
-
-
-def instance_path(name: str) -> Path:
-    for sub in ("small", "paper", "audit", "allocation"):
-        p = INSTANCES / sub / name
-        if p.exists():
-            return p
-    raise FileNotFoundError(name)
-
-
-def hadar_tiny_variant(seed: int):
-    """instances/hadar/hadar_tiny.json with random epochs and throughputs (small enough to enumerate)."""
-    import dataclasses
-
-    import numpy as np
-
-    from hetsched.instance.io import load_instance
-
-    rng = np.random.default_rng(seed)
-    base = load_instance(INSTANCES / "hadar" / "hadar_tiny.json")
-    jobs = tuple(
-        dataclasses.replace(
-            j,
-            epochs=float(rng.integers(4, 21)),
-            throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")},
-        )
-        for j in base.jobs
-    )
-    return dataclasses.replace(base, jobs=jobs)
+    return MANIFEST

@@ -1,7 +1,7 @@
 """A second, loop-by-loop validator of task schedules, the oracle of the columnar one.
 
 It is ``hetsched.schedule.validate`` as it was before schedules became columns (commit bb1ce37): it walks
-the tasks as records, one Python step per task. ``tests/test_validate_columns.py`` checks that
+the tasks as records, one Python step per task. ``tests/schedule/test_validate_columns.py`` checks that
 both find the same violations, completions and objective on random, broken schedules.
 
 The original docstring follows.

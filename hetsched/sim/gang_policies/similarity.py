@@ -80,7 +80,7 @@ class Similarity:
         self.packed: set[int] = set()  # jobs packed onto another's GPU last round
         # Algorithm 3 lists the waiting jobs by kind when the active jobs are at most this many
         # times the kinds (a short queue); past that it reads each kind's jobs lazily. Both
-        # give the same pairs (tests/test_sim_similarity_gang.py); this only picks the faster
+        # give the same pairs (tests/sim/test_sim_similarity_gang.py); this only picks the faster
         self.scan_limit = SCAN_LIMIT
 
     def prepare(self, instance, jobs) -> None:

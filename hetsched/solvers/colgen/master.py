@@ -74,7 +74,7 @@ class ColgenSolution:
 
 
 #: HiGHS's ``presolve_rule_off`` bit of presolve rule 15, probing (HiGHS 1.12 logs it as "Rule 15
-#: (bit 32768): Probing"; tests/test_colgen.py checks the name against the installed HiGHS).
+#: (bit 32768): Probing"; tests/solvers/test_colgen.py checks the name against the installed HiGHS).
 #: The integer master switches it off: on the master of a 24-task ladder (2,059 dense columns)
 #: probing ran 5-6 s in one go, past a 1 s limit, and found no incumbent in 10 s; without it
 #: HiGHS stops at the limit and has one within a second (at 30 s: 1663 against 1659 with it)

@@ -1,0 +1,115 @@
+"""What several test modules share: the shipped instances and their manifest, and the hostile
+instance documents of the fuzz tests. (``conftest.py`` keeps pytest's fixtures and the Hypothesis
+profiles; tests/ is on ``sys.path`` through it, so ``from support import ...`` works from every
+subdirectory.)"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from hetsched.core.resources import shipped
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTANCES = ROOT / "instances"
+MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
+CERTIFIED = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None)
+
+
+def instance_path(name: str) -> Path:
+    for sub in ("small", "paper", "audit", "allocation"):
+        p = INSTANCES / sub / name
+        if p.exists():
+            return p
+    raise FileNotFoundError(name)
+
+
+def hadar_tiny_variant(seed: int):
+    """instances/hadar/hadar_tiny.json with random epochs and throughputs (small enough to enumerate)."""
+    import dataclasses
+
+    import numpy as np
+
+    from hetsched.instance.io import load_instance
+
+    rng = np.random.default_rng(seed)
+    base = load_instance(INSTANCES / "hadar" / "hadar_tiny.json")
+    jobs = tuple(
+        dataclasses.replace(
+            j,
+            epochs=float(rng.integers(4, 21)),
+            throughput={t: float(rng.integers(2, 11)) for t in ("k80", "v100")},
+        )
+        for j in base.jobs
+    )
+    return dataclasses.replace(base, jobs=jobs)
+
+
+# hostile instance files (issue 12, item 6): valid documents with random values put in
+# random places, for the loader's and the CLI's fuzz tests
+BASES = [
+    json.loads(shipped("instances", "paper", name).read_text())
+    for name in ("hare_fig9.json", "hadar_fig1.json")
+]
+HOSTILE = st.one_of(
+    st.sampled_from(
+        [
+            0,
+            -1,
+            -1e-300,
+            1e15,
+            1e16,
+            1e308,
+            -1e308,
+            2**63,
+            10**9,
+            10**7 + 1,
+            0.5,
+            "",
+            "x",
+            None,
+            True,
+            [],
+            {},
+            [1, 2],
+            {"a": 1},
+        ]
+    ),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
+    st.text(max_size=5),
+)
+
+
+def json_paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from json_paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from json_paths(v, prefix + (i,))
+
+
+@st.composite
+def mutated(draw):
+    doc = copy.deepcopy(draw(st.sampled_from(BASES)))
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in json_paths(doc) if p]
+        path = draw(st.sampled_from(paths))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        action = draw(st.sampled_from(["replace", "delete", "duplicate"]))
+        if action == "replace":
+            parent[path[-1]] = draw(HOSTILE)
+        elif action == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, list):
+            parent.append(copy.deepcopy(parent[path[-1]]))
+        else:
+            parent[f"{path[-1]}_copy"] = copy.deepcopy(parent[path[-1]])
+    return doc
