@@ -32,12 +32,16 @@ from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.utility import utility
 
 
-def durations(view: HadarView) -> tuple[np.ndarray, np.ndarray]:
-    """(t^min_j, t^max_j) in seconds, eq. (8)."""
-    m = view.workers if view.progress == "per-worker" else np.ones(view.n_jobs)
-    fastest = view.throughput.max(axis=1)
-    slowest = np.array([row[row > 0].min() for row in view.throughput])
-    return view.work / (m * fastest), view.work / (m * slowest)
+def durations(view: HadarView, jobs: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(t^min_j, t^max_j) in seconds, eq. (8), for ``jobs`` in their order (default: all); the
+    online algorithm asks for the active jobs only, so a slot costs them, not the whole trace."""
+    idx = np.arange(view.n_jobs) if jobs is None else np.asarray(jobs, dtype=np.int64)
+    thr = view.throughput[idx]
+    m = view.workers[idx] if view.progress == "per-worker" else np.ones(len(idx))
+    fastest = thr.max(axis=1)
+    slowest = np.where(thr > 0, thr, np.inf).min(axis=1)  # over the types the job can use
+    work = view.work[idx]
+    return work / (m * fastest), work / (m * slowest)
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,11 @@ def price_function(
 ) -> PriceFunction:
     """(6)-(8) over ``jobs`` (default: all; the online algorithm uses the current workload)."""
     js = list(range(view.n_jobs)) if jobs is None else list(jobs)
-    t_min, t_max = durations(view)
-    u_max = max(utility(view, utility_name, j, t_min[j]) / view.workers[j] for j in js)
+    t_min, t_max = durations(view, js)
+    u_max = max(utility(view, utility_name, j, t) / view.workers[j] for j, t in zip(js, t_min))
     u_min = min(
-        utility(view, utility_name, j, view.jct(j, view.horizon)) / (t_max[j] * view.workers[j])
-        for j in js
+        utility(view, utility_name, j, view.jct(j, view.horizon)) / (t * view.workers[j])
+        for j, t in zip(js, t_max)
     ) / (4 * eta)
     return PriceFunction(float(u_max), float(u_min))
 

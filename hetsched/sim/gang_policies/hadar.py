@@ -87,6 +87,9 @@ class Hadar:
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
+        # remaining work, one array over the trace written for the active jobs only (the
+        # searches read no other entry): a slot costs its queue, not every job of the trace
+        self.remaining = np.zeros(jobs.n_jobs)
         self.utility = (instance.extensions.hadar or HadarOptions()).utility
 
     def _view(self, state: GangState) -> HadarView:
@@ -120,12 +123,9 @@ class Hadar:
             self.view = self._view(state)
         v = self.view
         queue = state.active()
-        remaining = np.array(
-            [
-                state.remaining(j) if state.arrived[j] and not state.done[j] else 0.0
-                for j in range(d.n_jobs)
-            ]
-        )
+        remaining = self.remaining
+        for j in queue:
+            remaining[j] = state.remaining(j)
         prices = price_function(v, queue, None, self.eta)
         slot = Slot(v, queue, prices, remaining, state.round + 1)
         self.slots += 1
