@@ -36,6 +36,12 @@ def test_price_function_by_hand():
     assert p.price(0, 3) == pytest.approx(p.u_min) and p.price(3, 3) == pytest.approx(p.u_max)
     assert p.price(1, 3) == pytest.approx(p.u_min * (p.u_max / p.u_min) ** (1 / 3))
     assert p.alpha == pytest.approx(math.log(p.u_max / p.u_min))
+    # the online algorithm's form: (8) for some jobs only, in their order, as for all of them
+    sub = durations(v, [2, 0])
+    assert sub[0].tolist() == [2.5, 2.0] and sub[1].tolist() == [25.0, 4.0]
+    q = price_function(v, [2, 0])
+    assert q.u_max == pytest.approx(max(40 / 3, 20 / 2))
+    assert q.u_min == pytest.approx(min(80 / 36 / 12, 50 / 36 / 50) / 4)
 
 
 def test_validator_recomputes_finish_and_utility():
