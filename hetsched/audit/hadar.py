@@ -15,9 +15,9 @@ import itertools
 import numpy as np
 
 from hetsched.audit.engine import Claim, Evaluation, Profile
-from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.view import hadar_job, hadar_view
 from hetsched.instance.io import instance_to_dict, parse_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Server

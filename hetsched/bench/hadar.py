@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from hetsched.bench import write_result
-from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.generators import hadar_cluster
 from hetsched.instance.model import Instance

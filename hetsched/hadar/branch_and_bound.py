@@ -22,7 +22,9 @@ The bound at a node with F free GPUs, queue suffix from ``idx`` and allocation l
   G smallest of k_h^r(max(gamma, gamma + i - W_max)) over cells and i (prices increase with gamma).
 * bound = max over G <= F of V(G) - C(G).
 
-At the root the search also solves an LP (:func:`lp_bound`) that keeps the GPU types apart.
+The search runs compiled (:mod:`hetsched.hadar.bnb_kernel`) on the slot's arrays
+(:class:`hetsched.hadar.slot_arrays.SlotArrays`). :func:`lp_bound` is a separate, tighter bound
+that keeps the GPU types apart (an LP; ``hetsched bench hadar`` reports it).
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from hetsched.hadar.alloc_finder import AllocFinder, Candidate, Prices, Slot
+from hetsched.hadar import bnb_kernel
 from hetsched.hadar.arrays import HadarView
+from hetsched.hadar.slot import Candidate, Prices, Slot
+from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.utility import utility
 
 
@@ -50,135 +54,29 @@ class BnbResult:
     seconds: float
 
 
-def _speed_bounds(
-    view: HadarView, queue: list[int], remaining: np.ndarray, t: int, utility_name: str
-) -> np.ndarray:
-    out = np.empty(len(queue))
-    for i, j in enumerate(queue):
-        fastest = int(np.argmax(view.throughput[j]))
-        rate = view.rate(j, [fastest], int(view.workers[j]))
-        slots = math.ceil(remaining[j] / rate - 1e-12)
-        out[i] = utility(view, utility_name, j, view.jct(j, t + slots - 1))
-    return out
-
-
 def dp_allocation_bnb(
     slot: Slot,
     node_limit: int = 1_000_000,
     time_limit: float = 10.0,
     utility_name: str | None = None,
-    **opts,
+    comm_cost: float = 0.0,
+    select: str = "min-cost",
 ) -> BnbResult:
-    """The include/skip choice of DP_allocation with the largest total payoff, by branch and bound."""
-    view, queue, prices, remaining, t = slot.view, slot.queue, slot.prices, slot.remaining, slot.t
-    free0 = slot.free_gpus()
+    """The include/skip choice of DP_allocation with the largest total payoff, by branch and bound
+    (compiled: :func:`hetsched.hadar.bnb_kernel.search`)."""
     start = time.perf_counter()
-    n = len(queue)
-    cap = view.capacity
-    ub = _speed_bounds(view, queue, remaining, t, utility_name)
-    size = np.array([int(view.workers[j]) for j in queue])
-    w_max = int(size.max()) if n else 0
-    by_ratio = np.argsort(
-        -ub / np.maximum(size, 1), kind="stable"
-    )  # queue positions, best u/W first
-    cells = [(h, r) for h in range(cap.shape[0]) for r in range(cap.shape[1]) if cap[h, r] > 0]
-    finder = AllocFinder(view, prices, remaining, t, utility_name=utility_name, **opts)
-
-    # the bound's two halves, each worked out once per slot: V depends only on the queue suffix
-    # (pointwise in G, so one array up to the most free GPUs serves every node), C only on the
-    # free GPUs (a state the search meets again at other depths)
-    g_all = np.arange(int(free0.sum()) + 1)
-    suffix_value: dict[int, np.ndarray] = {}
-    cost_of: dict[bytes, np.ndarray] = {}
-
-    def bound(idx: int, free: np.ndarray, free_key: bytes) -> float:
-        if idx >= n:
-            return 0.0
-        cost = cost_of.get(free_key)
-        if cost is None:
-            marg = []
-            for h, r in cells:
-                gamma0 = cap[h, r] - free[h, r]
-                for i in range(1, int(free[h, r]) + 1):
-                    marg.append(prices.price(max(gamma0, gamma0 + i - w_max), cap[h, r]))
-            cost = cost_of[free_key] = np.concatenate([[0.0], np.cumsum(np.sort(marg))])
-        f_total = len(cost) - 1  # one price per free GPU
-        if f_total == 0:
-            return 0.0
-        value = suffix_value.get(idx)
-        if value is None:
-            pos = by_ratio[by_ratio >= idx]
-            cum_w = np.concatenate([[0], np.cumsum(size[pos])])
-            cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
-            # fractional knapsack V(G); flat past the suffix's total size
-            value = suffix_value[idx] = np.interp(g_all, cum_w, cum_v)
-        return float(max(0.0, (value[: f_total + 1] - cost).max()))
-
-    best_value, best_chosen = 0.0, ()
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_ratio] = np.arange(n)
-    m = 1
-    while True:  # incumbents: one pass in queue order, taking only the m best jobs by u_j / W_j
-        free, value, chosen = free0.copy(), 0.0, []
-        for i, j in enumerate(queue):
-            if rank[i] >= m or not free.any():
-                continue
-            cand = finder(j, free)
-            if cand is not None:
-                for h, r, k in cand.alloc:
-                    free[h, r] -= k
-                value += cand.payoff
-                chosen.append((j, cand))
-        if value > best_value:
-            best_value, best_chosen = value, ()
-            for pair in chosen:
-                best_chosen = (pair, best_chosen)
-        if m >= n:
-            break
-        m = min(n, max(m + 1, int(m * 1.25)))
-    nodes = 0
-    seen: dict[tuple[int, bytes], float] = {}  # (idx, free GPUs) -> best value it was reached with
-    # stack entries: (idx, free, value so far, chosen so far, bound of the parent); the jobs
-    # chosen are a chain ((job, candidate), the chain before it), shared, not copied per node
-    stack: list[tuple[int, np.ndarray, float, tuple, float]] = [
-        (0, free0.copy(), 0.0, (), math.inf)
-    ]
-    stopped = False
-    while stack:
-        if nodes >= node_limit or time.perf_counter() - start > time_limit:
-            stopped = True
-            break
-        idx, free, value, chosen, parent_bound = stack.pop()
-        if parent_bound <= best_value + 1e-12:
-            continue
-        free_key = free.tobytes()
-        key = (idx, free_key)
-        if (
-            seen.get(key, -math.inf) >= value
-        ):  # the same state was reached before with at least this value
-            continue
-        seen[key] = value
-        nodes += 1
-        if value > best_value:
-            best_value, best_chosen = value, chosen
-        b = value + bound(idx, free, free_key)
-        if b <= best_value + 1e-12 or idx >= n:
-            continue
-        j = queue[idx]
-        cand = finder(j, free)
-        stack.append((idx + 1, free, value, chosen, b))  # skip (explored after take)
-        if cand is not None:
-            after = free.copy()
-            for h, r, k in cand.alloc:
-                after[h, r] -= k
-            stack.append((idx + 1, after, value + cand.payoff, ((j, cand), chosen), b))
-    upper = max([best_value] + [e[4] for e in stack]) if stopped else best_value
-    taken = []
-    while best_chosen:
-        pair, best_chosen = best_chosen
-        taken.append(pair)
+    arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
+    value, taken, upper, proven, nodes = bnb_kernel.search(
+        arrays.free0,
+        *arrays.find_args(),
+        *arrays.bound_args(),
+        *arrays.key_args(),
+        int(node_limit),
+        start + time_limit,
+    )
+    chosen = arrays.chosen(taken)
     return BnbResult(
-        best_value, dict(reversed(taken)), upper, not stopped, nodes, time.perf_counter() - start
+        float(value), chosen, float(upper), bool(proven), int(nodes), time.perf_counter() - start
     )
 
 

@@ -22,12 +22,13 @@ proofs/hadar_theorem1.md. Results are memoized on (job index, free GPUs), as the
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
-from hetsched.hadar.alloc_finder import Alloc, AllocFinder, Candidate, Prices, Slot
+from hetsched.hadar import dp_kernel
 from hetsched.hadar.arrays import HadarView
+from hetsched.hadar.slot import Alloc, Candidate, Prices, Slot
+from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.utility import utility
 
 __all__ = ["Alloc", "Candidate", "dp_allocation", "find_alloc"]
@@ -46,8 +47,8 @@ def find_alloc(
     select: str = "min-cost",
 ) -> Candidate | None:
     """FIND_ALLOC (lines 22-34), as printed; ``free`` and ``allocated`` are [h, r] GPU counts.
-    The searches call :class:`hetsched.hadar.alloc_finder.AllocFinder`, which returns the same
-    candidate faster; this literal version is its reference in the tests."""
+    The searches run a compiled one (:func:`hetsched.hadar.bnb_kernel.find`) that returns the
+    same candidate; this literal version is its reference in the tests."""
     need = int(view.workers[j])
     order = [r for r in np.argsort(-view.throughput[j], kind="stable") if view.throughput[j, r] > 0]
     cands: list[Candidate] = []
@@ -106,56 +107,22 @@ def dp_allocation(
     slot: Slot,
     stats: dict | None = None,
     state_budget: int | None = None,
-    **opts,
+    utility_name: str | None = None,
+    comm_cost: float = 0.0,
+    select: str = "min-cost",
 ) -> tuple[float, dict[int, Candidate]]:
     """DP_allocation (lines 1-21): the subset of ``queue`` and their gangs with the largest total
-    payoff, memoized on (index, free GPUs). Returns (total payoff, job -> candidate); ``stats``
-    receives the number of memoized states. With ``state_budget``, raises :class:`OverBudget`
-    as soon as the DP meets more states than that (it may need up to
-    n(Q) x prod_{h,r}(c_h^r + 1); proofs/hadar_theorem1.md)."""
-    view, queue, prices, remaining, t = slot.view, slot.queue, slot.prices, slot.remaining, slot.t
-    free0 = slot.free_gpus()
-    cap = view.capacity
-    finder = AllocFinder(view, prices, remaining, t, **opts)
-    n_types = cap.shape[1]
-
-    n_queue = len(queue)
-    met = [0]  # states evaluated so far (cache misses)
-
-    # a state's choice is (payoff, chain): the chain is () or ((job, candidate), rest of the
-    # chain), shared between states instead of copied into each
-    @lru_cache(maxsize=None)
-    def best(idx: int, free_key: tuple[int, ...]) -> tuple[float, tuple]:
-        met[0] += 1
-        if state_budget is not None and met[0] > state_budget:
-            raise OverBudget(state_budget)
-        if idx >= n_queue or not any(free_key):  # line 1: end of queue or a full cluster
-            return 0.0, ()
-        j = queue[idx]
-        skip = best(idx + 1, free_key)  # line 15
-        cand = finder.find(j, free_key)
-        if cand is None:  # lines 7-9
-            return skip
-        after = list(free_key)
-        for h, r, n in cand.alloc:
-            after[h * n_types + r] -= n
-        rest = best(idx + 1, tuple(after))  # line 14, prices follow gamma (lines 10-11)
-        value = cand.payoff + rest[0]
-        # lines 16-21, on payoffs (see module docstring)
-        return (value, ((j, cand), rest[1])) if value > skip[0] else skip
-
-    try:
-        value, chain = best(0, tuple(free0.ravel().tolist()))
-        if stats is not None:
-            stats["states"] = best.cache_info().currsize
-    finally:
-        # ``best`` holds itself, its memo and the finder through its closure: a cycle that only
-        # a GC pass would free, walking all of it (a run stopped mid-DP by its deadline ended
-        # 5.7 s past it at 20 s, 7.8 s at 30 s). Empty the memo and cut the cycle now.
-        best.cache_clear()
-        best = None  # type: ignore[assignment]
-    chosen: dict[int, Candidate] = {}
-    while chain:
-        (j, cand), chain = chain
-        chosen[j] = cand
-    return value, chosen
+    payoff, memoized on (index, free GPUs), compiled (:func:`hetsched.hadar.dp_kernel.dp`).
+    Returns (total payoff, job -> candidate); ``stats`` receives the number of memoized states.
+    With ``state_budget``, raises :class:`OverBudget` as soon as the DP meets more states than
+    that (it may need up to n(Q) x prod_{h,r}(c_h^r + 1); proofs/hadar_theorem1.md)."""
+    arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
+    budget = -1 if state_budget is None else int(state_budget)
+    value, taken, states, over = dp_kernel.dp(
+        arrays.free0, *arrays.find_args(), *arrays.key_args(), budget
+    )
+    if over:
+        raise OverBudget(budget)
+    if stats is not None:
+        stats["states"] = int(states)
+    return float(value), arrays.chosen(taken)

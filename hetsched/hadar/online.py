@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation
 from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.model import Instance
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from support import INSTANCES
 
-from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, lp_bound
 from hetsched.hadar.dp_allocation import OverBudget, dp_allocation
 from hetsched.hadar.online import hadar_online
 from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.generators import hadar_cluster
 from hetsched.instance.io import load_instance

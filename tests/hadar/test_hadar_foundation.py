@@ -6,8 +6,8 @@ import pytest
 from support import INSTANCES
 
 from hetsched.core.errors import InputError
-from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.price import durations, price_function
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.validate import validate_decisions
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.io import load_instance

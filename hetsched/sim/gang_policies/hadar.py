@@ -23,10 +23,10 @@ import math
 import numpy as np
 
 from hetsched.core.errors import InputError
-from hetsched.hadar.alloc_finder import Slot
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import OverBudget, dp_allocation
 from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.view import HadarView
 from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState

@@ -1,0 +1,410 @@
+"""The compiled arithmetic of :mod:`hetsched.hadar.branch_and_bound`: FIND_ALLOC, the node bound,
+the first incumbents and the depth-first search, on arrays.
+
+A queued job is its queue position i. Free GPUs are one flat array over the (machine, type)
+cells, ``free[h * R + r]``. What a job gets does not depend on the slot beyond the arrays below,
+all worked out once per slot by the caller:
+
+* ``order[i, :n_order[i]]``: job i's usable types, fastest first (Algorithm 2, line 23);
+* ``util[i, r]``: U_i at the rate of a gang whose slowest type is r (a gang's rate is set by its
+  slowest type, so one value per type serves every set of types);
+* ``price[h, r, g]``: k(g) of (5) for cell (h, r) with g GPUs allocated, and the same as ranks
+  into its distinct values in ascending order (``price_rank``, ``price_sorted``);
+* ``suffix_value[idx, G]``: the fractional knapsack V(G) of the bound over the queue from idx.
+
+FIND_ALLOC here returns the candidate of the literal
+:func:`hetsched.hadar.dp_allocation.find_alloc`, ties included (the tests compare the two on
+every state of whole searches). The literal one builds every gang for every q (the q fastest
+types); here each machine and the spread yield one gang, at the first q whose types hold W_j
+free GPUs (the fill stops there, so larger q repeat it), and only the first machine of each
+(capacity, free GPUs) state is priced (later ones tie with it and lose the tie). The gangs are
+taken in the literal order (q ascending; within q, machines in index order, then the spread
+gang); the least cost wins, and among the gangs at that cost the first of largest payoff (with
+``min_cost`` false, the first of largest payoff among all). Every float is computed in the same
+order as there.
+
+A node's state (idx, free GPUs) is remembered with the best value it was reached with
+(:mod:`hetsched.hadar.state_table`); the chosen jobs are a chain of (parent, queue position)
+entries shared between nodes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numba as nb
+import numpy as np
+
+from hetsched.hadar import state_table
+
+#: how many nodes pass between two looks at the clock
+CLOCK_EVERY = 1 << 12
+
+
+@nb.njit(cache=True)
+def _now():
+    with nb.objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@nb.njit(cache=True)
+def fill(h, i, free, order, n_order, need, R, H, thr, out_h, out_r, out_n):
+    """The gang of ``need`` GPUs taken type by type (job i's fastest first) on machine h, or over
+    all machines in index order when h == H. Returns (q, entries, slowest type); q = 0: none."""
+    left = need
+    k = 0
+    slow = -1
+    for qi in range(n_order[i]):
+        r = order[i, qi]
+        lo = h if h < H else 0
+        hi = h + 1 if h < H else H
+        for m in range(lo, hi):
+            c = free[m * R + r]
+            take = left if left < c else c
+            if take > 0:
+                out_h[k] = m
+                out_r[k] = r
+                out_n[k] = take
+                k += 1
+                left -= take
+                if slow < 0 or thr[i, r] < thr[i, slow]:
+                    slow = r
+            if left == 0:
+                return qi + 1, k, slow
+    return 0, 0, -1
+
+
+@nb.njit(cache=True)
+def find(
+    i, free, cap, mclass, base, order, n_order, need, thr, util, price, comm_cost, min_cost, scratch
+):
+    """FIND_ALLOC (Algorithm 2, lines 22-34) for job i at ``free``: (payoff, h) of its candidate,
+    h the machine of a consolidated gang or H for the spread gang (:func:`fill` rebuilds it);
+    payoff <= 0 means no candidate (line 29), h < 0 that no gang fits. Two machines are in the
+    same state when they have the same capacity class ``mclass`` and the same free GPUs
+    (``base``: one more than the largest cell). ``scratch``: the arrays of :func:`scratch`."""
+    gh, gr, gn, gang_q, gang_cost, gang_slow, gang_code = scratch
+    H, R = cap.shape
+    nd = need[i]
+    # one gang per machine (the first of each state) and the spread gang
+    for h in range(H):  # a machine's state: its capacity class and its free GPUs
+        code = mclass[h]
+        for r in range(R):
+            code = code * base + free[h * R + r]
+        gang_code[h] = code
+    for h in range(H + 1):
+        gang_q[h] = 0
+        if h < H:
+            dup = False
+            for h2 in range(h):
+                if gang_code[h2] == gang_code[h] and mclass[h2] == mclass[h]:
+                    dup = True  # the code is a filter; the rows decide (it may wrap)
+                    for r in range(R):
+                        if free[h2 * R + r] != free[h * R + r]:
+                            dup = False
+                            break
+                    if dup:
+                        break
+            if dup:
+                continue
+        q, k, slow = fill(h, i, free, order, n_order, nd, R, H, thr, gh, gr, gn)
+        if q == 0:
+            continue
+        cost = 0.0
+        for e in range(k):
+            hh, rr = gh[e], gr[e]
+            cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
+        if h == H:
+            used = 0
+            for e in range(k):  # machines used (entries come type by type: count distinct)
+                seen = False
+                for e2 in range(e):
+                    if gh[e2] == gh[e]:
+                        seen = True
+                        break
+                if not seen:
+                    used += 1
+            cost += comm_cost * (used - 1) * nd
+        gang_q[h] = q
+        gang_cost[h] = cost
+        gang_slow[h] = slow
+    least = np.inf
+    for h in range(H + 1):
+        if gang_q[h] > 0 and gang_cost[h] < least:
+            least = gang_cost[h]
+    best_h = -1
+    best_payoff = -np.inf
+    for q in range(1, R + 1):  # the literal order: q ascending, machines, then the spread
+        for h in range(H + 1):
+            if gang_q[h] != q or (min_cost and gang_cost[h] != least):
+                continue
+            payoff = util[i, gang_slow[h]] - gang_cost[h]
+            if best_h < 0 or payoff > best_payoff:
+                best_h, best_payoff = h, payoff
+    if best_h < 0:
+        return -np.inf, -1
+    return best_payoff, best_h
+
+
+@nb.njit(cache=True)
+def scratch(H, R):
+    """The work arrays of :func:`find`: a gang's (machine, type, count) entries, and per gang
+    (machine, or H for the spread) its q, cost, slowest type and machine state code."""
+    return (
+        np.empty(H * R + 1, np.int64),
+        np.empty(H * R + 1, np.int64),
+        np.empty(H * R + 1, np.int64),
+        np.zeros(H + 1, np.int64),
+        np.zeros(H + 1, np.float64),
+        np.zeros(H + 1, np.int64),
+        np.zeros(H + 1, np.int64),
+    )
+
+
+@nb.njit(cache=True)
+def _apply(best_h, i, free, order, n_order, need, thr, H, R, gh, gr, gn):
+    _, k, _ = fill(best_h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
+    for e in range(k):
+        free[gh[e] * R + gr[e]] -= gn[e]
+
+
+@nb.njit(cache=True)
+def node_bound(idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, counts):
+    """max(0, max_G V(G) - C(G)) of the module doc of :mod:`hetsched.hadar.branch_and_bound`.
+    C(G) sums the G smallest GPU prices; they are counted per distinct price
+    (``price_sorted[price_rank[h, r, g]]`` = k(g) of cell (h, r)) instead of sorted, which adds
+    the same values in the same order."""
+    if idx >= n:
+        return 0.0
+    H, R = cap.shape
+    counts[:] = 0
+    f = 0
+    for h in range(H):
+        for r in range(R):
+            c = cap[h, r]
+            fr = free[h * R + r]
+            if c <= 0 or fr == 0:
+                continue
+            g0 = c - fr
+            flat = fr if fr < w_max else w_max  # k <= W_max: the level before any job, g0
+            counts[price_rank[h, r, g0]] += flat
+            for k in range(w_max + 1, fr + 1):
+                counts[price_rank[h, r, g0 + k - w_max]] += 1
+            f += fr
+    if f == 0:
+        return 0.0
+    best = suffix_value[idx, 0]  # C(0) = 0
+    acc = 0.0
+    g = 0
+    for p in range(price_sorted.shape[0]):
+        v = price_sorted[p]
+        for _ in range(counts[p]):
+            acc += v
+            g += 1
+            d = suffix_value[idx, g] - acc
+            if d > best:
+                best = d
+    return best if best > 0.0 else 0.0
+
+
+@nb.njit(cache=True)
+def _grow_int(a, size):
+    out = np.empty(size, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@nb.njit(cache=True)
+def search(
+    free0,
+    cap,
+    mclass,
+    base,
+    order,
+    n_order,
+    need,
+    thr,
+    util,
+    price,
+    comm_cost,
+    min_cost,
+    price_rank,
+    price_sorted,
+    suffix_value,
+    rank,
+    w_max,
+    bits,
+    n_words,
+    node_limit,
+    deadline,
+):
+    """The first incumbents, then the depth-first search of :mod:`hetsched.hadar.branch_and_bound`.
+    Returns (best value, its queue positions, upper bound, proven, nodes)."""
+    n = need.shape[0]
+    H, R = cap.shape
+    HR = H * R
+    work = scratch(H, R)
+    gh, gr, gn = work[0], work[1], work[2]
+    counts = np.zeros(price_sorted.shape[0], np.int64)
+    # the chains of chosen jobs: entry e = (parent entry, queue position)
+    ch_parent = np.empty(1024, np.int64)
+    ch_pos = np.empty(1024, np.int64)
+    n_ch = 0
+
+    best_value = 0.0
+    best_chain = -1
+    m = 1
+    while True:  # incumbents: one pass in queue order, taking only the m best jobs by u / W
+        free = free0.copy()
+        value = 0.0
+        chain = -1
+        for i in range(n):
+            if rank[i] >= m:
+                continue
+            empty = True
+            for c in range(HR):
+                if free[c] != 0:
+                    empty = False
+                    break
+            if empty:
+                continue
+            payoff, bh = find(
+                i,
+                free,
+                cap,
+                mclass,
+                base,
+                order,
+                n_order,
+                need,
+                thr,
+                util,
+                price,
+                comm_cost,
+                min_cost,
+                work,
+            )
+            if payoff > 0.0:
+                _apply(bh, i, free, order, n_order, need, thr, H, R, gh, gr, gn)
+                value += payoff
+                if n_ch == ch_pos.shape[0]:
+                    ch_parent = _grow_int(ch_parent, 2 * n_ch)
+                    ch_pos = _grow_int(ch_pos, 2 * n_ch)
+                ch_parent[n_ch] = chain
+                ch_pos[n_ch] = i
+                chain = n_ch
+                n_ch += 1
+        if value > best_value:
+            best_value, best_chain = value, chain
+        if m >= n:
+            break
+        m = min(n, max(m + 1, int(m * 1.25)))
+
+    # the states met, each with the best value it was reached with
+    slots, e_idx, e_key, e_val = state_table.new(n_words, 1)
+    key = np.empty(n_words, np.uint64)
+    n_e = 0
+
+    depth = 2 * n + 4
+    s_idx = np.empty(depth, np.int64)
+    s_free = np.empty((depth, HR), np.int64)
+    s_val = np.empty(depth, np.float64)
+    s_chain = np.empty(depth, np.int64)
+    s_pb = np.empty(depth, np.float64)
+    top = 0
+    s_idx[0] = 0
+    s_free[0] = free0
+    s_val[0] = 0.0
+    s_chain[0] = -1
+    s_pb[0] = np.inf
+    top = 1
+    nodes = 0
+    stopped = False
+    after = np.empty(HR, np.int64)
+    free = np.empty(HR, np.int64)
+    while top > 0:
+        if nodes >= node_limit or (nodes % CLOCK_EVERY == 0 and nodes > 0 and _now() > deadline):
+            stopped = True
+            break
+        top -= 1
+        idx = s_idx[top]
+        free[:] = s_free[top]
+        value = s_val[top]
+        chain = s_chain[top]
+        pb = s_pb[top]
+        if pb <= best_value + 1e-12:
+            continue
+        # the same state reached before with at least this value is not searched again
+        state_table.pack(free, bits, key)
+        found = state_table.find(slots, e_idx, e_key, idx, key)
+        if found >= 0:
+            if e_val[found, 0] >= value:
+                continue
+            e_val[found, 0] = value
+        else:
+            slots, e_idx, e_key, e_val = state_table.add(slots, e_idx, e_key, e_val, n_e, idx, key)
+            e_val[n_e, 0] = value
+            n_e += 1
+        nodes += 1
+        if value > best_value:
+            best_value, best_chain = value, chain
+        b = value + node_bound(
+            idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, counts
+        )
+        if b <= best_value + 1e-12 or idx >= n:
+            continue
+        payoff, bh = find(
+            idx,
+            free,
+            cap,
+            mclass,
+            base,
+            order,
+            n_order,
+            need,
+            thr,
+            util,
+            price,
+            comm_cost,
+            min_cost,
+            work,
+        )
+        s_idx[top] = idx + 1  # skip (explored after take)
+        s_free[top] = free
+        s_val[top] = value
+        s_chain[top] = chain
+        s_pb[top] = b
+        top += 1
+        if payoff > 0.0:
+            after[:] = free
+            _apply(bh, idx, after, order, n_order, need, thr, H, R, gh, gr, gn)
+            if n_ch == ch_pos.shape[0]:
+                ch_parent = _grow_int(ch_parent, 2 * n_ch)
+                ch_pos = _grow_int(ch_pos, 2 * n_ch)
+            ch_parent[n_ch] = chain
+            ch_pos[n_ch] = idx
+            s_idx[top] = idx + 1
+            s_free[top] = after
+            s_val[top] = value + payoff
+            s_chain[top] = n_ch
+            s_pb[top] = b
+            n_ch += 1
+            top += 1
+    upper = best_value
+    if stopped:
+        for s in range(top):
+            if s_pb[s] > upper:
+                upper = s_pb[s]
+    k = 0
+    c = best_chain
+    while c >= 0:
+        k += 1
+        c = ch_parent[c]
+    taken = np.empty(k, np.int64)
+    c = best_chain
+    while c >= 0:
+        k -= 1
+        taken[k] = ch_pos[c]
+        c = ch_parent[c]
+    return best_value, taken, upper, not stopped, nodes

@@ -1,0 +1,166 @@
+"""One slot of DP_allocation as the arrays its compiled search works on
+(:mod:`hetsched.hadar.bnb_kernel`), by queue position i rather than job index."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hetsched.hadar import bnb_kernel, state_table
+from hetsched.hadar.slot import Candidate, Slot
+from hetsched.hadar.utility import utility
+
+
+@dataclass(frozen=True)
+class SlotArrays:
+    """What the compiled search needs of one slot (the kernel's module doc says what each is)."""
+
+    slot: Slot
+    free0: np.ndarray  # [h * R + r] free GPUs
+    cap: np.ndarray  # c[h, r]
+    mclass: np.ndarray  # a machine's capacity class (equal rows, equal class)
+    base: int  # one more than the largest cell
+    order: np.ndarray  # [i, :n_order[i]] usable types, fastest first (line 23)
+    n_order: np.ndarray
+    need: np.ndarray  # W_i
+    thr: np.ndarray  # X_i^r
+    util: np.ndarray  # U_i at the rate of a gang whose slowest type is r
+    price: np.ndarray  # k(g) of cell (h, r), (5)
+    price_rank: np.ndarray  # price[h, r, g] = price_sorted[price_rank[h, r, g]]
+    price_sorted: np.ndarray
+    suffix_value: np.ndarray  # V(G) of the queue from idx
+    rank: np.ndarray  # position in the order of u_i / W_i, best first
+    comm_cost: float
+    min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
+
+    @classmethod
+    def of(
+        cls,
+        slot: Slot,
+        utility_name: str | None = None,
+        comm_cost: float = 0.0,
+        select: str = "min-cost",
+    ) -> SlotArrays:
+        """The arrays of ``slot``; each value is computed as the literal FIND_ALLOC
+        (:func:`hetsched.hadar.dp_allocation.find_alloc`) computes it, in the same order."""
+        view, queue, prices, remaining, t = (
+            slot.view,
+            slot.queue,
+            slot.prices,
+            slot.remaining,
+            slot.t,
+        )
+        cap = view.capacity.astype(np.int64)
+        n, n_types = len(queue), cap.shape[1]
+        need = np.array([int(view.workers[j]) for j in queue], dtype=np.int64)
+        thr = view.throughput[queue].astype(float) if n else np.zeros((0, n_types))
+        order = np.full((n, n_types), -1, dtype=np.int64)
+        n_order = np.zeros(n, dtype=np.int64)
+        util = np.full((n, n_types), -np.inf)
+        ub = np.empty(n)
+        for i, j in enumerate(queue):
+            usable = [int(r) for r in np.argsort(-thr[i], kind="stable") if thr[i, r] > 0]
+            order[i, : len(usable)] = usable
+            n_order[i] = len(usable)
+            for r in usable:  # a gang whose slowest type is r: its rate and U_j at its JCT
+                rate = view.rate(j, [r], int(need[i]))
+                slots = math.ceil(float(remaining[j]) / rate - 1e-12)
+                util[i, r] = utility(view, utility_name, j, view.jct(j, t + slots - 1))
+            ub[i] = util[i, int(np.argmax(view.throughput[j]))]  # the bound's u_j: fastest type
+        by_ratio = np.argsort(-ub / np.maximum(need, 1), kind="stable")  # best u/W first
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_ratio] = np.arange(n)
+        c_max = int(cap.max()) if cap.size else 0
+        price = np.zeros((*cap.shape, c_max + 1))
+        for h, r in zip(*np.nonzero(cap > 0)):
+            for g in range(int(cap[h, r]) + 1):
+                price[h, r, g] = prices.price(np.int64(g), cap[h, r])
+        levels = np.arange(c_max + 1) <= cap[cap > 0][:, None]  # the levels a cell can be at
+        price_sorted = np.unique(price[cap > 0][levels])
+        free0 = slot.free_gpus().astype(np.int64)
+        g_all = np.arange(int(free0.sum()) + 1)
+        suffix_value = np.zeros((n + 1, len(g_all)))
+        for idx in range(n):  # V(G): the fractional knapsack, flat past the suffix's total size
+            pos = by_ratio[by_ratio >= idx]
+            cum_w = np.concatenate([[0], np.cumsum(need[pos])])
+            cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
+            suffix_value[idx] = np.interp(g_all, cum_w, cum_v)
+        _, mclass = np.unique(cap, axis=0, return_inverse=True)
+        return cls(
+            slot,
+            free0.ravel(),
+            cap,
+            mclass.astype(np.int64).ravel(),
+            c_max + 1,
+            order,
+            n_order,
+            need,
+            thr,
+            util,
+            price,
+            np.searchsorted(price_sorted, price).astype(np.int64),
+            price_sorted,
+            suffix_value,
+            rank,
+            float(comm_cost),
+            select == "min-cost",
+        )
+
+    def find_args(self) -> tuple:
+        """FIND_ALLOC's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.find`."""
+        return (
+            self.cap,
+            self.mclass,
+            self.base,
+            self.order,
+            self.n_order,
+            self.need,
+            self.thr,
+            self.util,
+            self.price,
+            self.comm_cost,
+            self.min_cost,
+        )
+
+    def bound_args(self) -> tuple:
+        """The bound's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.search`."""
+        w_max = int(self.need.max()) if len(self.need) else 0
+        return self.price_rank, self.price_sorted, self.suffix_value, self.rank, w_max
+
+    def key_args(self) -> tuple[int, int]:
+        """How the state tables pack the free GPUs (:func:`hetsched.hadar.state_table.key_layout`)."""
+        return state_table.key_layout(self.cap)
+
+    def find(self, i: int, free: np.ndarray) -> Candidate | None:
+        """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs, by the compiled search's
+        own code (:func:`hetsched.hadar.bnb_kernel.find`)."""
+        H, R = self.cap.shape
+        flat = np.ascontiguousarray(free, dtype=np.int64).ravel()
+        scratch = bnb_kernel.scratch(H, R)
+        payoff, h = bnb_kernel.find(i, flat, *self.find_args(), scratch)
+        if h < 0 or payoff <= 0.0:
+            return None
+        q, k, _ = bnb_kernel.fill(
+            h, i, flat, self.order, self.n_order, int(self.need[i]), R, H, self.thr, *scratch[:3]
+        )
+        gh, gr, gn = (a[:k].tolist() for a in scratch[:3])
+        alloc = tuple(zip(gh, gr, gn))
+        j = self.slot.queue[i]
+        view = self.slot.view
+        rate = view.rate(j, sorted(set(gr)), int(self.need[i]))
+        return Candidate(alloc, rate, float(scratch[4][h]), float(payoff))
+
+    def chosen(self, taken: np.ndarray) -> dict[int, Candidate]:
+        """The candidates of the jobs at queue positions ``taken``, each found at the GPUs the
+        ones before it leave free: job -> candidate, in queue order."""
+        free = self.slot.free_gpus()
+        out: dict[int, Candidate] = {}
+        for i in taken.tolist():
+            cand = self.find(i, free)
+            assert cand is not None  # the search took it at this very state
+            for h, r, k in cand.alloc:
+                free[h, r] -= k
+            out[self.slot.queue[i]] = cand
+        return out

@@ -1,0 +1,111 @@
+"""The compiled FIND_ALLOC of the searches (:mod:`hetsched.hadar.bnb_kernel`) returns exactly the
+literal one's candidate on every state of whole searches (several utilities, select rules and a
+communication cost); the compiled DP and branch and bound reach the literal DP's optimum; and
+Hadar's online policy makes the same decisions with the literal DP as with the compiled one."""
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from hetsched.hadar.branch_and_bound import dp_allocation_bnb
+from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
+from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Candidate, Slot
+from hetsched.hadar.slot_arrays import SlotArrays
+from hetsched.hadar.view import hadar_view
+from hetsched.instance.generators import hadar_cluster
+from hetsched.sim.gang_engine import simulate_gang
+from hetsched.sim.registry import make_policy
+from hetsched.sim.workloads import gavel_poisson, load_workload
+
+
+def literal_dp(slot: Slot, check: bool = False, **opts) -> tuple[float, dict[int, Candidate], int]:
+    """DP_allocation as printed (lines 1-21, on payoffs), memoized on (index, free GPUs), with the
+    literal FIND_ALLOC: (value, job -> candidate, states). ``check``: at every state, the
+    compiled FIND_ALLOC must return the literal candidate."""
+    view, queue = slot.view, slot.queue
+    cap = view.capacity
+    arrays = SlotArrays.of(slot, **opts)
+    calls = [0]
+
+    def literal(j: int, free: np.ndarray) -> Candidate | None:
+        return find_alloc(
+            view, j, free, cap - free, slot.prices, float(slot.remaining[j]), slot.t, **opts
+        )
+
+    @lru_cache(maxsize=None)
+    def best(idx: int, key: tuple) -> tuple[float, tuple]:
+        free = np.array(key, dtype=np.int64).reshape(cap.shape)
+        if idx >= len(queue) or not free.any():
+            return 0.0, ()
+        skip = best(idx + 1, key)
+        cand = literal(queue[idx], free)
+        if check:
+            assert arrays.find(idx, free) == cand, (idx, key)
+            calls[0] += 1
+        if cand is None:
+            return skip
+        after = free.copy()
+        for h, r, n in cand.alloc:
+            after[h, r] -= n
+        rest = best(idx + 1, tuple(after.ravel().tolist()))
+        value = cand.payoff + rest[0]
+        return (value, ((queue[idx], cand), rest[1])) if value > skip[0] else skip
+
+    value, chain = best(0, tuple(slot.free_gpus().ravel().tolist()))
+    states = best.cache_info().currsize
+    best.cache_clear()
+    chosen = {}
+    while chain:
+        (j, cand), chain = chain
+        chosen[j] = cand
+    assert not check or calls[0] > len(queue)
+    return value, chosen, states
+
+
+OPTIONS = [
+    {},
+    {"select": "max-payoff"},
+    {"comm_cost": 0.05},
+    {"utility_name": "reciprocal-jct"},
+    {"utility_name": "finish-time-fairness"},
+]
+
+
+@pytest.mark.parametrize("seed,n", [(0, 8), (1, 10), (2, 12), (5, 14)])
+@pytest.mark.parametrize("opts", OPTIONS)
+def test_every_state_of_a_search_gets_the_literal_candidate(seed, n, opts):
+    inst = hadar_cluster(seed, n_jobs=n)
+    v = hadar_view(inst)
+    queue = list(range(n))
+    prices = price_function(v, queue)
+    remaining = v.work.astype(float) * np.linspace(0.3, 1.0, n)
+    slot = Slot(v, queue, prices, remaining, 2)
+    value, chosen, states = literal_dp(slot, check=True, **opts)
+    stats: dict = {}
+    dp_value, dp_chosen = dp_allocation(slot, stats=stats, **opts)
+    assert (dp_value, dp_chosen, stats["states"]) == (value, chosen, states)
+    res = dp_allocation_bnb(slot, **opts)
+    assert res.proven and res.value == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("workload", ["philly-static:0e4a51", "gavel-poisson"])
+def test_the_online_policy_decides_the_same_with_the_literal_dp(monkeypatch, workload):
+    """hadar:dp with the compiled DP and with the literal one: the same completions and GPUs, to
+    the bit, on a multi-GPU Philly window (12 jobs at time 0) and on 30 Poisson arrivals (gangs
+    of 1-8 GPUs on 12 GPUs)."""
+    if workload == "gavel-poisson":
+        inst = gavel_poisson(1, n_jobs=30, rate_per_hour=60.0, per_type=4)
+    else:
+        inst = load_workload(workload, n_jobs=12)
+    fast = simulate_gang(inst, make_policy("hadar:dp"))
+
+    def literal(slot, state_budget=None):
+        value, chosen, _ = literal_dp(slot)
+        return value, chosen
+
+    monkeypatch.setattr("hetsched.sim.gang_policies.hadar.dp_allocation", literal)
+    slow = simulate_gang(inst, make_policy("hadar:dp"))
+    assert fast.completion == slow.completion
+    assert [s.gpus for s in fast.segments] == [s.gpus for s in slow.segments]
