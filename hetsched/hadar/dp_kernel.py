@@ -144,3 +144,138 @@ def dp(
     state_table.pack(free0, bits, key)
     root = state_table.find(slots, e_idx, e_key, 0, key)
     return e_val[root, 0], positions[:k], n_e, False
+
+
+@nb.njit(cache=True)
+def count_states(
+    free0,
+    cap,
+    mclass,
+    base,
+    order,
+    n_order,
+    need,
+    thr,
+    util,
+    price,
+    comm_cost,
+    min_cost,
+    bits,
+    n_words,
+    classes,
+    budget,
+):
+    """How many states :func:`dp` evaluates, without evaluating them; stops counting past
+    ``budget`` (>= 0) and returns what it has then. The DP evaluates every state it can reach:
+    from (k, F) with F not empty it reaches (k + 1, F) by a skip, so the states with free GPUs F
+    are (k, F) for every k from the first index k_min(F) at which F is reachable to n, and the
+    states with no free GPU are the (i + 1, 0) of the takes that fill the cluster. So the count
+    is sum_F (n - k_min(F) + 1) over the reachable F, plus those. The F are taken in decreasing
+    number of free GPUs (a take lowers it), so k_min(F) is known when F is.
+
+    ``classes[i]``: job i's class, jobs with the same type order and gang size. Under the
+    min-cost rule FIND_ALLOC gives every job of a class the same gang: the cheapest gangs do not
+    depend on the job, and among them each job takes the first of the fewest types, since U_j
+    does not grow with the gang's slowest type (U_j falls with the JCT, the JCT with the rate).
+    A job of the class then has a candidate where its payoff, U_j at that gang's rate less its
+    cost, is positive. Under ``max-payoff`` the caller gives each job its own class."""
+    n = need.shape[0]
+    H, R = cap.shape
+    HR = H * R
+    total0 = 0
+    for c in range(HR):
+        total0 += free0[c]
+    if n == 0 or total0 == 0:
+        return 1
+    work = scratch(H, R)
+    gh, gr, gn, gang_q, gang_cost = work[0], work[1], work[2], work[3], work[4]
+    n_cls = 0
+    for i in range(n):
+        n_cls = max(n_cls, classes[i] + 1)
+    first_of = np.full(n_cls, -1, np.int64)  # a class's first job, its representative
+    nxt = np.full(n, -1, np.int64)  # the next job of the same class
+    last = np.full(n_cls, -1, np.int64)
+    for i in range(n):
+        c = classes[i]
+        if first_of[c] < 0:
+            first_of[c] = i
+        else:
+            nxt[last[c]] = i
+        last[c] = i
+    slots, e_idx, e_key, e_val = state_table.new(n_words, 1)  # F -> k_min(F)
+    rows = np.empty((e_idx.shape[0], HR), np.int64)
+    link = np.empty(e_idx.shape[0], np.int64)  # the next F with as many free GPUs
+    head = np.full(total0 + 1, -1, np.int64)
+    filled = np.zeros(n + 1, np.bool_)  # the k of the states (k, no free GPU)
+    key = np.empty(n_words, np.uint64)
+    state_table.pack(free0, bits, key)
+    slots, e_idx, e_key, e_val = state_table.add(slots, e_idx, e_key, e_val, 0, 0, key)
+    e_val[0, 0] = 0.0
+    rows[0] = free0
+    link[0] = -1
+    head[total0] = 0
+    n_e = 1
+    count = 0
+    after = np.empty(HR, np.int64)
+    for total in range(total0, 0, -1):
+        e = head[total]
+        while e >= 0:
+            k = np.int64(e_val[e, 0])
+            count += n - k + 1
+            if budget >= 0 and count > budget:
+                return count
+            free = rows[e].copy()
+            for c in range(n_cls):
+                i = first_of[c]
+                while i >= 0 and i < k:
+                    i = nxt[i]
+                if i < 0:
+                    continue
+                _, h = find(
+                    i, free, cap, mclass, base, order, n_order, need, thr, util, price,
+                    comm_cost, min_cost, work,
+                )  # fmt: skip
+                if h < 0:  # no gang fits
+                    continue
+                slow = order[i, gang_q[h] - 1]  # the gang's slowest type: its q-th
+                cost = gang_cost[h]
+                while i >= 0 and not util[i, slow] - cost > 0.0:
+                    i = nxt[i]
+                if i < 0:  # no job of the class from k on has a candidate here
+                    continue
+                after[:] = free
+                _apply(h, i, after, order, n_order, need, thr, H, R, gh, gr, gn)
+                left = 0
+                for cc in range(HR):
+                    left += after[cc]
+                if left == 0:
+                    while i >= 0:  # each such take reaches (i + 1, no free GPU)
+                        if util[i, slow] - cost > 0.0:
+                            filled[i + 1] = True
+                        i = nxt[i]
+                    continue
+                state_table.pack(after, bits, key)
+                f = state_table.find(slots, e_idx, e_key, 0, key)
+                if f >= 0:
+                    e_val[f, 0] = min(e_val[f, 0], i + 1)
+                    continue
+                if n_e == e_idx.shape[0]:
+                    rows2 = np.empty((2 * n_e, HR), np.int64)
+                    rows2[:n_e] = rows
+                    rows = rows2
+                    link2 = np.empty(2 * n_e, np.int64)
+                    link2[:n_e] = link
+                    link = link2
+                slots, e_idx, e_key, e_val = state_table.add(
+                    slots, e_idx, e_key, e_val, n_e, 0, key
+                )
+                e_val[n_e, 0] = i + 1
+                rows[n_e] = after
+                link[n_e] = head[left]
+                head[left] = n_e
+                n_e += 1
+            e = link[e]
+    for k in range(n + 1):
+        if filled[k]:
+            count += 1
+    return count

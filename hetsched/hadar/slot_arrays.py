@@ -133,6 +133,14 @@ class SlotArrays:
         """How the state tables pack the free GPUs (:func:`hetsched.hadar.state_table.key_layout`)."""
         return state_table.key_layout(self.cap)
 
+    def classes(self) -> np.ndarray:
+        """Each job's class for :func:`hetsched.hadar.dp_kernel.count_states`: jobs with the same
+        type order and gang size under the min-cost rule, every job its own under max-payoff."""
+        if not self.min_cost or not len(self.need):
+            return np.arange(len(self.need), dtype=np.int64)
+        rows = np.column_stack([self.order, self.need])
+        return np.unique(rows, axis=0, return_inverse=True)[1].astype(np.int64).ravel()
+
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs, by the compiled search's
         own code (:func:`hetsched.hadar.bnb_kernel.find`)."""

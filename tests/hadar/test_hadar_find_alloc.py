@@ -1,6 +1,7 @@
 """The compiled FIND_ALLOC of the searches (:mod:`hetsched.hadar.bnb_kernel`) returns exactly the
 literal one's candidate on every state of whole searches (several utilities, select rules and a
-communication cost); the compiled DP and branch and bound reach the literal DP's optimum; and
+communication cost); the compiled DP and branch and bound reach the literal DP's optimum, and
+the DP's states are counted exactly without evaluating them; and
 Hadar's online policy makes the same decisions with the literal DP as with the compiled one."""
 
 from functools import lru_cache
@@ -8,6 +9,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from hetsched.hadar import dp_kernel
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
@@ -86,6 +88,10 @@ def test_every_state_of_a_search_gets_the_literal_candidate(seed, n, opts):
     stats: dict = {}
     dp_value, dp_chosen = dp_allocation(slot, stats=stats, **opts)
     assert (dp_value, dp_chosen, stats["states"]) == (value, chosen, states)
+    arrays = SlotArrays.of(slot, **opts)
+    args = (arrays.free0, *arrays.find_args(), *arrays.key_args(), arrays.classes())
+    assert dp_kernel.count_states(*args, -1) == states  # counted without evaluating them
+    assert dp_kernel.count_states(*args, states // 2) > states // 2
     res = dp_allocation_bnb(slot, **opts)
     assert res.proven and res.value == pytest.approx(value, rel=1e-12)
 
