@@ -76,14 +76,15 @@ def fill(h, i, free, order, n_order, need, R, H, thr, out_h, out_r, out_n):
 
 
 @nb.njit(cache=True)
-def find(
-    i, free, cap, mclass, base, order, n_order, need, thr, util, price, comm_cost, min_cost, scratch
-):
+def find(i, free, job, scratch):
     """FIND_ALLOC (Algorithm 2, lines 22-34) for job i at ``free``: (payoff, h) of its candidate,
     h the machine of a consolidated gang or H for the spread gang (:func:`fill` rebuilds it);
     payoff <= 0 means no candidate (line 29), h < 0 that no gang fits. Two machines are in the
     same state when they have the same capacity class ``mclass`` and the same free GPUs
-    (``base``: one more than the largest cell). ``scratch``: the arrays of :func:`scratch`."""
+    (``base``: one more than the largest cell). ``job``: the slot's arrays
+    (:meth:`hetsched.hadar.slot_arrays.SlotArrays.find_args`); ``scratch``: those of
+    :func:`scratch`."""
+    cap, mclass, base, order, n_order, need, thr, util, price, comm_cost, min_cost = job
     gh, gr, gn, gang_q, gang_cost, gang_slow, gang_code = scratch
     H, R = cap.shape
     nd = need[i]
@@ -163,8 +164,12 @@ def scratch(H, R):
 
 
 @nb.njit(cache=True)
-def _apply(best_h, i, free, order, n_order, need, thr, H, R, gh, gr, gn):
-    _, k, _ = fill(best_h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
+def apply(h, i, free, job, scratch):
+    """Take job i's gang ending at ``h`` (from :func:`find`) out of ``free``."""
+    cap, _, _, order, n_order, need, thr = job[:7]
+    H, R = cap.shape
+    gh, gr, gn = scratch[0], scratch[1], scratch[2]
+    _, k, _ = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
     for e in range(k):
         free[gh[e] * R + gr[e]] -= gn[e]
 
@@ -216,36 +221,28 @@ def _grow_int(a, size):
 
 
 @nb.njit(cache=True)
-def search(
-    free0,
-    cap,
-    mclass,
-    base,
-    order,
-    n_order,
-    need,
-    thr,
-    util,
-    price,
-    comm_cost,
-    min_cost,
-    price_rank,
-    price_sorted,
-    suffix_value,
-    rank,
-    w_max,
-    bits,
-    n_words,
-    node_limit,
-    deadline,
-):
+def _chain_push(ch_parent, ch_pos, n_ch, parent, pos):
+    """Entry ``n_ch`` of the chains: (parent entry, queue position); returns the arrays."""
+    if n_ch == ch_pos.shape[0]:
+        ch_parent = _grow_int(ch_parent, 2 * n_ch)
+        ch_pos = _grow_int(ch_pos, 2 * n_ch)
+    ch_parent[n_ch] = parent
+    ch_pos[n_ch] = pos
+    return ch_parent, ch_pos
+
+
+@nb.njit(cache=True)
+def search(free0, job, bound, bits, n_words, node_limit, deadline):
     """The first incumbents, then the depth-first search of :mod:`hetsched.hadar.branch_and_bound`.
-    Returns (best value, its queue positions, upper bound, proven, nodes)."""
+    ``job``: FIND_ALLOC's arrays, ``bound``: the bound's
+    (:meth:`hetsched.hadar.slot_arrays.SlotArrays.bound_args`). Returns (best value, its queue
+    positions, upper bound, proven, nodes)."""
+    cap, need = job[0], job[5]
+    price_rank, price_sorted, suffix_value, rank, w_max = bound
     n = need.shape[0]
     H, R = cap.shape
     HR = H * R
     work = scratch(H, R)
-    gh, gr, gn = work[0], work[1], work[2]
     counts = np.zeros(price_sorted.shape[0], np.int64)
     # the chains of chosen jobs: entry e = (parent entry, queue position)
     ch_parent = np.empty(1024, np.int64)
@@ -269,30 +266,11 @@ def search(
                     break
             if empty:
                 continue
-            payoff, bh = find(
-                i,
-                free,
-                cap,
-                mclass,
-                base,
-                order,
-                n_order,
-                need,
-                thr,
-                util,
-                price,
-                comm_cost,
-                min_cost,
-                work,
-            )
+            payoff, bh = find(i, free, job, work)
             if payoff > 0.0:
-                _apply(bh, i, free, order, n_order, need, thr, H, R, gh, gr, gn)
+                apply(bh, i, free, job, work)
                 value += payoff
-                if n_ch == ch_pos.shape[0]:
-                    ch_parent = _grow_int(ch_parent, 2 * n_ch)
-                    ch_pos = _grow_int(ch_pos, 2 * n_ch)
-                ch_parent[n_ch] = chain
-                ch_pos[n_ch] = i
+                ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, i)
                 chain = n_ch
                 n_ch += 1
         if value > best_value:
@@ -354,22 +332,7 @@ def search(
         )
         if b <= best_value + 1e-12 or idx >= n:
             continue
-        payoff, bh = find(
-            idx,
-            free,
-            cap,
-            mclass,
-            base,
-            order,
-            n_order,
-            need,
-            thr,
-            util,
-            price,
-            comm_cost,
-            min_cost,
-            work,
-        )
+        payoff, bh = find(idx, free, job, work)
         s_idx[top] = idx + 1  # skip (explored after take)
         s_free[top] = free
         s_val[top] = value
@@ -378,12 +341,8 @@ def search(
         top += 1
         if payoff > 0.0:
             after[:] = free
-            _apply(bh, idx, after, order, n_order, need, thr, H, R, gh, gr, gn)
-            if n_ch == ch_pos.shape[0]:
-                ch_parent = _grow_int(ch_parent, 2 * n_ch)
-                ch_pos = _grow_int(ch_pos, 2 * n_ch)
-            ch_parent[n_ch] = chain
-            ch_pos[n_ch] = idx
+            apply(bh, idx, after, job, work)
+            ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, idx)
             s_idx[top] = idx + 1
             s_free[top] = after
             s_val[top] = value + payoff

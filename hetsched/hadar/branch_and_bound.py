@@ -68,8 +68,8 @@ def dp_allocation_bnb(
     arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
     value, taken, upper, proven, nodes = bnb_kernel.search(
         arrays.free0,
-        *arrays.find_args(),
-        *arrays.bound_args(),
+        arrays.find_args(),
+        arrays.bound_args(),
         *arrays.key_args(),
         int(node_limit),
         start + time_limit,

@@ -119,7 +119,7 @@ def dp_allocation(
     :func:`hetsched.hadar.dp_kernel.count_states` before the DP runs."""
     arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
     budget = -1 if state_budget is None else int(state_budget)
-    args = (arrays.free0, *arrays.find_args(), *arrays.key_args())
+    args = (arrays.free0, arrays.find_args(), *arrays.key_args())
     # counting the states costs a fraction of evaluating them: a slot over the budget is known
     # before the DP spends the budget on it
     if budget >= 0 and dp_kernel.count_states(*args, arrays.classes(), budget) > budget:

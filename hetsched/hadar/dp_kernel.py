@@ -15,38 +15,23 @@ import numba as nb
 import numpy as np
 
 from hetsched.hadar import state_table
-from hetsched.hadar.bnb_kernel import _apply, find, scratch
+from hetsched.hadar.bnb_kernel import apply, find, scratch
 
 # the phases of a frame: the skip branch to evaluate, the take branch to evaluate, both done
 _START, _AFTER_SKIP, _AFTER_TAKE = 0, 1, 2
 
 
 @nb.njit(cache=True)
-def dp(
-    free0,
-    cap,
-    mclass,
-    base,
-    order,
-    n_order,
-    need,
-    thr,
-    util,
-    price,
-    comm_cost,
-    min_cost,
-    bits,
-    n_words,
-    budget,
-):
+def dp(free0, job, bits, n_words, budget):
     """(value, queue positions taken, states evaluated, over budget). ``budget`` < 0: none; the
     DP stops as soon as it begins its (budget + 1)-th state and reports it over budget (value
-    and positions are then empty)."""
+    and positions are then empty). ``job``: FIND_ALLOC's arrays
+    (:meth:`hetsched.hadar.slot_arrays.SlotArrays.find_args`)."""
+    cap, need = job[0], job[5]
     n = need.shape[0]
     H, R = cap.shape
     HR = H * R
     work = scratch(H, R)
-    gh, gr, gn = work[0], work[1], work[2]
     slots, e_idx, e_key, e_val = state_table.new(n_words, 2)  # (value, 1 if taken)
     n_e = 0  # states whose evaluation began (each has its entry from then on)
     met = 0
@@ -100,15 +85,12 @@ def dp(
             top += 1
         elif f_phase[t] == _AFTER_SKIP:
             f_skip[t] = ret
-            payoff, bh = find(
-                idx, free, cap, mclass, base, order, n_order, need, thr, util, price, comm_cost,
-                min_cost, work,
-            )  # fmt: skip
+            payoff, bh = find(idx, free, job, work)
             if payoff > 0.0:  # lines 7-9: a candidate
                 f_payoff[t] = payoff
                 f_phase[t] = _AFTER_TAKE
                 f_free[top] = free
-                _apply(bh, idx, f_free[top], order, n_order, need, thr, H, R, gh, gr, gn)
+                apply(bh, idx, f_free[top], job, work)
                 f_idx[top] = idx + 1  # line 14: take
                 f_phase[top] = _START
                 top += 1
@@ -136,35 +118,15 @@ def dp(
         if e_val[e, 1] > 0.0:
             positions[k] = idx
             k += 1
-            _, bh = find(
-                idx, free, cap, mclass, base, order, n_order, need, thr, util, price, comm_cost,
-                min_cost, work,
-            )  # fmt: skip
-            _apply(bh, idx, free, order, n_order, need, thr, H, R, gh, gr, gn)
+            _, bh = find(idx, free, job, work)
+            apply(bh, idx, free, job, work)
     state_table.pack(free0, bits, key)
     root = state_table.find(slots, e_idx, e_key, 0, key)
     return e_val[root, 0], positions[:k], n_e, False
 
 
 @nb.njit(cache=True)
-def count_states(
-    free0,
-    cap,
-    mclass,
-    base,
-    order,
-    n_order,
-    need,
-    thr,
-    util,
-    price,
-    comm_cost,
-    min_cost,
-    bits,
-    n_words,
-    classes,
-    budget,
-):
+def count_states(free0, job, bits, n_words, classes, budget):
     """How many states :func:`dp` evaluates, without evaluating them; stops counting past
     ``budget`` (>= 0) and returns what it has then. The DP evaluates every state it can reach:
     from (k, F) with F not empty it reaches (k + 1, F) by a skip, so the states with free GPUs F
@@ -179,6 +141,7 @@ def count_states(
     does not grow with the gang's slowest type (U_j falls with the JCT, the JCT with the rate).
     A job of the class then has a candidate where its payoff, U_j at that gang's rate less its
     cost, is positive. Under ``max-payoff`` the caller gives each job its own class."""
+    cap, order, need, util = job[0], job[3], job[5], job[7]
     n = need.shape[0]
     H, R = cap.shape
     HR = H * R
@@ -188,7 +151,7 @@ def count_states(
     if n == 0 or total0 == 0:
         return 1
     work = scratch(H, R)
-    gh, gr, gn, gang_q, gang_cost = work[0], work[1], work[2], work[3], work[4]
+    gang_q, gang_cost = work[3], work[4]
     n_cls = 0
     for i in range(n):
         n_cls = max(n_cls, classes[i] + 1)
@@ -231,10 +194,7 @@ def count_states(
                     i = nxt[i]
                 if i < 0:
                     continue
-                _, h = find(
-                    i, free, cap, mclass, base, order, n_order, need, thr, util, price,
-                    comm_cost, min_cost, work,
-                )  # fmt: skip
+                _, h = find(i, free, job, work)
                 if h < 0:  # no gang fits
                     continue
                 slow = order[i, gang_q[h] - 1]  # the gang's slowest type: its q-th
@@ -244,7 +204,7 @@ def count_states(
                 if i < 0:  # no job of the class from k on has a candidate here
                     continue
                 after[:] = free
-                _apply(h, i, after, order, n_order, need, thr, H, R, gh, gr, gn)
+                apply(h, i, after, job, work)
                 left = 0
                 for cc in range(HR):
                     left += after[cc]

@@ -147,7 +147,7 @@ class SlotArrays:
         H, R = self.cap.shape
         flat = np.ascontiguousarray(free, dtype=np.int64).ravel()
         scratch = bnb_kernel.scratch(H, R)
-        payoff, h = bnb_kernel.find(i, flat, *self.find_args(), scratch)
+        payoff, h = bnb_kernel.find(i, flat, self.find_args(), scratch)
         if h < 0 or payoff <= 0.0:
             return None
         q, k, _ = bnb_kernel.fill(

@@ -89,7 +89,7 @@ def test_every_state_of_a_search_gets_the_literal_candidate(seed, n, opts):
     dp_value, dp_chosen = dp_allocation(slot, stats=stats, **opts)
     assert (dp_value, dp_chosen, stats["states"]) == (value, chosen, states)
     arrays = SlotArrays.of(slot, **opts)
-    args = (arrays.free0, *arrays.find_args(), *arrays.key_args(), arrays.classes())
+    args = (arrays.free0, arrays.find_args(), *arrays.key_args(), arrays.classes())
     assert dp_kernel.count_states(*args, -1) == states  # counted without evaluating them
     assert dp_kernel.count_states(*args, states // 2) > states // 2
     res = dp_allocation_bnb(slot, **opts)
