@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from hetsched.hadar import bnb_kernel, state_table
 from hetsched.hadar.slot import Candidate, Slot
-from hetsched.hadar.utility import utility
+from hetsched.hadar.utility import utilities
 
 
 @dataclass(frozen=True)
@@ -54,21 +53,24 @@ class SlotArrays:
         )
         cap = view.capacity.astype(np.int64)
         n, n_types = len(queue), cap.shape[1]
-        need = np.array([int(view.workers[j]) for j in queue], dtype=np.int64)
-        thr = view.throughput[queue].astype(float) if n else np.zeros((0, n_types))
-        order = np.full((n, n_types), -1, dtype=np.int64)
-        n_order = np.zeros(n, dtype=np.int64)
-        util = np.full((n, n_types), -np.inf)
-        ub = np.empty(n)
-        for i, j in enumerate(queue):
-            usable = [int(r) for r in np.argsort(-thr[i], kind="stable") if thr[i, r] > 0]
-            order[i, : len(usable)] = usable
-            n_order[i] = len(usable)
-            for r in usable:  # a gang whose slowest type is r: its rate and U_j at its JCT
-                rate = view.rate(j, [r], int(need[i]))
-                slots = math.ceil(float(remaining[j]) / rate - 1e-12)
-                util[i, r] = utility(view, utility_name, j, view.jct(j, t + slots - 1))
-            ub[i] = util[i, int(np.argmax(view.throughput[j]))]  # the bound's u_j: fastest type
+        jobs = np.asarray(queue, dtype=np.int64)
+        need = view.workers[jobs].astype(np.int64) if n else np.zeros(0, np.int64)
+        thr = view.throughput[jobs].astype(float) if n else np.zeros((0, n_types))
+        # usable types fastest first (a stable sort puts the types of no throughput last)
+        order = np.argsort(-thr, axis=1, kind="stable").astype(np.int64)
+        n_order = (thr > 0).sum(axis=1).astype(np.int64)
+        order[np.arange(n_types) >= n_order[:, None]] = -1
+        # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
+        # (view.jct) and U_i there; elementwise, the same arithmetic as the scalar functions
+        usable = thr > 0
+        workers = need if view.progress == "per-worker" else np.ones(n, dtype=np.int64)
+        rate = np.where(usable, thr * view.slot_seconds * workers[:, None], 1.0)
+        rem = np.asarray(remaining, dtype=float)[jobs][:, None] if n else np.zeros((0, 1))
+        finish = t + np.ceil(rem / rate - 1e-12) - 1
+        jct = (finish - view.arrival[jobs][:, None] + view.jct_offset) * view.slot_seconds
+        util = np.where(usable, utilities(view, utility_name, jobs[:, None], jct), -np.inf)
+        # the bound's u_j: job j at its fastest type (W_j GPUs of it)
+        ub = util[np.arange(n), np.argmax(thr, axis=1)] if n else np.zeros(0)
         by_ratio = np.argsort(-ub / np.maximum(need, 1), kind="stable")  # best u/W first
         rank = np.empty(n, dtype=np.int64)
         rank[by_ratio] = np.arange(n)

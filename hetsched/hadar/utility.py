@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from hetsched.hadar.arrays import fastest_rate
 from hetsched.instance.extensions import UTILITY_NAMES
 
@@ -26,10 +28,18 @@ def isolated_jct(view: Any, j: int) -> float:
     return view.n_jobs * float(view.work[j]) / fastest_rate(view, j) * view.slot_seconds
 
 
-UTILITIES: dict[str, Callable[[Any, int, float], float]] = {
-    "effective-throughput": lambda view, j, d: float(view.work[j]) / d,
+def _isolated(view: Any, j: Any) -> Any:
+    """t_j^iso of job j, or of each job of an array of them."""
+    if np.ndim(j) == 0:
+        return isolated_jct(view, int(j))
+    return np.array([isolated_jct(view, int(x)) for x in np.ravel(j)]).reshape(np.shape(j))
+
+
+#: U_j(d) for a job j and a JCT d, or elementwise for arrays of them (the same arithmetic)
+UTILITIES: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "effective-throughput": lambda view, j, d: view.work[j] / d,
     "reciprocal-jct": lambda view, j, d: 1.0 / d,
-    "finish-time-fairness": lambda view, j, d: isolated_jct(view, j) / d,
+    "finish-time-fairness": lambda view, j, d: _isolated(view, j) / d,
 }
 
 
@@ -38,4 +48,9 @@ assert tuple(UTILITIES) == UTILITY_NAMES  # the names the view accepts are the o
 
 def utility(view: Any, name: str | None, j: int, jct: float) -> float:
     """U_j(jct); ``name`` None means the instance's utility (``view.utility``)."""
-    return UTILITIES[name or view.utility](view, j, jct)
+    return float(UTILITIES[name or view.utility](view, j, jct))
+
+
+def utilities(view: Any, name: str | None, jobs: np.ndarray, jct: np.ndarray) -> np.ndarray:
+    """U_j(jct) elementwise over arrays of jobs and JCTs (broadcast), as :func:`utility`."""
+    return np.asarray(UTILITIES[name or view.utility](view, jobs, jct), dtype=float)
