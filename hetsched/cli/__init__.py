@@ -41,6 +41,7 @@ from hetsched.cli.common import (
     EXIT_TERMINATED,
     one_line,
 )
+from hetsched.core.deadline import raise_or_defer
 from hetsched.core.errors import HetschedError, InstallationError
 
 GROUPS = (exact, audit, gavel, hadar, sim, bench, research, harmony, similarity)
@@ -117,7 +118,7 @@ class Terminated(KeyboardInterrupt):
 def _terminate(terminated: list[bool]) -> None:
     """SIGTERM's handler: note it, then take Ctrl-C's path (:class:`Terminated`)."""
     terminated.append(True)
-    raise Terminated
+    raise_or_defer(Terminated())  # inside a compiled kernel: when it returns
 
 
 def _interrupt(interrupted: list[bool]) -> None:
@@ -125,7 +126,7 @@ def _interrupt(interrupted: list[bool]) -> None:
     where Python ignores exceptions (a ``__del__``, a weakref callback during garbage
     collection) still ends in exit 130: an audit once finished its trials and exited 0."""
     interrupted.append(True)
-    raise KeyboardInterrupt
+    raise_or_defer(KeyboardInterrupt())  # inside a compiled kernel: when it returns
 
 
 def _unwritten(args: argparse.Namespace) -> str:
@@ -192,9 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_OK
     except Exception as exc:  # a bug: one line, the traceback only on request
-        if terminated:  # the signal landed where a library turned it into another error
-            print(f"hetsched: terminated{_unwritten(args)}", file=sys.stderr)
-            return EXIT_TERMINATED
+        if terminated or interrupted:  # the signal landed where a library turned it into
+            # another error (compiled code returns a SystemError for a handler that raised)
+            word = "terminated" if terminated else "interrupted"
+            print(f"hetsched: {word}{_unwritten(args)}", file=sys.stderr)
+            return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
         if os.environ.get("HETSCHED_DEBUG"):
             raise
         print(

@@ -87,7 +87,8 @@ def deadline(
             passed_on = True
             previous(signum, frame)  # the enclosing deadline's raises its own exception
         if now >= own_end - 0.05:
-            raise exception(f"not finished within {seconds:g} s")
+            raise_or_defer(exception(f"not finished within {seconds:g} s"))
+            return
         # the alarm was someone else's: ours is next
         signal.setitimer(signal.ITIMER_REAL, max(own_end - now, 1e-3), 0.5)
 
@@ -117,3 +118,54 @@ def deadline(
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_every)
         for h in handlers:
             h.removeFilter(_not_the_timeout)
+
+
+class _Holds:
+    """The main thread's count of :func:`signals_held` blocks it is in, and the exceptions the
+    signal handlers deferred meanwhile. Signal handlers are process-wide and run in the main
+    thread, so this is one object per process, like the handlers themselves."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.deferred: list[BaseException] = []
+
+
+_HOLDS = _Holds()
+
+
+def raise_or_defer(exc: BaseException) -> None:
+    """For a signal handler: raise ``exc`` now or, inside :func:`signals_held`, as soon as the
+    compiled code returns."""
+    if _HOLDS.depth > 0:
+        _HOLDS.deferred.append(exc)
+        return
+    raise exc
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Run compiled code (a numba kernel) with the signal handlers' exceptions held back until
+    it returns.
+
+    A handler that raises (a deadline's :class:`DeadlinePassed`, the command line's interrupt
+    and terminate) cannot stop compiled code. CPython runs the handler where the kernel next
+    touches the interpreter (its arguments' types, a call to object mode, its result), and an
+    exception raised there comes back as a ``SystemError``: an internal error where a time limit
+    or a Ctrl-C was meant. Blocking the signals is not enough, since another thread (a test
+    runner's, a library's) then takes the signal and the handler still runs in the main thread.
+    So the handlers defer (:func:`raise_or_defer`) and the first deferred exception is raised
+    here when the block ends. For kernels that return within a fraction of a second (a slot of
+    Hadar's searches); a kernel that runs as long as its own time limit polls its stop
+    conditions instead."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _HOLDS.depth += 1
+    try:
+        yield
+    finally:
+        _HOLDS.depth -= 1
+        if _HOLDS.depth == 0 and _HOLDS.deferred:
+            exc = _HOLDS.deferred[0]
+            _HOLDS.deferred.clear()
+            raise exc

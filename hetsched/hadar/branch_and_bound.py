@@ -37,6 +37,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
+from hetsched.core.deadline import signals_held
 from hetsched.hadar import bnb_kernel
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.slot import Candidate, Prices, Slot
@@ -66,14 +67,15 @@ def dp_allocation_bnb(
     (compiled: :func:`hetsched.hadar.bnb_kernel.search`)."""
     start = time.perf_counter()
     arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
-    value, taken, upper, proven, nodes = bnb_kernel.search(
-        arrays.free0,
-        arrays.find_args(),
-        arrays.bound_args(),
-        *arrays.key_args(),
-        int(node_limit),
-        start + time_limit,
-    )
+    with signals_held():
+        value, taken, upper, proven, nodes = bnb_kernel.search(
+            arrays.free0,
+            arrays.find_args(),
+            arrays.bound_args(),
+            *arrays.key_args(),
+            int(node_limit),
+            start + time_limit,
+        )
     chosen = arrays.chosen(taken)
     return BnbResult(
         float(value), chosen, float(upper), bool(proven), int(nodes), time.perf_counter() - start

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from hetsched.core.deadline import signals_held
 from hetsched.hadar import dp_kernel
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.slot import Alloc, Candidate, Prices, Slot
@@ -112,19 +113,17 @@ def dp_allocation(
     select: str = "min-cost",
 ) -> tuple[float, dict[int, Candidate]]:
     """DP_allocation (lines 1-21): the subset of ``queue`` and their gangs with the largest total
-    payoff, memoized on (index, free GPUs), compiled (:func:`hetsched.hadar.dp_kernel.dp`).
+    payoff over the states (index, free GPUs), compiled (:func:`hetsched.hadar.dp_kernel.dp`).
     Returns (total payoff, job -> candidate); ``stats`` receives the number of memoized states.
     With ``state_budget``, raises :class:`OverBudget` if the DP would meet more states than
-    that (it may need up to n(Q) x prod_{h,r}(c_h^r + 1); proofs/hadar_theorem1.md), known from
-    :func:`hetsched.hadar.dp_kernel.count_states` before the DP runs."""
+    that (it may need up to n(Q) x prod_{h,r}(c_h^r + 1); proofs/hadar_theorem1.md), known before
+    their values are computed (:func:`hetsched.hadar.dp_kernel.reach`)."""
     arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
     budget = -1 if state_budget is None else int(state_budget)
-    args = (arrays.free0, arrays.find_args(), *arrays.key_args())
-    # counting the states costs a fraction of evaluating them: a slot over the budget is known
-    # before the DP spends the budget on it
-    if budget >= 0 and dp_kernel.count_states(*args, arrays.classes(), budget) > budget:
-        raise OverBudget(budget)
-    value, taken, states, over = dp_kernel.dp(*args, budget)
+    with signals_held():
+        value, taken, states, over = dp_kernel.dp(
+            arrays.free0, arrays.find_args(), *arrays.key_args(), arrays.classes(), budget
+        )
     if over:
         raise OverBudget(budget)
     if stats is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.core.deadline import signals_held
 from hetsched.hadar import bnb_kernel, state_table
 from hetsched.hadar.slot import Candidate, Slot
 from hetsched.hadar.utility import utilities
@@ -148,13 +149,13 @@ class SlotArrays:
         own code (:func:`hetsched.hadar.bnb_kernel.find`)."""
         H, R = self.cap.shape
         flat = np.ascontiguousarray(free, dtype=np.int64).ravel()
-        scratch = bnb_kernel.scratch(H, R)
-        payoff, h = bnb_kernel.find(i, flat, self.find_args(), scratch)
-        if h < 0 or payoff <= 0.0:
-            return None
-        q, k, _ = bnb_kernel.fill(
-            h, i, flat, self.order, self.n_order, int(self.need[i]), R, H, self.thr, *scratch[:3]
-        )
+        with signals_held():
+            scratch = bnb_kernel.scratch(H, R)
+            payoff, h = bnb_kernel.find(i, flat, self.find_args(), scratch)
+            if h < 0 or payoff <= 0.0:
+                return None
+            fill_args = (self.order, self.n_order, int(self.need[i]), R, H, self.thr)
+            _, k, _ = bnb_kernel.fill(h, i, flat, *fill_args, *scratch[:3])
         gh, gr, gn = (a[:k].tolist() for a in scratch[:3])
         alloc = tuple(zip(gh, gr, gn))
         j = self.slot.queue[i]
