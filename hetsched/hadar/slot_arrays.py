@@ -137,7 +137,7 @@ class SlotArrays:
         return state_table.key_layout(self.cap)
 
     def classes(self) -> np.ndarray:
-        """Each job's class for :func:`hetsched.hadar.dp_kernel.count_states`: jobs with the same
+        """Each job's class for :func:`hetsched.hadar.dp_kernel.reach`: jobs with the same
         type order and gang size under the min-cost rule, every job its own under max-payoff."""
         if not self.min_cost or not len(self.need):
             return np.arange(len(self.need), dtype=np.int64)

@@ -31,10 +31,11 @@ from hetsched.hadar.view import HadarView
 from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
 
-#: memoized states a slot's DP may meet under ``hadar:dp`` before the slot takes the branch and
-#: bound's decision: 2.5-5 CPU s of DP (10-20 us a state, measured on the multi-GPU window),
-#: twice the most any slot of the 480-job Philly windows needs (101,428 with arrivals, 111,668
-#: static), whose runs the budget therefore leaves exact
+#: states a slot's DP may have under ``hadar:dp`` before the slot takes the branch and bound's
+#: decision: twice the most any slot of the 1-GPU 480-job Philly windows needs (101,428 with
+#: arrivals, 111,668 static), whose runs the budget therefore leaves exact. Set when the DP took
+#: 10-20 us a state (2.5-5 CPU s a slot); compiled over the free-GPU vectors it takes 0.1-1 us,
+#: and a slot over the budget is known after counting its states, before solving them
 DP_STATE_BUDGET = 250_000
 
 
