@@ -31,6 +31,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from hetsched.core.deadline import signals_held
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem, lp_relaxation
 
 #: the master's HiGHS feasibility tolerance (see ``DantzigWolfeProblem.lp_tolerance``)
@@ -129,11 +130,12 @@ def best_allocations(
     segment where the slope passes 1: the master often needs both)."""
     if not len(a):
         return [(0.0, np.zeros_like(a))]
-    start, end, slope, first, last = _hulls(a, scale[:, None] * lam[None, :])
-    z, below = _best_z(start, slope, float(a.max(axis=1).min()))  # the slowest job's best rate
-    best = [(z, _allocation_at(start, end, first, last, z))]
-    if below > 0.0:
-        best.append((below, _allocation_at(start, end, first, last, below)))
+    with signals_held():  # compiled: a deadline's exception waits for the kernels
+        start, end, slope, first, last = _hulls(a, scale[:, None] * lam[None, :])
+        z, below = _best_z(start, slope, float(a.max(axis=1).min()))  # the slowest job's best
+        best = [(z, _allocation_at(start, end, first, last, z))]
+        if below > 0.0:
+            best.append((below, _allocation_at(start, end, first, last, below)))
     return best
 
 
