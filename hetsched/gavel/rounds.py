@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from hetsched.core.deadline import signals_held
 from hetsched.gavel.problem import AllocationView
 
 
@@ -35,7 +36,8 @@ class RoundScheduler:
 
     def priorities(self) -> np.ndarray:
         elapsed = np.full(len(self.x), float(self.elapsed))
-        return priorities(self.x, self.x > 1e-12, self.received, elapsed)
+        with signals_held():  # compiled
+            return priorities(self.x, self.x > 1e-12, self.received, elapsed)
 
     def next_round(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Job id -> (GPU type, GPU ids) for the next round; updates the received shares."""
@@ -92,14 +94,15 @@ def priority_placement(priority: np.ndarray, scale, types, free: dict, previous:
     prev_type, prev_gpus = previous_arrays(
         n, {j: (kinds[t], [number[g] for g in gs]) for j, (t, gs) in previous.items()}
     )
-    placed_type, placed_gpus = place_indexed(
-        np.asarray(priority, dtype=float),
-        np.asarray(scale, dtype=np.int64),
-        type_gpus,
-        prev_type,
-        prev_gpus,
-        len(labels),
-    )
+    with signals_held():  # compiled
+        placed_type, placed_gpus = place_indexed(
+            np.asarray(priority, dtype=float),
+            np.asarray(scale, dtype=np.int64),
+            type_gpus,
+            prev_type,
+            prev_gpus,
+            len(labels),
+        )
     out = {}
     for j, (r, gs) in enumerate(zip(placed_type.tolist(), placed_gpus.tolist())):
         if r >= 0:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from hetsched.core.deadline import signals_held
+
 #: LPs with more rows go to HiGHS (a pivot costs rows x columns)
 MAX_ROWS = 400
 #: degenerate pivots in a row, per row, before Bland's rule (the max-min LPs start with a
@@ -211,7 +213,8 @@ def solve_dense(
     b = np.ascontiguousarray(b, dtype=float)
     c = np.ascontiguousarray(c, dtype=float)
     c2 = np.zeros(n) if tiebreak is None else np.ascontiguousarray(tiebreak, dtype=float)
-    status, x, y, pivots = _solve_certified(A, b, c, c2, cap, CERTIFICATE_TOL)
+    with signals_held():  # compiled
+        status, x, y, pivots = _solve_certified(A, b, c, c2, cap, CERTIFICATE_TOL)
     if status != 0:
         return None
     return DenseLPResult(x, y, float(c @ x), int(pivots))
