@@ -214,18 +214,11 @@ def node_bound(idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value,
 
 
 @nb.njit(cache=True)
-def _grow_int(a, size):
-    out = np.empty(size, a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@nb.njit(cache=True)
 def _chain_push(ch_parent, ch_pos, n_ch, parent, pos):
     """Entry ``n_ch`` of the chains: (parent entry, queue position); returns the arrays."""
     if n_ch == ch_pos.shape[0]:
-        ch_parent = _grow_int(ch_parent, 2 * n_ch)
-        ch_pos = _grow_int(ch_pos, 2 * n_ch)
+        ch_parent = state_table.grow(ch_parent, 2 * n_ch)
+        ch_pos = state_table.grow(ch_pos, 2 * n_ch)
     ch_parent[n_ch] = parent
     ch_pos[n_ch] = pos
     return ch_parent, ch_pos

@@ -26,13 +26,6 @@ _NONE, _FULL = -1, -2
 
 
 @nb.njit(cache=True)
-def _grow(a, size):
-    out = np.empty((size,) + a.shape[1:], a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@nb.njit(cache=True)
 def reach(free0, job, bits, n_words, classes, budget):
     """The free-GPU vectors F that DP_allocation reaches from ``free0``, each with the first
     queue index k_min(F) at which it is reached and, per class of jobs, its take there: the
@@ -140,12 +133,12 @@ def reach(free0, job, bits, n_words, classes, budget):
                 f = state_table.find(slots, e_idx, e_key, 0, key)
                 if f < 0:
                     if n_e == rows.shape[0]:
-                        rows = _grow(rows, 2 * n_e)
-                        link = _grow(link, 2 * n_e)
-                        take = _grow(take, 2 * n_e)
+                        rows = state_table.grow(rows, 2 * n_e)
+                        link = state_table.grow(link, 2 * n_e)
+                        take = state_table.grow(take, 2 * n_e)
                         take[n_e:] = _NONE
-                        slow_of = _grow(slow_of, 2 * n_e)
-                        cost_of = _grow(cost_of, 2 * n_e)
+                        slow_of = state_table.grow(slow_of, 2 * n_e)
+                        cost_of = state_table.grow(cost_of, 2 * n_e)
                     slots, e_idx, e_key, e_val = state_table.add(
                         slots, e_idx, e_key, e_val, n_e, 0, key
                     )

@@ -41,6 +41,14 @@ def _hash(idx, key):
 
 
 @nb.njit(cache=True)
+def grow(a, size):
+    """``a`` copied into the first rows of a new array of ``size`` rows (the rest uninitialized)."""
+    out = np.empty((size,) + a.shape[1:], a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@nb.njit(cache=True)
 def new(n_words, n_values):
     """An empty table: (slots, entry idx, entry keys, entry values)."""
     return (
@@ -76,13 +84,7 @@ def add(slots, e_idx, e_key, e_val, n_e, idx, key):
     write); returns the arrays, grown (and rehashed at load 1/4) when full."""
     if n_e == e_idx.shape[0]:
         size = 2 * n_e
-        e_idx2 = np.empty(size, np.int64)
-        e_idx2[:n_e] = e_idx
-        e_key2 = np.empty((size, e_key.shape[1]), np.uint64)
-        e_key2[:n_e] = e_key
-        e_val2 = np.empty((size, e_val.shape[1]), np.float64)
-        e_val2[:n_e] = e_val
-        e_idx, e_key, e_val = e_idx2, e_key2, e_val2
+        e_idx, e_key, e_val = grow(e_idx, size), grow(e_key, size), grow(e_val, size)
         slots = np.full(2 * size, _EMPTY, np.int64)
         for e in range(n_e):
             _place(slots, _hash(e_idx[e], e_key[e]), e)
