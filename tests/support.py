@@ -113,3 +113,21 @@ def mutated(draw):
         else:
             parent[f"{path[-1]}_copy"] = copy.deepcopy(parent[path[-1]])
     return doc
+
+
+def hand_lp(maximize: bool = True):
+    """max (or min) 3x + 2y + 5 s.t. x + y <= 4, x + 3y <= 6, x - y = 1, x + y >= 1, x, y >= 0,
+    and w in [2, 7] in no row: x - y = 1 and x + 3y <= 6 give y <= 1.25, so x = 2.25, y = 1.25
+    and the optimum is 6.75 + 2.5 + 5 = 14.25 (min: x = 1, y = 0, 8). Every kind of row."""
+    import pyomo.environ as pe
+
+    m = pe.ConcreteModel(name="hand")
+    m.x = pe.Var(domain=pe.NonNegativeReals)
+    m.y = pe.Var(domain=pe.NonNegativeReals)
+    m.w = pe.Var(bounds=(2, 7))
+    m.a = pe.Constraint(expr=m.x + m.y <= 4)
+    m.b = pe.Constraint(expr=m.x + 3 * m.y <= 6)
+    m.c = pe.Constraint(expr=m.x - m.y == 1)
+    m.d = pe.Constraint(expr=m.x + m.y >= 1)
+    m.o = pe.Objective(expr=3 * m.x + 2 * m.y + 5, sense=pe.maximize if maximize else pe.minimize)
+    return m

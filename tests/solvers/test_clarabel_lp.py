@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import hand_lp
 
 from hetsched.core.errors import HetschedError
 from hetsched.solvers.clarabel_lp import cone_form, solve_array_lp_clarabel, solve_pyomo_clarabel
@@ -18,18 +19,7 @@ from hetsched.solvers.result import SolverOptions, Status
 
 
 def _model(sense=pe.maximize) -> pe.ConcreteModel:
-    """max 3x + 2y + 5 s.t. x + y <= 4, x + 3y <= 6, x - y = 1, 1 <= x + y, x, y >= 0, w in
-    [2, 7] in no row: x = 2.25, y = 1.25, 14.25 (min: x = 1, y = 0, 8)."""
-    m = pe.ConcreteModel(name="hand")
-    m.x = pe.Var(domain=pe.NonNegativeReals)
-    m.y = pe.Var(domain=pe.NonNegativeReals)
-    m.w = pe.Var(bounds=(2, 7))
-    m.a = pe.Constraint(expr=m.x + m.y <= 4)
-    m.b = pe.Constraint(expr=m.x + 3 * m.y <= 6)
-    m.c = pe.Constraint(expr=m.x - m.y == 1)
-    m.d = pe.Constraint(expr=m.x + m.y >= 1)
-    m.o = pe.Objective(expr=3 * m.x + 2 * m.y + 5, sense=sense)
-    return m
+    return hand_lp(sense == pe.maximize)
 
 
 @pytest.mark.parametrize(

@@ -5,25 +5,14 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 import pytest
+from support import hand_lp
 
 from hetsched.solvers.pyomo_arrays import compile_lp, is_linear_program, solve_pyomo_lp
 from hetsched.solvers.result import Status
 
 
 def _model(sense=pe.maximize) -> pe.ConcreteModel:
-    """max 3x + 2y + 5 s.t. x + y <= 4, x + 3y <= 6, x - y = 1, x + y >= 1, x, y >= 0, and w in
-    [2, 7] in no row: x - y = 1 and x + 3y <= 6 give y <= 1.25, so x = 2.25, y = 1.25 and the
-    optimum is 6.75 + 2.5 + 5 = 14.25 (min: x = 1, y = 0, 8)."""
-    m = pe.ConcreteModel()
-    m.x = pe.Var(domain=pe.NonNegativeReals)
-    m.y = pe.Var(domain=pe.NonNegativeReals)
-    m.w = pe.Var(bounds=(2, 7))
-    m.a = pe.Constraint(expr=m.x + m.y <= 4)
-    m.b = pe.Constraint(expr=m.x + 3 * m.y <= 6)
-    m.c = pe.Constraint(expr=m.x - m.y == 1)
-    m.d = pe.Constraint(expr=m.x + m.y >= 1)
-    m.o = pe.Objective(expr=3 * m.x + 2 * m.y + 5, sense=sense)
-    return m
+    return hand_lp(sense == pe.maximize)
 
 
 @pytest.mark.parametrize(
