@@ -142,6 +142,12 @@ def raise_or_defer(exc: BaseException) -> None:
     raise exc
 
 
+def signal_pending() -> bool:
+    """Whether a handler deferred an exception inside :func:`signals_held`: for a long kernel's
+    poll (in object mode), which then stops so that the exception is raised soon."""
+    return bool(_HOLDS.deferred)
+
+
 @contextmanager
 def signals_held() -> Iterator[None]:
     """Run compiled code (a numba kernel) with the signal handlers' exceptions held back until
@@ -155,8 +161,8 @@ def signals_held() -> Iterator[None]:
     runner's, a library's) then takes the signal and the handler still runs in the main thread.
     So the handlers defer (:func:`raise_or_defer`) and the first deferred exception is raised
     here when the block ends. For kernels that return within a fraction of a second (a slot of
-    Hadar's searches); a kernel that runs as long as its own time limit polls its stop
-    conditions instead."""
+    Hadar's searches); a kernel that runs as long as its own time limit also polls
+    :func:`signal_pending` and stops (the Hare dispatch search)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -14,6 +14,8 @@ import time
 import numba as nb
 import numpy as np
 
+from hetsched.core.deadline import signal_pending
+
 #: how many nodes pass between two looks at the clock
 CLOCK_EVERY = 1 << 16
 BIG = 1 << 62
@@ -21,11 +23,12 @@ BIG = 1 << 62
 
 @nb.njit(cache=True)
 def _poll(deadline, shared, part, parts):
-    """A look at the clock and at the other parts (in object mode, so that the other threads'
-    writes are read from memory and a pending signal is handled): (stop, the least objective
+    """A look at the clock, at a held-back signal and at the other parts (in object mode, so that
+    the other threads' writes are read from memory): (stop, the least objective
     another part has found). ``shared[p]``: part p's best; ``shared[parts]`` = 1: stop."""
     with nb.objmode(stop="boolean", other="int64"):
-        stop = bool(time.perf_counter() > deadline or shared[parts] != 0)
+        # a signal's exception held back until the search returns (core.deadline) stops it too
+        stop = bool(time.perf_counter() > deadline or shared[parts] != 0 or signal_pending())
         others = [int(shared[p]) for p in range(parts) if p != part]
         other = min(others) if others else BIG
     return stop, other

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsched.core.deadline import signals_held
 from hetsched.core.errors import HetschedError
 from hetsched.core.scaling import exact_decimal_scale, instance_in_ticks, instance_times
 from hetsched.hare import dispatch_kernel
@@ -201,7 +202,11 @@ def dispatch_search(
             shared,
         )
 
-    outs = _run_parts(part, parts, shared)
+    # a signal's exception (a deadline, Ctrl-C) raised inside the kernel's object-mode poll came
+    # back as numba's SystemError (every one of 40 deadlines on ladder(20, 4)): held back instead,
+    # it stops every part at its next poll and is raised when they have returned
+    with signals_held():
+        outs = _run_parts(part, parts, shared)
     found = [o for o in outs if o[1]]
     # the least objective; of equal ones, the lowest part's (each part's own best does not
     # depend on the threads' timing when it is the optimum: see the kernel)

@@ -97,6 +97,22 @@ def test_threads_stopped_by_the_clock_all_stop():
     assert not res.proven
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_deadline_that_fires_inside_the_search_raises_its_own_exception(threads):
+    """A deadline's alarm (or Ctrl-C) landing in the compiled search comes out as the deadline's
+    exception, and soon: the search holds it back, stops at its next poll and raises it on
+    return. Raised from the kernel's object-mode poll it came back as numba's SystemError, an
+    internal error, on every one of 40 deadlines (session 42). ladder(20, 4) takes seconds to
+    prove, so every alarm below lands in the search."""
+    from hetsched.core.deadline import RunTimeout, deadline
+
+    inst = ladder(20, 4)
+    dispatch_search(dispatch_problem(ladder(8, 4)))  # compiled and warm: no alarm in the compiler
+    for seconds in (0.05, 0.2, 0.4):
+        with pytest.raises(RunTimeout), deadline(seconds, exception=RunTimeout):
+            dispatch_search(dispatch_problem(inst), threads=threads)
+
+
 def test_instances_past_its_size_are_refused_in_one_line():
     inst = ladder(MAX_TASKS + 4, 4, seed=0)
     reason = refusal(inst)
