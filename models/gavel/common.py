@@ -21,6 +21,11 @@ def linear(coefs: Sequence[float], variables: Sequence) -> LinearExpression:
     return LinearExpression(constant=0.0, linear_coefs=list(coefs), linear_vars=list(variables))
 
 
+def all_x(m: pe.ConcreteModel) -> list:
+    """x_{j,r} for every job and type, job by job: the order of ``a.ravel()`` for a (J, R) array."""
+    return [m.x[j, r] for j in m.J for r in m.R]
+
+
 def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
     """x_{j,r} >= 0; job_time: sum_r x_{j,r} <= 1; type_capacity: sum_j s_j x_{j,r} <= N_r."""
     m = pe.ConcreteModel(name=name)

@@ -31,7 +31,7 @@ from hetsched.gavel.policies import agnostic_makespan, makespan
 from hetsched.gavel.problem import AllocationView, allocation_view, equal_share_makespan
 from hetsched.gavel.validate import allocation_report
 from hetsched.instance.model import Instance
-from hetsched.models.gavel.common import base_model, extract_x
+from hetsched.models.gavel.common import base_model, extract_x, linear
 
 
 def build(instance: Instance) -> pe.ConcreteModel:
@@ -55,13 +55,11 @@ def build_view(instance: Instance, view: AllocationView) -> pe.ConcreteModel:
     m.z = pe.Var(
         domain=pe.NonNegativeReals, doc="zeta = M / makespan (M: the equal share's makespan)"
     )
+    x, z, types = m.x, m.z, range(len(view.types))
+    rows, need = view.throughput.tolist(), (view.steps / m.makespan_scale).tolist()
     m.finish = pe.Constraint(
-        m.J,
-        rule=lambda _, j: (
-            sum(float(view.throughput[j, r]) * m.x[j, r] for r in m.R)
-            >= float(view.steps[j] / m.makespan_scale) * m.z
-        ),
-    )
+        m.J, rule=lambda _, j: linear(rows[j], [x[j, r] for r in types]) >= need[j] * z
+    )  # Gavel Sec. 4.2: sum_r T_{j,r} x_{j,r} >= (steps_j / M) zeta
     m.objective = pe.Objective(
         expr=m.z, sense=pe.maximize
     )  # max zeta = M / makespan (Gavel Sec. 4.2, change of variables)

@@ -28,16 +28,14 @@ from hetsched.gavel.policies import (
 )
 from hetsched.gavel.problem import allocation_view
 from hetsched.instance.model import Instance
-from hetsched.models.gavel.common import base_model, convention_spec
+from hetsched.models.gavel.common import all_x, base_model, convention_spec, linear
 
 
 def build(instance: Instance, convention: str = "hetsched") -> pe.ConcreteModel:
     view = allocation_view(instance)
     a = throughput_coefficients(view, check_convention(convention))
     m = base_model(view, f"max_throughput[{instance.name}]")
-    m.objective = pe.Objective(
-        expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
-    )  # Gavel 4.2
+    m.objective = pe.Objective(expr=linear(a.ravel(), all_x(m)), sense=pe.maximize)  # Gavel 4.2
     m.params = {"convention": convention}
     return m
 
@@ -54,7 +52,7 @@ def build_cost(instance: Instance, convention: str = "hetsched") -> pe.ConcreteM
         a = view.throughput / view.cost[None, :]
         m = base_model(view, f"max_throughput_cost[{instance.name}]")
         m.objective = pe.Objective(
-            expr=sum(float(a[j, r]) * m.x[j, r] for j in m.J for r in m.R), sense=pe.maximize
+            expr=linear(a.ravel(), all_x(m)), sense=pe.maximize
         )  # Gavel 4.2, Gavel's code: throughput / cost summed
         m.params = {"convention": convention}
         return m
