@@ -195,11 +195,12 @@ def solve(
     )
     report = None
     if raw.value is not None or raw.solution is not None:
-        result.solution = _named(
-            instance,
-            spec.extract(built, instance, raw.value if raw.solution is None else raw.solution),
-        )
-        report = validator_of(spec)(instance, result.solution)
+        with collector_paused():  # reading a large model's values: nothing to free meanwhile
+            result.solution = _named(
+                instance,
+                spec.extract(built, instance, raw.value if raw.solution is None else raw.solution),
+            )
+            report = validator_of(spec)(instance, result.solution)
     # a relaxation's objective is its own optimum (its "solution" need not be feasible); a model
     # whose claim may exceed its solution's value (completion variables >= the real ones) says so
     finalize(result, report, exact=getattr(built, "exact", True))

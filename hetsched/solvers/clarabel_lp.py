@@ -44,6 +44,24 @@ def cone_form(lp: ArrayLP) -> tuple[sp.csc_matrix, np.ndarray, int, int]:
     return rows, b, int(eq.sum()), rows.shape[0] - int(eq.sum())
 
 
+#: the statuses after which a second try (with iterative refinement) would not help
+ANSWERS = ("Solved", "PrimalInfeasible", "DualInfeasible", "MaxTime")
+
+
+def _settings(clarabel, opts: SolverOptions, refine: bool, spent: float):
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    # 1e-10 instead of Clarabel's 1e-8 on the gap and on feasibility: one more iteration on the
+    # 16,384-job LP, and an optimum that agrees with HiGHS's vertex to about 1e-11
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = TOL
+    settings.iterative_refinement_enable = refine
+    if opts.time_limit is not None:
+        settings.time_limit = max(0.0, float(opts.time_limit) - spent)
+    if opts.threads is not None:
+        settings.max_threads = int(opts.threads)
+    return settings
+
+
 def solve_array_lp_clarabel(lp: ArrayLP, opts: SolverOptions = SolverOptions()) -> RawResult:
     """min ``lp.cost`` x over ``lp`` by Clarabel: status, objective (the bound too, at an
     optimum) and the column values (``RawResult.solution``)."""
@@ -57,19 +75,15 @@ def solve_array_lp_clarabel(lp: ArrayLP, opts: SolverOptions = SolverOptions()) 
     cones = ([clarabel.ZeroConeT(n_eq)] if n_eq else []) + (
         [clarabel.NonnegativeConeT(n_ineq)] if n_ineq else []
     )
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    # 1e-10 instead of Clarabel's 1e-8 on the gap and on feasibility: one more iteration on the
-    # 16,384-job LP, and an optimum that agrees with HiGHS's vertex to about 1e-11
-    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = TOL
-    if opts.time_limit is not None:
-        settings.time_limit = max(0.0, float(opts.time_limit) - (time.perf_counter() - t0))
-    if opts.threads is not None:
-        settings.max_threads = int(opts.threads)
-    solver = clarabel.DefaultSolver(
-        sp.csc_matrix((n, n)), np.asarray(lp.cost, float), rows, b, cones, settings
-    )
-    sol = solver.solve()
+    p, q = sp.csc_matrix((n, n)), np.asarray(lp.cost, float)
+    # first without iterative refinement of each KKT solve: 0.70 instead of 1.30 CPU s on the
+    # 16,384-job max-min LP (32 iterations instead of 30), the same optimum to 1e-10; where that
+    # ends without an answer (a status other than these), again with Clarabel's defaults
+    for refine in (False, True):
+        settings = _settings(clarabel, opts, refine, time.perf_counter() - t0)
+        sol = clarabel.DefaultSolver(p, q, rows, b, cones, settings).solve()
+        if str(sol.status) in ANSWERS:
+            break
     seconds = time.perf_counter() - t0
     status = str(sol.status)
     if status in ("Solved", "AlmostSolved"):
@@ -81,7 +95,8 @@ def solve_array_lp_clarabel(lp: ArrayLP, opts: SolverOptions = SolverOptions()) 
             value if exact else None,
             seconds,
             solution=np.asarray(sol.x, dtype=float),
-            log=f"clarabel: {status}, {sol.iterations} iterations",
+            log=f"clarabel: {status}, {sol.iterations} iterations"
+            + ("" if refine else ", no iterative refinement"),
         )
     kind = {
         "MaxTime": Status.TIME_LIMIT,

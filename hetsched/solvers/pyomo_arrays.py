@@ -39,8 +39,12 @@ class CompiledLP:
 
 def compile_lp(model: pe.ConcreteModel, options: dict | None = None) -> CompiledLP:
     """The continuous relaxation of ``model``'s active constraints and objective, as arrays."""
-    with collector_paused():  # the compiler's objects live until it returns (as in a build)
-        repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+    with collector_paused():  # what it makes lives until it returns, as in a model's build
+        return _compile_lp(model, options)
+
+
+def _compile_lp(model: pe.ConcreteModel, options: dict | None) -> CompiledLP:
+    repn = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
     columns = list(repn.columns)
     sign = -1.0 if repn.objectives[0].sense == pe.maximize else 1.0
     bounds = [v.bounds for v in columns]  # one call a column, not two
@@ -71,6 +75,18 @@ def solve_pyomo_lp(
     model: pe.ConcreteModel,
     opts: SolverOptions = SolverOptions(),
     engine: Callable[[ArrayLP, SolverOptions], RawResult] = solve_array_lp,
+) -> RawResult:
+    """See :func:`_solve_pyomo_lp`; with the collector paused: the compiled arrays, the model and
+    its values are alive until it returns, so its passes would walk the whole model for
+    nothing (a third of compiling a 16,384-job LP, measured)."""
+    with collector_paused():
+        return _solve_pyomo_lp(model, opts, engine)
+
+
+def _solve_pyomo_lp(
+    model: pe.ConcreteModel,
+    opts: SolverOptions,
+    engine: Callable[[ArrayLP, SolverOptions], RawResult],
 ) -> RawResult:
     """A linear program in Pyomo solved as arrays by ``engine``: HiGHS (the interior point method
     with crossover to a vertex unless the model's ``highs_options`` say otherwise) or

@@ -114,3 +114,16 @@ def test_a_model_with_integer_variables_is_refused_with_the_reason():
     m.k = pe.Var(domain=pe.Binary)
     with pytest.raises(HetschedError, match="linear programs; hand has integer variables"):
         solve_pyomo_clarabel(m)
+
+
+def test_a_first_try_without_an_answer_is_solved_again_with_refinement(monkeypatch):
+    """The first try runs without iterative refinement; a status that is not an answer (here:
+    every one, by monkeypatching ANSWERS) brings a second try with Clarabel's defaults."""
+    import hetsched.solvers.clarabel_lp as clarabel_lp
+
+    first = solve_pyomo_clarabel(_model())
+    assert first.status == Status.OPTIMAL and "no iterative refinement" in first.log
+    monkeypatch.setattr(clarabel_lp, "ANSWERS", ())
+    again = solve_pyomo_clarabel(_model())
+    assert again.status == Status.OPTIMAL and "no iterative refinement" not in again.log
+    assert again.objective == pytest.approx(first.objective, rel=1e-9)
