@@ -115,6 +115,10 @@ def mutated(draw):
     return doc
 
 
+#: (maximize, optimum, x, y) of :func:`hand_lp` both ways
+HAND_OPTIMA = [(True, 14.25, 2.25, 1.25), (False, 8.0, 1.0, 0.0)]
+
+
 def hand_lp(maximize: bool = True):
     """max (or min) 3x + 2y + 5 s.t. x + y <= 4, x + 3y <= 6, x - y = 1, x + y >= 1, x, y >= 0,
     and w in [2, 7] in no row: x - y = 1 and x + 3y <= 6 give y <= 1.25, so x = 2.25, y = 1.25

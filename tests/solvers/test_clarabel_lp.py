@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import hand_lp
+from support import HAND_OPTIMA, hand_lp
 
 from hetsched.core.errors import HetschedError
 from hetsched.solvers.clarabel_lp import cone_form, solve_array_lp_clarabel, solve_pyomo_clarabel
@@ -18,15 +18,9 @@ from hetsched.solvers.lp_arrays import INF, ArrayLP, solve_array_lp
 from hetsched.solvers.result import SolverOptions, Status
 
 
-def _model(sense=pe.maximize) -> pe.ConcreteModel:
-    return hand_lp(sense == pe.maximize)
-
-
-@pytest.mark.parametrize(
-    "sense, value, x, y", [(pe.maximize, 14.25, 2.25, 1.25), (pe.minimize, 8.0, 1.0, 0.0)]
-)
-def test_the_hand_computed_optimum(sense, value, x, y):
-    m = _model(sense)
+@pytest.mark.parametrize("maximize, value, x, y", HAND_OPTIMA)
+def test_the_hand_computed_optimum(maximize, value, x, y):
+    m = hand_lp(maximize)
     raw = solve_pyomo_clarabel(m)
     assert raw.status == Status.OPTIMAL and "clarabel: Solved" in raw.log
     assert raw.objective == pytest.approx(value, rel=1e-9) and raw.bound == raw.objective
@@ -110,7 +104,7 @@ def test_a_time_limit_it_cannot_meet_is_never_optimal():
 
 
 def test_a_model_with_integer_variables_is_refused_with_the_reason():
-    m = _model()
+    m = hand_lp()
     m.k = pe.Var(domain=pe.Binary)
     with pytest.raises(HetschedError, match="linear programs; hand has integer variables"):
         solve_pyomo_clarabel(m)
@@ -121,9 +115,9 @@ def test_a_first_try_without_an_answer_is_solved_again_with_refinement(monkeypat
     every one, by monkeypatching ANSWERS) brings a second try with Clarabel's defaults."""
     import hetsched.solvers.clarabel_lp as clarabel_lp
 
-    first = solve_pyomo_clarabel(_model())
+    first = solve_pyomo_clarabel(hand_lp())
     assert first.status == Status.OPTIMAL and "no iterative refinement" in first.log
     monkeypatch.setattr(clarabel_lp, "ANSWERS", ())
-    again = solve_pyomo_clarabel(_model())
+    again = solve_pyomo_clarabel(hand_lp())
     assert again.status == Status.OPTIMAL and "no iterative refinement" not in again.log
     assert again.objective == pytest.approx(first.objective, rel=1e-9)

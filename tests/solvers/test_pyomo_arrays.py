@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import pyomo.environ as pe
 import pytest
-from support import hand_lp
+from support import HAND_OPTIMA, hand_lp
 
 from hetsched.solvers.pyomo_arrays import compile_lp, is_linear_program, solve_pyomo_lp
 from hetsched.solvers.result import Status
 
 
-def _model(sense=pe.maximize) -> pe.ConcreteModel:
-    return hand_lp(sense == pe.maximize)
-
-
-@pytest.mark.parametrize(
-    "sense, value, x, y", [(pe.maximize, 14.25, 2.25, 1.25), (pe.minimize, 8.0, 1.0, 0.0)]
-)
-def test_a_linear_program_meets_its_hand_computed_optimum(sense, value, x, y):
-    m = _model(sense)
+@pytest.mark.parametrize("maximize, value, x, y", HAND_OPTIMA)
+def test_a_linear_program_meets_its_hand_computed_optimum(maximize, value, x, y):
+    m = hand_lp(maximize)
     assert is_linear_program(m)
     raw = solve_pyomo_lp(m)
     assert raw.status == Status.OPTIMAL
@@ -30,13 +24,13 @@ def test_a_linear_program_meets_its_hand_computed_optimum(sense, value, x, y):
 
 
 def test_the_compiled_arrays_keep_every_row_and_the_objective_constant():
-    c = compile_lp(_model())
+    c = compile_lp(hand_lp())
     assert c.lp.matrix.shape == (4, 2) and c.sign == -1.0
     assert c.lp.offset == -5.0  # minimizes -(3x + 2y + 5)
     assert sorted(c.lp.row_lower.tolist())[-2:] == [1.0, 1.0]  # the equation and the >= row
 
 
 def test_a_model_with_an_integer_variable_is_not_a_linear_program():
-    m = _model()
+    m = hand_lp()
     m.k = pe.Var(domain=pe.Binary)
     assert not is_linear_program(m)
