@@ -111,7 +111,6 @@ def solve_pyomo_clarabel(model, opts: SolverOptions = SolverOptions()) -> RawRes
     """The ``clarabel`` backend: a Pyomo model with no integer variable, compiled to arrays
     (:mod:`hetsched.solvers.pyomo_arrays`) and solved by Clarabel; the optimum is loaded into
     the model's variables. The time limit covers the compiling."""
-    from hetsched.core.deadline import deadline, grace
     from hetsched.solvers.pyomo_arrays import is_linear_program, solve_pyomo_lp
 
     if not is_linear_program(model):
@@ -119,6 +118,4 @@ def solve_pyomo_clarabel(model, opts: SolverOptions = SolverOptions()) -> RawRes
             f"--solver clarabel solves linear programs; {model.name} has integer variables "
             "(use --solver highs or cpsat)"
         )
-    limit = opts.time_limit
-    with deadline(None if limit is None else limit + grace(limit)):
-        return solve_pyomo_lp(model, opts, engine=solve_array_lp_clarabel)
+    return solve_pyomo_lp(model, opts, engine=solve_array_lp_clarabel)

@@ -23,10 +23,7 @@ def solve_pyomo_highs(
     """Solve a Pyomo model with HiGHS; load the incumbent into the model if there is one. The
     time limit covers handing the model over (else :class:`~hetsched.core.deadline.BuildTimeout`)."""
     if is_linear_program(model):  # as arrays: the persistent hand-over costs more than the LP
-        with deadline(
-            None if opts.time_limit is None else opts.time_limit + grace(opts.time_limit)
-        ):
-            return solve_pyomo_lp(model, opts)
+        return solve_pyomo_lp(model, opts)
     time_limit, gap, threads, seed = opts.time_limit, opts.gap, opts.threads, opts.solver_seed
     opt = SolverFactory("highs")
     if not opt.available():

@@ -22,6 +22,7 @@ from pyomo.common.collections import ComponentMap
 from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
 from hetsched.core.collector import collector_paused
+from hetsched.core.deadline import deadline, grace
 from hetsched.solvers.lp_arrays import INF, ArrayLP, solve_array_lp
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
@@ -76,10 +77,13 @@ def solve_pyomo_lp(
     opts: SolverOptions = SolverOptions(),
     engine: Callable[[ArrayLP, SolverOptions], RawResult] = solve_array_lp,
 ) -> RawResult:
-    """See :func:`_solve_pyomo_lp`; with the collector paused: the compiled arrays, the model and
-    its values are alive until it returns, so its passes would walk the whole model for
-    nothing (a third of compiling a 16,384-job LP, measured)."""
-    with collector_paused():
+    """See :func:`_solve_pyomo_lp`. Compiling is Python work without a clock, so a deadline at
+    the time limit plus grace bounds the whole call (:class:`~hetsched.core.deadline.BuildTimeout`
+    past it); the collector is paused: the compiled arrays, the model and its values are alive
+    until it returns, so its passes would walk the whole model for nothing (a third of
+    compiling a 16,384-job LP, measured)."""
+    limit = opts.time_limit
+    with deadline(None if limit is None else limit + grace(limit)), collector_paused():
         return _solve_pyomo_lp(model, opts, engine)
 
 
