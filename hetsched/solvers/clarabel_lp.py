@@ -111,11 +111,11 @@ def solve_pyomo_clarabel(model, opts: SolverOptions = SolverOptions()) -> RawRes
     """The ``clarabel`` backend: a Pyomo model with no integer variable, compiled to arrays
     (:mod:`hetsched.solvers.pyomo_arrays`) and solved by Clarabel; the optimum is loaded into
     the model's variables. The time limit covers the compiling."""
-    from hetsched.solvers.pyomo_arrays import is_linear_program, solve_pyomo_lp
+    from hetsched.solvers.pyomo_arrays import is_linear_program, solve_pyomo_arrays
 
     if not is_linear_program(model):
         raise HetschedError(
             f"--solver clarabel solves linear programs; {model.name} has integer variables "
             "(use --solver highs or cpsat)"
         )
-    return solve_pyomo_lp(model, opts, engine=solve_array_lp_clarabel)
+    return solve_pyomo_arrays(model, opts, engine=solve_array_lp_clarabel)

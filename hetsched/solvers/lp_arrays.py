@@ -3,7 +3,9 @@
 A formulation of kind ``lp`` builds an :class:`ArrayLP` (min c'x, row_lower <= A x <= row_upper,
 col_lower <= x <= col_upper); the backend ``highs-lp`` solves it (the interior point method
 unless the formulation asks otherwise) and hands the column values back as the solution. The
-allocation fast path (:mod:`hetsched.gavel.fast`) solves its LPs with the same function.
+allocation fast path (:mod:`hetsched.gavel.fast`) solves its LPs with the same function. An
+ArrayLP with ``integrality`` is a MILP (:func:`solve_array_mip`; the ``highs`` backend's route
+for a Pyomo model with integer variables, :mod:`hetsched.solvers.highs`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class ArrayLP:
     options: dict[str, Any] = field(default_factory=lambda: {"solver": "ipm"})
     notes: list[str] = field(default_factory=list)
     offset: float = 0.0
+    integrality: np.ndarray | None = None  # 1 where a column is integer (None: all continuous)
 
 
 def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highspy.Highs, float]:
@@ -63,6 +66,9 @@ def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highs
     model.a_matrix_.start_ = a.indptr
     model.a_matrix_.index_ = a.indices
     model.a_matrix_.value_ = a.data
+    if lp.integrality is not None:
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        model.integrality_ = [kinds[int(i)] for i in lp.integrality]
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     given = {**lp.options, **(options or {})}
@@ -98,6 +104,36 @@ def solve_array_lp(
         highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
     }.get(status, Status.ERROR)
     return RawResult(kind, None, None, seconds, log=f"highs-lp: {h.modelStatusToString(status)}")
+
+
+def solve_array_mip(lp: ArrayLP, opts: SolverOptions = SolverOptions()) -> RawResult:
+    """HiGHS's branch and cut on a MILP as arrays: status, the incumbent's objective and column
+    values (``RawResult.solution``) where it has one, and its proven dual bound. ``opts.gap`` is
+    the relative gap it stops at (``optimal`` then means within it, as HiGHS reports)."""
+    options: dict[str, Any] = {"random_seed": opts.solver_seed, "mip_rel_gap": float(opts.gap)}
+    if opts.time_limit is not None:
+        options["time_limit"] = float(opts.time_limit)
+    if opts.threads is not None:
+        options["threads"] = int(opts.threads)
+    h, seconds = run_highs(lp, options)
+    status, info = h.getModelStatus(), h.getInfo()
+    has = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+    bound = float(info.mip_dual_bound)
+    kind = {
+        highspy.HighsModelStatus.kOptimal: Status.OPTIMAL,
+        highspy.HighsModelStatus.kTimeLimit: Status.TIME_LIMIT,
+        highspy.HighsModelStatus.kInfeasible: Status.INFEASIBLE,
+    }.get(status, Status.FEASIBLE if has else Status.ERROR)
+    if kind == Status.OPTIMAL and not has:  # pragma: no cover - HiGHS reports one with it
+        kind = Status.ERROR
+    return RawResult(
+        kind,
+        float(info.objective_function_value) if has else None,
+        bound if np.isfinite(bound) and kind != Status.INFEASIBLE else None,
+        seconds,
+        solution=np.asarray(h.getSolution().col_value) if has else None,
+        log=f"highs: {h.modelStatusToString(status)}",
+    )
 
 
 def optimal_duals(lp: ArrayLP) -> tuple[float, np.ndarray] | None:

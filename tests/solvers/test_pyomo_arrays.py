@@ -7,7 +7,7 @@ import pyomo.environ as pe
 import pytest
 from support import HAND_OPTIMA, hand_lp
 
-from hetsched.solvers.pyomo_arrays import compile_lp, is_linear_program, solve_pyomo_lp
+from hetsched.solvers.pyomo_arrays import compile_lp, is_linear_program, solve_pyomo_arrays
 from hetsched.solvers.result import Status
 
 
@@ -15,7 +15,7 @@ from hetsched.solvers.result import Status
 def test_a_linear_program_meets_its_hand_computed_optimum(maximize, value, x, y):
     m = hand_lp(maximize)
     assert is_linear_program(m)
-    raw = solve_pyomo_lp(m)
+    raw = solve_pyomo_arrays(m)
     assert raw.status == Status.OPTIMAL
     assert raw.objective == pytest.approx(value) and raw.bound == raw.objective
     assert (pe.value(m.x), pe.value(m.y)) == pytest.approx((x, y))
