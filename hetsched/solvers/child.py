@@ -14,26 +14,26 @@ ladder(20, 4) (1.5 M)   1 s, 8 s    5.7 s, 24.5 s
 ladder(24, 4) (2.7 M)   15 s        45.6 s
 ======================  ==========  =============
 
-A deadline in this process cannot interrupt C code, so such a run goes to a child process
-(spawned, never forked: the solver libraries hold threads), which is ended if it has not
-answered by its deadline. A SIGINT or SIGTERM to this process (or its deadline's exception) ends
-it too: the wait is in Python, where the signal's handler runs.
+A deadline in this process cannot interrupt C code, so such a run goes to a child process, which
+is ended if it has not answered by its deadline. The child is a fresh interpreter running this
+module (``python -m hetsched.solvers.child``), never a fork (the solver libraries hold threads)
+and not :mod:`multiprocessing`'s spawn, which runs the caller's main script again in the child:
+a user's script without an ``if __name__ == "__main__"`` guard would solve everything twice and
+fail. The call and its answer are pickled over the child's stdin and stdout. A SIGINT or SIGTERM
+to this process (or its deadline's exception) ends the child too: the wait is in Python, where
+the signal's handler runs; and on Linux the child ends when this process dies without cleaning
+up (:func:`_end_with_the_parent`).
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import pickle
+import subprocess
+import sys
 from typing import Any, Callable
 
 from hetsched.core.errors import SolverError
-
-
-def _leave_sigint_to_the_parent() -> None:
-    """Ctrl-C in a terminal reaches the whole process group; the parent ends the child itself."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _end_with_the_parent(parent: int) -> None:
@@ -42,9 +42,7 @@ def _end_with_the_parent(parent: int) -> None:
     handler) leaves no solver running on. Elsewhere the child ends at its own time limit."""
     import ctypes
     import ctypes.util
-    import os
     import signal
-    import sys
 
     if not sys.platform.startswith("linux"):  # pragma: no cover - Linux here
         return
@@ -54,48 +52,60 @@ def _end_with_the_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _child(conn, parent: int, fn: Callable[..., Any], args: tuple) -> None:
-    _leave_sigint_to_the_parent()
+def _child_main(parent: int) -> None:  # pragma: no cover - runs in the child process
+    """Read (fn, args) from stdin, write (True, fn(*args)) or (False, its exception) to stdout.
+    Ctrl-C in a terminal reaches the whole process group: the parent ends the child itself."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _end_with_the_parent(parent)
+    answer = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # what a library prints goes to stderr, not into the answer
+    fn, args = pickle.loads(sys.stdin.buffer.read())
     try:
-        conn.send((True, fn(*args)))
+        out = (True, fn(*args))
     except BaseException as exc:  # handed to the parent, which raises it
-        conn.send((False, exc))
-    finally:
-        conn.close()
+        out = (False, exc)
+    answer.write(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+    answer.close()
 
 
-def _stop(proc: multiprocessing.process.BaseProcess) -> None:
-    if proc.is_alive():
-        proc.terminate()  # SIGTERM; HiGHS holds no handler, so the process ends at once
-        proc.join(2.0)
-    if proc.is_alive():  # pragma: no cover - only a process that ignores SIGTERM
-        proc.kill()
-    proc.join()
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()  # SIGTERM: HiGHS holds no handler, so the process ends at once
+        try:
+            proc.wait(2.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a child that ignores SIGTERM
+            proc.kill()
+    proc.wait()
 
 
 def call_in_child(fn: Callable[..., Any], args: tuple, wait: float | None) -> tuple[bool, Any]:
-    """(True, fn(*args)) run in a spawned child process, or (False, None) if it has not answered
-    within ``wait`` seconds (None: no limit); the child is then ended. ``fn`` and ``args`` must be
+    """(True, fn(*args)) run in a child process, or (False, None) if it has not answered within
+    ``wait`` seconds (None: no limit); the child is then ended. ``fn`` and ``args`` must be
     picklable (a module-level function). An exception in the child is raised here."""
-    ctx = multiprocessing.get_context("spawn")
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, os.getpid(), fn, args), daemon=True)
-    proc.start()
-    send.close()
+    payload = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", __name__, str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     try:
-        if not receive.poll(wait):
-            return False, None
         try:
-            ok, value = receive.recv()
-        except EOFError:
-            proc.join(2.0)
+            out, _ = proc.communicate(payload, timeout=wait)
+        except subprocess.TimeoutExpired:
+            return False, None
+        if proc.returncode != 0 or not out:
             raise SolverError(
-                f"the solver's child process ended without an answer (exit code {proc.exitcode})"
-            ) from None
+                f"the solver's child process ended without an answer (exit code {proc.returncode})"
+            )
+        ok, value = pickle.loads(out)
         if not ok:
             raise value
         return True, value
     finally:
-        receive.close()
         _stop(proc)
+
+
+if __name__ == "__main__":  # pragma: no cover - the child
+    _child_main(int(sys.argv[1]))

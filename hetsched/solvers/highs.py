@@ -6,6 +6,7 @@ does not read its clock there."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pyomo.environ as pe
@@ -39,7 +40,8 @@ def solve_mip(lp: ArrayLP, opts: SolverOptions) -> RawResult:
     if limit is None or lp.matrix.nnz < CHILD_NONZEROS:
         return solve_array_mip(lp, opts)
     t0 = time.perf_counter()
-    answered, raw = call_in_child(solve_array_mip, (lp, opts), limit + grace(limit) / 2)
+    end = time.time() + limit  # the child's clock is the same wall clock
+    answered, raw = call_in_child(_mip_until, (lp, opts, end), limit + grace(limit) / 2)
     if answered:
         return raw
     return RawResult(
@@ -49,3 +51,10 @@ def solve_mip(lp: ArrayLP, opts: SolverOptions) -> RawResult:
         time.perf_counter() - t0,
         log="highs: ended at its time limit in a child process (its presolve had not stopped)",
     )
+
+
+def _mip_until(lp: ArrayLP, opts: SolverOptions, end: float) -> RawResult:
+    """In the child: the MILP with what is left until ``end`` (wall clock), so that starting
+    the child and handing it the model come out of the limit, not out of the grace."""
+    left = max(0.05, end - time.time())
+    return solve_array_mip(lp, dataclasses.replace(opts, time_limit=left))
