@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsched.exact.registry import formulations
 from hetsched.hare.orderings import ordering
 from hetsched.instance.model import Instance
 from hetsched.solvers.result import Status
@@ -104,7 +105,11 @@ class Bounds:
 
 def bound_chain(task: BoundTask) -> Bounds:
     """The interval LP, then the interval MIP where it fits, then the bucketed master (module
-    docstring): the ``steps`` of ``task``."""
+    docstring): the ``steps`` of ``task``. The formulations' registry is loaded before any share
+    of the limit starts: in a fresh process (the portfolio's second) its imports take about 3 s,
+    which came out of the LP's share (hare-table2 6 x 8 at 15 s: no LP bound, the result's
+    bound 403.21 against 446.5 in one process)."""
+    formulations()
     out = Bounds(cells=task.cells, eps=task.eps)
     if "lp" in task.steps:
         _interval_lp(task, out)
