@@ -88,13 +88,10 @@ def solve_pyomo_arrays(
     engine: Callable[[ArrayLP, SolverOptions], RawResult] = solve_array_lp,
     integer: bool = False,
 ) -> RawResult:
-    """See :func:`_solve_pyomo_arrays`. Compiling is Python work without a clock, so a deadline at
-    the time limit plus grace bounds the whole call (:class:`~hetsched.core.deadline.BuildTimeout`
-    past it); the collector is paused: the compiled arrays, the model and its values are alive
-    until it returns, so its passes would walk the whole model for nothing (a third of
-    compiling a 16,384-job LP, measured)."""
-    limit = opts.time_limit
-    with deadline(None if limit is None else limit + grace(limit)), collector_paused():
+    """See :func:`_solve_pyomo_arrays`. The collector is paused: the compiled arrays, the model
+    and its values are alive until it returns, so its passes would walk the whole model for
+    nothing (a third of compiling a 16,384-job LP, measured)."""
+    with collector_paused():
         return _solve_pyomo_arrays(model, opts, engine, integer)
 
 
@@ -109,10 +106,18 @@ def _solve_pyomo_arrays(
     :func:`hetsched.solvers.clarabel_lp.solve_array_lp_clarabel`; with ``integer``, a MILP
     (HiGHS's branch and cut, with the model's ``highs_options`` alone). The solution is loaded
     into the model's variables (a variable in no row nor objective takes its lower bound, else its
-    upper, else 0)."""
+    upper, else 0).
+
+    Compiling is Python work without a clock: a deadline at the time limit plus grace bounds it
+    (:class:`~hetsched.core.deadline.BuildTimeout` past it). The solver's run is not under it:
+    each keeps to its own limit (a large MILP in a child process,
+    :func:`hetsched.solvers.highs.solve_mip`), and a deadline firing while it runs would
+    discard what it found."""
     t0 = time.perf_counter()
     given = getattr(model, "highs_options", {})
-    compiled = compile_lp(model, given if integer else {"solver": "ipm", **given}, integer)
+    limit = opts.time_limit
+    with deadline(None if limit is None else limit + grace(limit)):
+        compiled = compile_lp(model, given if integer else {"solver": "ipm", **given}, integer)
     if opts.time_limit is not None:  # compiling used part of the limit
         left = max(0.05, float(opts.time_limit) - (time.perf_counter() - t0))
         opts = dataclasses.replace(opts, time_limit=left)
