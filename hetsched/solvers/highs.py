@@ -6,21 +6,21 @@ does not read its clock there."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import pyomo.environ as pe
 
 from hetsched.core.deadline import grace
 from hetsched.solvers.child import call_in_child
-from hetsched.solvers.lp_arrays import ArrayLP, solve_array_mip
+from hetsched.solvers.lp_arrays import ArrayLP, solve_array_mip, solve_array_mip_until
 from hetsched.solvers.pyomo_arrays import is_linear_program, solve_pyomo_arrays
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 #: a MILP with at least this many nonzeros and a time limit runs in a child process: HiGHS ran
 #: 3.7 s for a limit of 2 s at 320,000 nonzeros and 24.5 s for 8 s at 1.5 million, and kept
-#: to its limit at 39,000 (:mod:`hetsched.solvers.child`); spawning the child and importing
-#: HiGHS there takes about 0.6 s, less than compiling a model of this size
+#: to its limit at 39,000 (:mod:`hetsched.solvers.child`); starting the child and importing
+#: HiGHS there (:mod:`hetsched.solvers.lp_arrays`, not Pyomo) takes about 0.6 s, less than
+#: compiling a model of this size
 CHILD_NONZEROS = 100_000
 
 
@@ -41,7 +41,7 @@ def solve_mip(lp: ArrayLP, opts: SolverOptions) -> RawResult:
         return solve_array_mip(lp, opts)
     t0 = time.perf_counter()
     end = time.time() + limit  # the child's clock is the same wall clock
-    answered, raw = call_in_child(_mip_until, (lp, opts, end), limit + grace(limit) / 2)
+    answered, raw = call_in_child(solve_array_mip_until, (lp, opts, end), limit + grace(limit) / 2)
     if answered:
         return raw
     return RawResult(
@@ -51,10 +51,3 @@ def solve_mip(lp: ArrayLP, opts: SolverOptions) -> RawResult:
         time.perf_counter() - t0,
         log="highs: ended at its time limit in a child process (its presolve had not stopped)",
     )
-
-
-def _mip_until(lp: ArrayLP, opts: SolverOptions, end: float) -> RawResult:
-    """In the child: the MILP with what is left until ``end`` (wall clock), so that starting
-    the child and handing it the model come out of the limit, not out of the grace."""
-    left = max(0.05, end - time.time())
-    return solve_array_mip(lp, dataclasses.replace(opts, time_limit=left))

@@ -10,6 +10,7 @@ for a Pyomo model with integer variables, :mod:`hetsched.solvers.highs`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +135,15 @@ def solve_array_mip(lp: ArrayLP, opts: SolverOptions = SolverOptions()) -> RawRe
         solution=np.asarray(h.getSolution().col_value) if has else None,
         log=f"highs: {h.modelStatusToString(status)}",
     )
+
+
+def solve_array_mip_until(lp: ArrayLP, opts: SolverOptions, end: float) -> RawResult:
+    """:func:`solve_array_mip` with what is left until ``end`` (wall clock, ``time.time()``): in a
+    child process (:func:`hetsched.solvers.highs.solve_mip`), so that starting it and handing it
+    the model come out of the limit, not out of the grace. Here, not beside its caller: the
+    child imports this module, and not Pyomo."""
+    left = max(0.05, end - time.time())
+    return solve_array_mip(lp, dataclasses.replace(opts, time_limit=left))
 
 
 def optimal_duals(lp: ArrayLP) -> tuple[float, np.ndarray] | None:
