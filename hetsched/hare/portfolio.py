@@ -365,6 +365,7 @@ class _SecondProcess:
         """Start the search stage from ``orders``, the run's best job order and Smith's, until
         :data:`PARALLEL_END` of the limit (if a second is left before it)."""
         if time.perf_counter() > self.t0 + PARALLEL_END * self.limit - 1.0:
+            run.notes.append("job-order search in the second process: left out (under 1 s left)")
             return
         best = [] if run.order is None else [run.order]
         orders = (*orders, *best, smith_order(run.view))
