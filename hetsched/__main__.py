@@ -1,6 +1,6 @@
 """``python -m hetsched``: the command line (as the ``hetsched`` script)."""
 
-from hetsched.cli import main
+from hetsched.cli import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

@@ -210,8 +210,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGINT, previous)
 
 
+def run() -> None:
+    """The ``hetsched`` script: :func:`main`, then exit with its code. A HiGHS run that was told
+    to stop by a signal and has not yet (a presolve reduction that reads no clock) would make the
+    interpreter's normal exit abort in HiGHS's destructors (exit 134): the output is flushed
+    and the process ends at once instead (:mod:`hetsched.solvers.highs_run`)."""
+    code = main()
+    from hetsched.solvers.highs_run import runs_left
+
+    if runs_left():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 __all__ = [
     "main",
+    "run",
     "build_parser",
     "EXIT_OK",
     "EXIT_FAIL",

@@ -1,7 +1,5 @@
 """``python -m hetsched.cli``: the same as the ``hetsched`` command."""
 
-import sys
+from hetsched.cli import run
 
-from hetsched.cli import main
-
-sys.exit(main())
+run()

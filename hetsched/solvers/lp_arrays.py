@@ -19,6 +19,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from hetsched.solvers.highs_run import run_interruptibly
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 INF = highspy.kHighsInf
@@ -78,7 +79,7 @@ def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highs
     t0 = time.perf_counter()
     h.passModel(model)
     size_thread_pool(given.get("threads"))
-    h.run()
+    run_interruptibly(h)
     return h, time.perf_counter() - t0
 
 

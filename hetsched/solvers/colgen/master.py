@@ -43,6 +43,7 @@ from hetsched.solvers.colgen.problem import (
     artificials,
     feasible,
 )
+from hetsched.solvers.highs_run import run_interruptibly
 from hetsched.solvers.result import RawResult, SolverOptions, search_status
 
 
@@ -174,7 +175,7 @@ class _Master:
         )
         self.h.setOptionValue("time_limit", max(0.1, float(time_limit)))
         self.h.setOptionValue("presolve_rule_off", PRESOLVE_PROBING)
-        self.h.run()
+        run_interruptibly(self.h)
         info = self.h.getInfo()
         x = np.asarray(self.h.getSolution().col_value)
         ok = info.primal_solution_status == 2  # kSolutionStatusFeasible

@@ -18,6 +18,7 @@ import highspy
 import numpy as np
 
 from hetsched.core.errors import SolverError
+from hetsched.solvers.highs_run import run_interruptibly
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class RestrictedMaster:
         self.h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
         self.h.setOptionValue("time_limit", max(0.05, float(time_limit)))
         try:
-            self.h.run()
+            run_interruptibly(self.h)
             info = self.h.getInfo()
             if info.primal_solution_status != 2:
                 return None
