@@ -52,6 +52,31 @@ class ArrayLP:
     offset: float = 0.0
     integrality: np.ndarray | None = None  # 1 where a column is integer (None: all continuous)
 
+    @classmethod
+    def from_inequalities(
+        cls,
+        cost: np.ndarray,
+        a_ub: sp.spmatrix,
+        b_ub: np.ndarray,
+        a_eq: sp.spmatrix,
+        b_eq: np.ndarray,
+        col_lower: np.ndarray,
+        col_upper: np.ndarray,
+        options: dict[str, Any] | None = None,
+    ) -> "ArrayLP":
+        """min cost x s.t. a_ub x <= b_ub, a_eq x = b_eq, col bounds (``scipy.optimize.linprog``'s
+        form): the rows stacked, the inequalities first."""
+        b_ub, b_eq = np.asarray(b_ub, dtype=float), np.asarray(b_eq, dtype=float)
+        return cls(
+            cost=np.asarray(cost, dtype=float),
+            matrix=sp.vstack([a_ub, a_eq]).tocsc(),
+            row_lower=np.concatenate([np.full(len(b_ub), -INF), b_eq]),
+            row_upper=np.concatenate([b_ub, b_eq]),
+            col_lower=np.asarray(col_lower, dtype=float),
+            col_upper=np.asarray(col_upper, dtype=float),
+            options=dict(options or {}),
+        )
+
 
 def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highspy.Highs, float]:
     """HiGHS run on ``lp`` (its options, then ``options``); (the solver, seconds)."""
