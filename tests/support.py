@@ -135,3 +135,14 @@ def hand_lp(maximize: bool = True):
     m.d = pe.Constraint(expr=m.x + m.y >= 1)
     m.o = pe.Objective(expr=3 * m.x + 2 * m.y + 5, sense=pe.maximize if maximize else pe.minimize)
     return m
+
+
+def market_split_rows(m: int = 5, n: int = 40, seed: int = 0):
+    """A market split problem (Cornuejols and Dawande): find x in {0,1}^n with a x = b, a in
+    [0, 99], b = floor(row sum / 2). Branch and bound and CP-SAT take hours at 5 x 40 (none may
+    exist): a solver run on it ends only when it is stopped. Returns (a, b) as integer arrays."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 100, size=(m, n))
+    return a, a.sum(axis=1) // 2

@@ -211,12 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``hetsched`` script: :func:`main`, then exit with its code. A HiGHS run that was told
+    """The ``hetsched`` script: :func:`main`, then exit with its code. A solver run that was told
     to stop by a signal and has not yet (a presolve reduction that reads no clock) would make the
     interpreter's normal exit abort in HiGHS's destructors (exit 134): the output is flushed
-    and the process ends at once instead (:mod:`hetsched.solvers.highs_run`)."""
+    and the process ends at once instead (:mod:`hetsched.core.interruptible`)."""
     code = main()
-    from hetsched.solvers.highs_run import runs_left
+    from hetsched.core.interruptible import runs_left
 
     if runs_left():
         for stream in (sys.stdout, sys.stderr):

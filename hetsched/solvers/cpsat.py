@@ -3,7 +3,8 @@
 A CP-SAT formulation scales its data to integers itself and says how (:class:`CpsatProblem`):
 the objective in seconds is ``raw / objective_divisor``, and a valid lower bound on the
 true optimum is ``raw_bound / objective_divisor - bound_slack``. When the scaling was not
-exact (``exact=False``) a run that CP-SAT proves optimal is reported as ``feasible``.
+exact (``exact=False``) a run that CP-SAT proves optimal is reported as ``feasible``. A signal
+stops the search (:mod:`hetsched.core.interruptible`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
+from hetsched.core.interruptible import call_interruptibly
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 
@@ -39,8 +41,11 @@ def solve_cpsat(
     p.num_workers = int(threads) if threads else 2
     p.random_seed = int(seed)
     p.relative_gap_limit = float(gap)
+    p.catch_sigint_signal = (
+        False  # Ctrl-C is Python's (CP-SAT's own handler aborts off the main thread)
+    )
     t0 = time.perf_counter()
-    code = solver.solve(problem.model)
+    code = call_interruptibly(lambda: solver.solve(problem.model), solver.stop_search)
     seconds = time.perf_counter() - t0
     has_solution = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     limited = time_limit is not None and solver.wall_time >= 0.98 * float(time_limit)
