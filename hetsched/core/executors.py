@@ -16,6 +16,7 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, Iterator
 
+from hetsched.core.children import leave_sigint_to_the_parent
 from hetsched.core.errors import HetschedError
 
 EXECUTORS = ("local", "dask")
@@ -48,14 +49,6 @@ def parallel_map(
     n = workers or max(1, min(len(todo), os.cpu_count() or 1))
     with WorkerPool(executor, n, scheduler) as pool:
         yield from pool.map(fn, todo, key)
-
-
-def _leave_sigint_to_the_parent() -> None:
-    """A worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group, and the
-    parent stops every worker itself (:meth:`WorkerPool.__exit__`)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 REAP_SECONDS = 5.0  # how long stop() waits for the killed workers to be reaped
@@ -124,7 +117,7 @@ class WorkerPool:
             self._pool = ProcessPoolExecutor(
                 max_workers=n,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_leave_sigint_to_the_parent,
+                initializer=leave_sigint_to_the_parent,
             )
         return self._pool
 

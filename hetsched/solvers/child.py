@@ -22,7 +22,7 @@ a user's script without an ``if __name__ == "__main__"`` guard would solve every
 fail. The call and its answer are pickled over the child's stdin and stdout. A SIGINT or SIGTERM
 to this process (or its deadline's exception) ends the child too: the wait is in Python, where
 the signal's handler runs; and on Linux the child ends when this process dies without cleaning
-up (:func:`_end_with_the_parent`).
+up (:func:`hetsched.core.children.end_with_the_parent`).
 """
 
 from __future__ import annotations
@@ -33,32 +33,15 @@ import subprocess
 import sys
 from typing import Any, Callable
 
+from hetsched.core.children import end_with_the_parent, leave_sigint_to_the_parent
 from hetsched.core.errors import SolverError
-
-
-def _end_with_the_parent(parent: int) -> None:
-    """On Linux, this process gets SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG): a parent
-    killed without running its cleanup (SIGKILL, or SIGTERM to a pool worker, which holds no
-    handler) leaves no solver running on. Elsewhere the child ends at its own time limit."""
-    import ctypes
-    import ctypes.util
-    import signal
-
-    if not sys.platform.startswith("linux"):  # pragma: no cover - Linux here
-        return
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before the call
-        os._exit(1)
 
 
 def _child_main(parent: int) -> None:  # pragma: no cover - runs in the child process
     """Read (fn, args) from stdin, write (True, fn(*args)) or (False, its exception) to stdout.
     Ctrl-C in a terminal reaches the whole process group: the parent ends the child itself."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _end_with_the_parent(parent)
+    leave_sigint_to_the_parent()
+    end_with_the_parent(parent)
     answer = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what a library prints goes to stderr, not into the answer
     fn, args = pickle.loads(sys.stdin.buffer.read())
