@@ -25,6 +25,7 @@ import pyomo.environ as pe
 from pyomo.common.collections import ComponentMap
 from pyomo.repn import generate_standard_repn
 
+from hetsched.solvers.highs_run import run_interruptibly
 from hetsched.solvers.lp_arrays import run_highs
 from hetsched.solvers.pyomo_arrays import compile_lp
 
@@ -96,7 +97,7 @@ def root_cutting_planes(
             why = "time"
             break
         lp.setOptionValue("time_limit", max(0.01, time_limit - (time.perf_counter() - t0)))
-        lp.run()
+        run_interruptibly(lp)
     return RootCuts(rounds, cuts, bound, time.perf_counter() - t0, why)
 
 
