@@ -128,15 +128,39 @@ class _Holds:
     def __init__(self) -> None:
         self.depth = 0
         self.deferred: list[BaseException] = []
+        self.compiling = 0  # numba compilations under way in the main thread
+        self.watching = False  # whether the compile listener is registered (once a process)
 
 
 _HOLDS = _Holds()
 
 
+def _watch_compiles() -> None:
+    """Count numba's compilations in the main thread (its ``numba:compile`` events), once a
+    process: a kernel's first call compiles it, in Python, for seconds (32 s for ``hetsched
+    online`` from a fresh wheel in the clean-clone CI, which sent SIGTERM 8 s in and waited 24 s
+    for the compile and the run), and an exception raised there is no hazard."""
+    if _HOLDS.watching:
+        return
+    from numba.core import event
+
+    class _Compiling(event.Listener):
+        def on_start(self, ev) -> None:
+            if threading.current_thread() is threading.main_thread():
+                _HOLDS.compiling += 1
+
+        def on_end(self, ev) -> None:
+            if threading.current_thread() is threading.main_thread():
+                _HOLDS.compiling -= 1
+
+    event.register("numba:compile", _Compiling())
+    _HOLDS.watching = True
+
+
 def raise_or_defer(exc: BaseException) -> None:
-    """For a signal handler: raise ``exc`` now or, inside :func:`signals_held`, as soon as the
-    compiled code returns."""
-    if _HOLDS.depth > 0:
+    """For a signal handler: raise ``exc`` now or, inside :func:`signals_held` while compiled
+    code runs, as soon as it returns (while numba compiles a kernel, now)."""
+    if _HOLDS.depth > 0 and not _HOLDS.compiling:
         _HOLDS.deferred.append(exc)
         return
     raise exc
@@ -162,10 +186,12 @@ def signals_held() -> Iterator[None]:
     So the handlers defer (:func:`raise_or_defer`) and the first deferred exception is raised
     here when the block ends. For kernels that return within a fraction of a second (a slot of
     Hadar's searches); a kernel that runs as long as its own time limit also polls
-    :func:`signal_pending` and stops (the Hare dispatch search)."""
+    :func:`signal_pending` and stops (the Hare dispatch search). A kernel's first call compiles
+    it, in Python: an exception is raised there at once (:func:`_watch_compiles`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _watch_compiles()
     _HOLDS.depth += 1
     try:
         yield

@@ -188,3 +188,44 @@ def test_heuristic_refuses_more_tasks_than_a_schedule_holds():
         HetschedError, match=r"\$\.jobs\[1\]\.rounds x tasks_per_round: Algorithm 1"
     ):
         run_heuristic(_huge(), order="arrival")
+
+
+def test_a_signal_while_numba_compiles_inside_signals_held_is_raised_at_once() -> None:
+    """signals_held defers a handler's exception while compiled code runs, but a kernel's first
+    call compiles it, in Python, for seconds: the exception is raised there, and the kernel
+    never runs. The signal is sent when the compile starts (a numba event listener)."""
+    import os
+    import signal
+
+    import numba
+    import numpy as np
+    from numba.core import event
+
+    from hetsched.core.deadline import raise_or_defer, signals_held
+
+    class Stop(BaseException):
+        pass
+
+    @numba.njit(cache=False)
+    def kernel(out):  # a fresh function: its first call compiles
+        out[0] = 1.0
+
+    class SignalAtCompile(event.Listener):
+        def on_start(self, ev) -> None:
+            os.kill(os.getpid(), signal.SIGUSR1)
+
+        def on_end(self, ev) -> None:
+            pass
+
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: raise_or_defer(Stop()))
+    out = np.zeros(1)
+    try:
+        with pytest.raises(Stop):
+            with signals_held():
+                with event.install_listener("numba:compile", SignalAtCompile()):
+                    kernel(out)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert out[0] == 0.0  # stopped in the compiler, not after the kernel ran
+    kernel(out)  # the dispatcher still compiles and runs afterwards
+    assert out[0] == 1.0
