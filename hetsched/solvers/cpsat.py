@@ -41,9 +41,8 @@ def solve_cpsat(
     p.num_workers = int(threads) if threads else 2
     p.random_seed = int(seed)
     p.relative_gap_limit = float(gap)
-    p.catch_sigint_signal = (
-        False  # Ctrl-C is Python's (CP-SAT's own handler aborts off the main thread)
-    )
+    # Ctrl-C is Python's (CP-SAT's own handler aborts off the main thread)
+    p.catch_sigint_signal = False
     t0 = time.perf_counter()
     code = call_interruptibly(lambda: solver.solve(problem.model), solver.stop_search)
     seconds = time.perf_counter() - t0

@@ -30,12 +30,8 @@ def run_interruptibly(h: highspy.Highs, grace: float = STOP_GRACE) -> highspy.Hi
 
     for name in _INTERRUPTS:
         getattr(h, name).subscribe(interrupt)
-    ended = False
-    try:
-        status = call_interruptibly(h.run, asked.set, grace)
-        ended = True
-        return status
-    finally:
-        if ended:  # never change the callbacks of a run still going
-            for name in _INTERRUPTS:
-                getattr(h, name).unsubscribe(interrupt)
+    status = call_interruptibly(h.run, asked.set, grace)
+    # only after a run that ended: an exception leaves a run still going, and its callbacks
+    for name in _INTERRUPTS:
+        getattr(h, name).unsubscribe(interrupt)
+    return status
