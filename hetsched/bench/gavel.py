@@ -17,7 +17,8 @@ priority weights 1. Every method's time includes building its model, in the same
 
 A second workload with a distinct random throughput row per job (nothing to merge) shows the
 worst case of the fast path. Objectives of all methods are compared. Times are CPU seconds, the
-median of ``repeats`` runs (one for Pyomo with HiGHS), each including building its model.
+median of ``repeats`` runs (one for Pyomo with HiGHS), each including building its model; the
+methods run interleaved, one run of each a round, so a passing load falls on all of them alike.
 """
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ def cvxpy_ecos(inst: Instance) -> tuple[float | None, float | None]:
     return time.process_time() - t, float(problem.value)
 
 
+def _timed_ecos(inst: Instance) -> float | None:
+    """cvxpy + ECOS's objective (the caller times the run)."""
+    return cvxpy_ecos(inst)[1]
+
+
 def _whole_lp(inst: Instance) -> float:
     """The merged max-min LP whole, by HiGHS's interior point (its z)."""
     view = allocation_view(inst)
@@ -127,25 +133,32 @@ def run_gavel_bench(
                     ("pyomo", lambda: allocate(inst, "max-min-fairness-perf", route="reference")),
                     ("pyomo-highs", lambda: solve(inst, "gavel-max-min-fairness-perf", "highs")),
                 ]
-            for method, run in methods:
-                times, obj = [], None
-                for _ in range(1 if method == "pyomo-highs" else repeats):
+            ecos = cvxpy_ecos(inst)
+            if ecos[0] is not None:
+                methods.append(("cvxpy-ecos", lambda: _timed_ecos(inst)))
+            times: dict[str, list[float]] = {name: [] for name, _ in methods}
+            objectives: dict[str, float | None] = {}
+            # interleaved, one run of each method a round: a load that comes and goes on a
+            # shared machine falls on every method alike, and the ratios compare like with like
+            for k in range(repeats):
+                for method, run in methods:
+                    if method == "pyomo-highs" and k:
+                        continue  # seconds at 16,384 jobs; one run says what it costs
                     t = time.process_time()
                     obj = run()
-                    times.append(time.process_time() - t)
-                    obj = getattr(obj, "objective", obj)
-                row[method] = {"seconds": round(statistics.median(times), 4), "objective": obj}
-            times = [cvxpy_ecos(inst) for _ in range(repeats)]
-            if times[0][0] is None:
+                    times[method].append(time.process_time() - t)
+                    objectives[method] = getattr(obj, "objective", obj)
+            for method, _ in methods:
+                row[method] = {
+                    "seconds": round(statistics.median(times[method]), 4),
+                    "objective": objectives[method],
+                }
+            if ecos[0] is None:
                 row["cvxpy-ecos"] = {
                     "seconds": None,
                     "note": "cvxpy not installed (pip install -e '.[bench]')",
                 }
             else:
-                row["cvxpy-ecos"] = {
-                    "seconds": round(statistics.median(t for t, _ in times), 4),
-                    "objective": times[0][1],
-                }
                 row["fast_over_cvxpy"] = round(
                     row["fast"]["seconds"] / row["cvxpy-ecos"]["seconds"], 3
                 )

@@ -23,7 +23,13 @@ def linear(coefs: Sequence[float], variables: Sequence) -> LinearExpression:
 
 def all_x(m: pe.ConcreteModel) -> list:
     """x_{j,r} for every job and type, job by job: the order of ``a.ravel()`` for a (J, R) array."""
-    return [m.x[j, r] for j in m.J for r in m.R]
+    return list(m.x.values())  # the index set J x R's order
+
+
+def x_rows(m: pe.ConcreteModel) -> list[list]:
+    """[x_{j,0}, ..., x_{j,R-1}] for each job j (one lookup a variable, not one a use)."""
+    xs, k = all_x(m), len(m.R)
+    return [xs[j * k : (j + 1) * k] for j in range(len(m.J))]
 
 
 def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
@@ -34,14 +40,14 @@ def base_model(view: AllocationView, name: str) -> pe.ConcreteModel:
     m.x = pe.Var(
         m.J, m.R, domain=pe.NonNegativeReals, doc="x_{j,r}: share of time job j runs on type r"
     )
-    x, jobs, types = m.x, range(view.n_jobs), range(len(view.types))
+    x, types = x_rows(m), range(len(view.types))
     ones, scale = [1.0] * len(types), view.scale.astype(float).tolist()
     m.job_time = pe.Constraint(
-        m.J, rule=lambda _, j: linear(ones, [x[j, r] for r in types]) <= 1
+        m.J, rule=lambda _, j: linear(ones, x[j]) <= 1
     )  # Gavel Sec. 3.1: sum_r x_{j,r} <= 1
     m.type_capacity = pe.Constraint(
         m.R,
-        rule=lambda _, r: linear(scale, [x[j, r] for j in jobs]) <= float(view.count[r]),
+        rule=lambda _, r: linear(scale, [row[r] for row in x]) <= float(view.count[r]),
     )  # Gavel Sec. 3.1: sum_j s_j x_{j,r} <= N_r
     m.view = view
     return m
@@ -51,8 +57,8 @@ def extract_x(policy: str):
     """An ``extract`` for FormulationSpec that reads x (or x = y / t after a Charnes-Cooper change)."""
 
     def extract(m: pe.ConcreteModel, instance: Instance, value=pe.value) -> Allocation:
-        view = allocation_view(instance)
-        x = np.array([[value(m.x[j, r]) for r in m.R] for j in m.J], dtype=float)
+        view = getattr(m, "view", None) or allocation_view(instance)  # the build's view
+        x = np.array([value(v) for v in all_x(m)], dtype=float).reshape(view.n_jobs, -1)
         if hasattr(m, "t"):
             x = x / value(m.t)
         return Allocation(

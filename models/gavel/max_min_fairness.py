@@ -25,7 +25,7 @@ from hetsched.gavel.policies import max_min_coefficients as coefficients
 from hetsched.gavel.policies import max_min_objective
 from hetsched.gavel.problem import allocation_view
 from hetsched.instance.model import Instance
-from hetsched.models.gavel.common import base_model, convention_spec, linear
+from hetsched.models.gavel.common import base_model, convention_spec, linear, x_rows
 
 
 def build_for(aware: bool):
@@ -34,9 +34,9 @@ def build_for(aware: bool):
         a = coefficients(view, aware, check_convention(convention))
         m = base_model(view, f"max_min_fairness{'_perf' if aware else ''}[{instance.name}]")
         m.z = pe.Var(doc="min over jobs of the normalized share (epigraph)")
-        x, z, rows, types = m.x, m.z, a.tolist(), range(a.shape[1])
+        x, z, rows = x_rows(m), m.z, a.tolist()
         m.fair = pe.Constraint(
-            m.J, rule=lambda _, j: z <= linear(rows[j], [x[j, r] for r in types])
+            m.J, rule=lambda _, j: z <= linear(rows[j], x[j])
         )  # Gavel 4.1: z <= sum_r a_{j,r} x_{j,r}
         m.objective = pe.Objective(expr=m.z, sense=pe.maximize)  # Gavel Sec. 4.1: max min_j
         m.params = {"convention": convention}
