@@ -23,7 +23,10 @@ L(pi) + rc(c) above the best cost that could still beat the incumbent is needed;
 such columns form the two ends of the block's cost range, found by bisection on pricing calls
 with cost ranges (for Hare: a job's completion times that cannot occur in a better schedule).
 
-Nodes are explored best bound first. Each node's bound is its own Lagrangian bound; the
+Nodes are explored best bound first. A node's column generation starts from its parent's best
+row prices: its first Lagrangian bound is taken there (any prices give a valid bound of the
+node, whose pricing obeys its branch), and they are the first centre of its smoothing. Each
+node's bound is its own Lagrangian bound; the
 global bound is the least bound of the open nodes, so a run cut by the clock still reports a
 valid bound, and optimality is claimed only when no open node is left.
 """
@@ -155,8 +158,11 @@ def branch_and_price(
                 out[b] = shared
         return out
 
-    def solve_node(bans, ranges, bound):
-        """Column generation at a node: (status, bound, lambda) with status pruned|done|time."""
+    def solve_node(bans, ranges, bound, start):
+        """Column generation at a node from ``start`` (its parent's best prices: the node's
+        first Lagrangian bound, already above the parent's where the branch bites, and the
+        first smoothing centre): (status, bound, lambda, prices) with status
+        pruned|done|time."""
         set_node(bans, ranges)
 
         def node_prices(pi: np.ndarray):
@@ -174,12 +180,14 @@ def branch_and_price(
             round_up=round_up,
             big=big,
             dead_end="cap",
+            start=start,
         )
+        prices = start if run.prices is None else run.prices
         if run.end == "time":
-            return "time", run.bound, None
+            return "time", run.bound, None, prices
         if run.end in ("cutoff", "infeasible"):  # no better solution below this node
-            return "pruned", run.bound, None
-        return "done", run.bound, master.lambdas()
+            return "pruned", run.bound, None, prices
+        return "done", run.bound, master.lambdas(), prices
 
     def branch_cost(lam: np.ndarray):
         """(block, theta) splitting a block whose fractional columns differ in cost at their
@@ -232,18 +240,18 @@ def branch_and_price(
         )
         stats.fixed_blocks = len(fixed)
     counter = 0
-    heap: list = [(root_bound, counter, {}, fixed)]
+    heap: list = [(root_bound, counter, {}, fixed, root_prices)]
     incomplete = False
     try:
         while heap:
-            bound, _, bans, ranges = heapq.heappop(heap)
+            bound, _, bans, ranges, start = heapq.heappop(heap)
             if round_up(bound) >= incumbent - 1e-9 * max(1.0, abs(incumbent)):
                 continue
             stats.nodes += 1
-            status, node_bound, lam = solve_node(bans, ranges, bound)
+            status, node_bound, lam, prices = solve_node(bans, ranges, bound, start)
             if status == "time":
                 counter += 1
-                heapq.heappush(heap, (node_bound, counter, bans, ranges))
+                heapq.heappush(heap, (node_bound, counter, bans, ranges, prices))
                 break
             if status == "pruned":
                 continue
@@ -253,7 +261,7 @@ def branch_and_price(
                 lo, hi = ranges.get(b, (-math.inf, math.inf))
                 for child in ((lo, min(hi, theta)), (max(lo, theta), hi)):
                     counter += 1
-                    heapq.heappush(heap, (node_bound, counter, bans, {**ranges, b: child}))
+                    heapq.heappush(heap, (node_bound, counter, bans, {**ranges, b: child}, prices))
                 continue
             pick = branch_row(lam)
             if pick is None:
@@ -282,13 +290,13 @@ def branch_and_price(
             counter += 1
             left = dict(bans)
             left[b] = left.get(b, frozenset()) | {row}
-            heapq.heappush(heap, (node_bound, counter, left, ranges))
+            heapq.heappush(heap, (node_bound, counter, left, ranges, prices))
             counter += 1
             right = {k: v for k, v in bans.items()}
             for other in range(problem.n_blocks):
                 if other != b:
                     right[other] = right.get(other, frozenset()) | {row}
-            heapq.heappush(heap, (node_bound, counter, right, ranges))
+            heapq.heappush(heap, (node_bound, counter, right, ranges, prices))
     finally:
         n = len(master.columns)
         master.set_bounds(np.arange(n), 0.0, np.inf)
