@@ -124,11 +124,11 @@ def read_linear_rows(model: pe.ConcreteModel) -> LinearRows | None:
         offset = _terms(objectives[0].expr, obj_coefs, obj_vars, 1.0)
     except _NotPlain:
         return None
-    ids = list(map(id, variables))
-    obj_ids = list(map(id, obj_vars))
-    column = {k: i for i, k in enumerate(dict.fromkeys([*ids, *obj_ids]))}
-    index, objective = list(map(column.__getitem__, ids)), list(map(column.__getitem__, obj_ids))
+    # variables are not hashable (their == builds an equation): keyed by id, in first-use order
     columns = list({id(v): v for v in (*variables, *obj_vars)}.values())
+    column = {id(v): i for i, v in enumerate(columns)}
+    index = [column[id(v)] for v in variables]
+    objective = [column[id(v)] for v in obj_vars]
     if any(v.fixed for v in columns):
         return None  # Pyomo's compiler makes constants of them
     matrix = sp.csr_matrix(
