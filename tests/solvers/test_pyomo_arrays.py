@@ -34,3 +34,14 @@ def test_a_model_with_an_integer_variable_is_not_a_linear_program():
     m = hand_lp()
     m.k = pe.Var(domain=pe.Binary)
     assert not is_linear_program(m)
+
+
+@pytest.mark.parametrize("domain", [pe.Binary, pe.NonNegativeIntegers, pe.Integers])
+def test_one_integer_element_of_an_indexed_variable_makes_it_not_a_linear_program(domain):
+    m = hand_lp()
+    m.v = pe.Var(range(5), domain=pe.NonNegativeReals)
+    m.b = pe.Block()
+    m.b.u = pe.Var(range(3), domain=pe.Reals)
+    assert is_linear_program(m)
+    m.b.u[2].domain = domain  # the last element of a variable on a sub-block
+    assert not is_linear_program(m)
