@@ -116,7 +116,7 @@ def run_gavel_bench(
     as_json: bool = False,
     quick: bool = False,
     throughputs: str | Path | None = None,
-    repeats: int = 3,
+    repeats: int = 5,
 ) -> int:
     table = load_throughputs(throughputs)
     rows = []
