@@ -2,6 +2,7 @@
 hare-sched on --solver colgen against the proven optima (bound below, schedule above, optimal
 only when the two meet)."""
 
+import dataclasses
 import itertools
 import math
 import time
@@ -93,6 +94,40 @@ def test_engine_bounds_and_solves_a_generalized_assignment(seed):
     assert raw.bound <= best + 1e-9 <= raw.objective + 2e-9
     if raw.status == Status.OPTIMAL:
         assert close(raw.objective, best)
+
+
+@given(st.integers(0, 10_000), st.integers(1, 4))
+def test_rows_no_column_uses_change_nothing_and_the_master_lp_is_the_full_lps(seed, unused):
+    """The master adds a coupling row with the first column that uses it: rows no column can
+    use (``unused`` more bins nobody fits) leave the master LP's optimum as it is, and it is
+    the optimum of the LP over every column, solved whole."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n_items, n_bins = 5, 3
+    cost = rng.integers(1, 10, size=(n_items, n_bins)).astype(float)
+    cost[:, -1] = 50.0
+    size = rng.integers(1, 5, size=(n_items, n_bins)).astype(float)
+    cap = np.array([float(rng.integers(2, 8)), float(rng.integers(2, 8)), 100.0])
+    run, columns, lam = lp_relaxation(_gap_problem(cost, size, cap))
+    base = _gap_problem(cost, size, cap)
+    padded = dataclasses.replace(
+        base,
+        capacity=np.concatenate([cap, rng.integers(0, 5, size=unused).astype(float)]),
+        price=lambda i, pi, *rest: base.price(i, pi[:n_bins], *rest),  # no column uses the rest
+    )
+    run_padded, _, _ = lp_relaxation(padded)
+    # the LP over all n_items x n_bins columns: one per item, the bins' capacities
+    a_eq = np.kron(np.eye(n_items), np.ones(n_bins))
+    a_ub = np.hstack([np.diag(size[i]) for i in range(n_items)])
+    whole = linprog(cost.ravel(), A_ub=a_ub, b_ub=cap, A_eq=a_eq, b_eq=np.ones(n_items))
+    assert whole.status == 0
+    assert close(run.lp, whole.fun) and close(run_padded.lp, whole.fun)
+    used = np.zeros(n_bins)
+    for col, x in zip(columns, lam):
+        if not col.artificial:
+            used[col.payload] += x * size[col.block, col.payload]
+    assert np.all(used <= cap + 1e-7)  # the master's solution keeps every row
 
 
 def test_a_deadline_passed_mid_round_stops_the_pricing_and_keeps_the_formulation_bound():
