@@ -175,6 +175,52 @@ def apply(h, i, free, job, scratch):
 
 
 @nb.njit(cache=True)
+def suffix_knapsack(need, ub, by_ratio, n_free):
+    """``suffix_value``: for each queue position idx, the fractional knapsack V(G), G = 0..n_free,
+    of the jobs from idx on taken in the order ``by_ratio`` (best u/W first): the piecewise-linear
+    curve through the points (sum of W, sum of u) of its prefixes, flat past the last. The sums
+    run in the same order, and each value is NumPy's ``interp`` formula on the same points, so
+    the table is the one ``np.interp`` gives, to the bit (a test compares them)."""
+    n = need.shape[0]
+    out = np.zeros((n + 1, n_free + 1))
+    cum_w = np.empty(n + 1)
+    cum_v = np.empty(n + 1)
+    for idx in range(n):
+        cum_w[0] = 0.0
+        cum_v[0] = 0.0
+        m = 0
+        w = 0
+        v = 0.0
+        for k in range(n):
+            p = by_ratio[k]
+            if p >= idx:
+                w += need[p]
+                v += ub[p]
+                m += 1
+                cum_w[m] = w
+                cum_v[m] = v
+        j = 0
+        for g in range(n_free + 1):
+            x = float(g)
+            if x >= cum_w[m]:  # at or past the last point
+                out[idx, g] = cum_v[m]
+                continue
+            while cum_w[j + 1] <= x:  # cum_w[j] <= x < cum_w[j + 1]
+                j += 1
+            if cum_w[j] == x:
+                out[idx, g] = cum_v[j]
+            else:
+                slope = (cum_v[j + 1] - cum_v[j]) / (cum_w[j + 1] - cum_w[j])
+                y = slope * (x - cum_w[j]) + cum_v[j]
+                if np.isnan(y):  # as NumPy: from the other end, then the flat value
+                    y = slope * (x - cum_w[j + 1]) + cum_v[j + 1]
+                    if np.isnan(y) and cum_v[j] == cum_v[j + 1]:
+                        y = cum_v[j]
+                out[idx, g] = y
+    return out
+
+
+@nb.njit(cache=True)
 def node_bound(idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, counts):
     """max(0, max_G V(G) - C(G)) of the module doc of :mod:`hetsched.hadar.branch_and_bound`.
     C(G) sums the G smallest GPU prices; they are counted per distinct price

@@ -77,19 +77,20 @@ class SlotArrays:
         rank[by_ratio] = np.arange(n)
         c_max = int(cap.max()) if cap.size else 0
         price = np.zeros((*cap.shape, c_max + 1))
+        levels_of: dict[int, list[float]] = {}  # k(g) depends on the cell's capacity alone
         for h, r in zip(*np.nonzero(cap > 0)):
-            for g in range(int(cap[h, r]) + 1):
-                price[h, r, g] = prices.price(np.int64(g), cap[h, r])
+            c = cap[h, r]
+            if int(c) not in levels_of:
+                levels_of[int(c)] = [prices.price(np.int64(g), c) for g in range(int(c) + 1)]
+            price[h, r, : int(c) + 1] = levels_of[int(c)]
         levels = np.arange(c_max + 1) <= cap[cap > 0][:, None]  # the levels a cell can be at
         price_sorted = np.unique(price[cap > 0][levels])
         free0 = slot.free_gpus().astype(np.int64)
-        g_all = np.arange(int(free0.sum()) + 1)
-        suffix_value = np.zeros((n + 1, len(g_all)))
-        for idx in range(n):  # V(G): the fractional knapsack, flat past the suffix's total size
-            pos = by_ratio[by_ratio >= idx]
-            cum_w = np.concatenate([[0], np.cumsum(need[pos])])
-            cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
-            suffix_value[idx] = np.interp(g_all, cum_w, cum_v)
+        # V(G): the fractional knapsack of each queue suffix, flat past the suffix's total size
+        with signals_held():
+            suffix_value = bnb_kernel.suffix_knapsack(
+                need, ub.astype(float), by_ratio.astype(np.int64), int(free0.sum())
+            )
         _, mclass = np.unique(cap, axis=0, return_inverse=True)
         return cls(
             slot,
@@ -148,30 +149,36 @@ class SlotArrays:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs, by the compiled search's
         own code (:func:`hetsched.hadar.bnb_kernel.find`)."""
         H, R = self.cap.shape
-        flat = np.ascontiguousarray(free, dtype=np.int64).ravel()
         with signals_held():
-            scratch = bnb_kernel.scratch(H, R)
-            payoff, h = bnb_kernel.find(i, flat, self.find_args(), scratch)
-            if h < 0 or payoff <= 0.0:
-                return None
-            fill_args = (self.order, self.n_order, int(self.need[i]), R, H, self.thr)
-            _, k, _ = bnb_kernel.fill(h, i, flat, *fill_args, *scratch[:3])
+            return self._find(
+                i, np.ascontiguousarray(free, dtype=np.int64).ravel(), bnb_kernel.scratch(H, R)
+            )
+
+    def _find(self, i: int, flat: np.ndarray, scratch: tuple) -> Candidate | None:
+        """:meth:`find` on the flat free GPUs, with the kernel's work arrays (signals held)."""
+        H, R = self.cap.shape
+        payoff, h = bnb_kernel.find(i, flat, self.find_args(), scratch)
+        if h < 0 or payoff <= 0.0:
+            return None
+        fill_args = (self.order, self.n_order, int(self.need[i]), R, H, self.thr)
+        _, k, _ = bnb_kernel.fill(h, i, flat, *fill_args, *scratch[:3])
         gh, gr, gn = (a[:k].tolist() for a in scratch[:3])
-        alloc = tuple(zip(gh, gr, gn))
         j = self.slot.queue[i]
-        view = self.slot.view
-        rate = view.rate(j, sorted(set(gr)), int(self.need[i]))
-        return Candidate(alloc, rate, float(scratch[4][h]), float(payoff))
+        rate = self.slot.view.rate(j, sorted(set(gr)), int(self.need[i]))
+        return Candidate(tuple(zip(gh, gr, gn)), rate, float(scratch[4][h]), float(payoff))
 
     def chosen(self, taken: np.ndarray) -> dict[int, Candidate]:
         """The candidates of the jobs at queue positions ``taken``, each found at the GPUs the
         ones before it leave free: job -> candidate, in queue order."""
-        free = self.slot.free_gpus()
+        H, R = self.cap.shape
+        flat = np.ascontiguousarray(self.slot.free_gpus(), dtype=np.int64).ravel()
         out: dict[int, Candidate] = {}
-        for i in taken.tolist():
-            cand = self.find(i, free)
-            assert cand is not None  # the search took it at this very state
-            for h, r, k in cand.alloc:
-                free[h, r] -= k
-            out[self.slot.queue[i]] = cand
+        with signals_held():  # once for all of them, and one set of work arrays
+            scratch = bnb_kernel.scratch(H, R)
+            for i in taken.tolist():
+                cand = self._find(i, flat, scratch)
+                assert cand is not None  # the search took it at this very state
+                for h, r, k in cand.alloc:
+                    flat[h * R + r] -= k
+                out[self.slot.queue[i]] = cand
         return out

@@ -180,3 +180,35 @@ def test_a_deadline_that_fires_inside_a_compiled_search_raises_its_own_exception
         with deadline(0.05, exception=RunTimeout):
             for _ in range(100):
                 run()
+
+
+def _suffix_by_interp(need, ub, by_ratio, n_free):
+    """The bound's knapsack table as it was computed before it was compiled: np.interp."""
+    g_all = np.arange(n_free + 1)
+    out = np.zeros((len(need) + 1, n_free + 1))
+    for idx in range(len(need)):
+        pos = by_ratio[by_ratio >= idx]
+        cum_w = np.concatenate([[0], np.cumsum(need[pos])])
+        cum_v = np.concatenate([[0.0], np.cumsum(ub[pos])])
+        out[idx] = np.interp(g_all, cum_w, cum_v)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_compiled_suffix_knapsack_is_np_interps_to_the_bit(seed):
+    """The node bound's table V(G) of every queue suffix, compiled, equals NumPy's interp of the
+    same prefix sums exactly (the searches prune on it: a last bit moved could change a node)."""
+    from hetsched.hadar.bnb_kernel import suffix_knapsack
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 30))
+    need = rng.choice([1, 2, 4, 8], size=n).astype(np.int64)
+    ub = rng.uniform(-5.0, 200.0, size=n) * rng.choice([1.0, 1e-3, 1e3])
+    if n and seed % 5 == 0:
+        ub[rng.integers(n)] = -np.inf  # a job of no usable type
+    by_ratio = np.argsort(-ub / need, kind="stable").astype(np.int64)
+    n_free = int(rng.integers(0, 70))
+    got = suffix_knapsack(need, ub, by_ratio, n_free)
+    want = _suffix_by_interp(need, ub, by_ratio, n_free)
+    assert got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)
