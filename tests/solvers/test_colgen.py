@@ -69,14 +69,21 @@ def _gap_problem(cost, size, cap):
     )
 
 
-@given(st.integers(0, 10_000))
-def test_engine_bounds_and_solves_a_generalized_assignment(seed):
-    rng = np.random.default_rng(seed)
+def _gap_data(rng: np.random.Generator):
+    """(cost, size, capacity) of 5 items and 3 bins; the last bin holds everything, dearly."""
     n_items, n_bins = 5, 3
     cost = rng.integers(1, 10, size=(n_items, n_bins)).astype(float)
     cost[:, -1] = 50.0
     size = rng.integers(1, 5, size=(n_items, n_bins)).astype(float)
     cap = np.array([float(rng.integers(2, 8)), float(rng.integers(2, 8)), 100.0])
+    return cost, size, cap
+
+
+@given(st.integers(0, 10_000))
+def test_engine_bounds_and_solves_a_generalized_assignment(seed):
+    rng = np.random.default_rng(seed)
+    cost, size, cap = _gap_data(rng)
+    n_items, n_bins = cost.shape
     best = min(
         sum(cost[i, b] for i, b in enumerate(a))
         for a in itertools.product(range(n_bins), repeat=n_items)
@@ -104,11 +111,8 @@ def test_rows_no_column_uses_change_nothing_and_the_master_lp_is_the_full_lps(se
     from scipy.optimize import linprog
 
     rng = np.random.default_rng(seed)
-    n_items, n_bins = 5, 3
-    cost = rng.integers(1, 10, size=(n_items, n_bins)).astype(float)
-    cost[:, -1] = 50.0
-    size = rng.integers(1, 5, size=(n_items, n_bins)).astype(float)
-    cap = np.array([float(rng.integers(2, 8)), float(rng.integers(2, 8)), 100.0])
+    cost, size, cap = _gap_data(rng)
+    n_items, n_bins = cost.shape
     run, columns, lam = lp_relaxation(_gap_problem(cost, size, cap))
     base = _gap_problem(cost, size, cap)
     padded = dataclasses.replace(
