@@ -5,6 +5,7 @@ instance; the searches, utilities and prices stand on this module alone."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from itertools import islice
 
@@ -30,6 +31,12 @@ class HadarView:
     @property
     def n_jobs(self) -> int:
         return len(self.job_ids)
+
+    @functools.cached_property
+    def machine_class(self) -> np.ndarray:
+        """Each machine's capacity class (machines with equal rows of c share one), worked out
+        once per view rather than once per slot."""
+        return np.unique(self.capacity, axis=0, return_inverse=True)[1].astype(np.int64).ravel()
 
     def jct(self, j: int, finish: int) -> float:
         """The JCT in seconds of job j finishing in slot ``finish``: (f_j - a_j + 1) L, or

@@ -91,12 +91,11 @@ class SlotArrays:
             suffix_value = bnb_kernel.suffix_knapsack(
                 need, ub.astype(float), by_ratio.astype(np.int64), int(free0.sum())
             )
-        _, mclass = np.unique(cap, axis=0, return_inverse=True)
         return cls(
             slot,
             free0.ravel(),
             cap,
-            mclass.astype(np.int64).ravel(),
+            view.machine_class,
             c_max + 1,
             order,
             n_order,

@@ -92,6 +92,12 @@ class Hadar:
         # searches read no other entry): a slot costs its queue, not every job of the trace
         self.remaining = np.zeros(jobs.n_jobs)
         self.utility = (instance.extensions.hadar or HadarOptions()).utility
+        # the GPUs of each (machine, type) cell, in index order: a gang's GPUs come from these
+        self.cell_gpus: dict[tuple[int, int], list[int]] = {}
+        for g in range(jobs.n_gpus):
+            self.cell_gpus.setdefault((int(jobs.gpu_server[g]), int(jobs.gpu_type[g])), []).append(
+                g
+            )
 
     def _view(self, state: GangState) -> HadarView:
         d, L = self.data, state.round_seconds
@@ -145,7 +151,7 @@ class Hadar:
             mine = set(state.held.get(j, ()))
             gpus: list[int] = []
             for h, r, n in cand.alloc:
-                pool = [g for g in free if d.gpu_server[g] == h and d.gpu_type[g] == r]
+                pool = [g for g in self.cell_gpus.get((h, r), ()) if g in free]
                 pool.sort(key=lambda g: (g not in mine, g in others, g))
                 gpus += pool[:n]
             plan[j] = tuple(gpus)
