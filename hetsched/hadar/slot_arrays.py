@@ -79,10 +79,10 @@ class SlotArrays:
         price = np.zeros((*cap.shape, c_max + 1))
         levels_of: dict[int, list[float]] = {}  # k(g) depends on the cell's capacity alone
         for h, r in zip(*np.nonzero(cap > 0)):
-            c = cap[h, r]
-            if int(c) not in levels_of:
-                levels_of[int(c)] = [prices.price(np.int64(g), c) for g in range(int(c) + 1)]
-            price[h, r, : int(c) + 1] = levels_of[int(c)]
+            c = int(cap[h, r])
+            if c not in levels_of:
+                levels_of[c] = [prices.price(np.int64(g), cap[h, r]) for g in range(c + 1)]
+            price[h, r, : c + 1] = levels_of[c]
         levels = np.arange(c_max + 1) <= cap[cap > 0][:, None]  # the levels a cell can be at
         price_sorted = np.unique(price[cap > 0][levels])
         free0 = slot.free_gpus().astype(np.int64)

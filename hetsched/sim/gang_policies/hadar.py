@@ -95,9 +95,8 @@ class Hadar:
         # the GPUs of each (machine, type) cell, in index order: a gang's GPUs come from these
         self.cell_gpus: dict[tuple[int, int], list[int]] = {}
         for g in range(jobs.n_gpus):
-            self.cell_gpus.setdefault((int(jobs.gpu_server[g]), int(jobs.gpu_type[g])), []).append(
-                g
-            )
+            cell = (int(jobs.gpu_server[g]), int(jobs.gpu_type[g]))
+            self.cell_gpus.setdefault(cell, []).append(g)
 
     def _view(self, state: GangState) -> HadarView:
         d, L = self.data, state.round_seconds

@@ -122,9 +122,8 @@ class _Master:
         # HiGHS's order after the convexity rows
         self.row_at = np.full(len(self.capacity), -1, dtype=np.int64)
         self.added: list[int] = []
-        short = np.flatnonzero(
-            self.capacity < 0
-        )  # 0 <= capacity fails: such a row is never left out
+        # a row of negative capacity fails 0 <= capacity even unused: it is never left out
+        short = np.flatnonzero(self.capacity < 0)
         if len(short):
             self._add_rows(short)
         self.columns: list[Column] = []
