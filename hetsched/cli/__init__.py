@@ -41,7 +41,7 @@ from hetsched.cli.common import (
     EXIT_TERMINATED,
     one_line,
 )
-from hetsched.core.deadline import raise_or_defer
+from hetsched.core.deadline import raise_or_defer, swallowed_signals_redelivered
 from hetsched.core.errors import HetschedError, InstallationError
 
 GROUPS = (exact, audit, gavel, hadar, sim, bench, research, harmony, similarity)
@@ -139,6 +139,17 @@ def _unwritten(args: argparse.Namespace) -> str:
     return f"; nothing written to {', '.join(files)} (a file there is unchanged)" if files else ""
 
 
+def _run_command(args: argparse.Namespace) -> int:
+    """The command's function; a long command with its heartbeat on stderr."""
+    if args.command not in LONG_COMMANDS:
+        return args.func(args)
+    from hetsched.core.progress import Heartbeat
+
+    limit = getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
+    with Heartbeat(args.command, limit):
+        return args.func(args)
+
+
 def _command(argv: Sequence[str]) -> str:
     """The command named on the command line ('' if none): its first word not an option."""
     return next((word for word in argv if not word.startswith("-")), "")
@@ -160,16 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous = signal.signal(signal.SIGINT, lambda signum, frame: _interrupt(interrupted))
     try:
         check_outputs(args)  # an output that would destroy an input or cannot be written: exit 2
-        if args.command in LONG_COMMANDS:
-            from hetsched.core.progress import Heartbeat
-
-            limit = (
-                getattr(args, "time_limit", None) if args.command in WHOLE_COMMAND_LIMIT else None
-            )
-            with Heartbeat(args.command, limit):
-                code = args.func(args)
-        else:
-            code = args.func(args)
+        # a signal swallowed in a __del__ is delivered again: the command stops, not at its end
+        with swallowed_signals_redelivered(
+            {Terminated: signal.SIGTERM, KeyboardInterrupt: signal.SIGINT}
+        ):
+            code = _run_command(args)
         if terminated or interrupted:  # the signal was swallowed where Python ignores exceptions
             print(
                 "hetsched: terminated" if terminated else "hetsched: interrupted", file=sys.stderr

@@ -166,6 +166,52 @@ def raise_or_defer(exc: BaseException) -> None:
     raise exc
 
 
+REDELIVER_AFTER = 0.05  # seconds before a swallowed signal is delivered again
+
+
+@contextmanager
+def swallowed_signals_redelivered(signals: dict[type[BaseException], int]) -> Iterator[None]:
+    """Inside the block, a signal handler's exception that Python swallowed is delivered again.
+
+    Python cannot propagate an exception raised in a ``__del__``, a weakref callback or the
+    garbage collector's callbacks: it reports it to ``sys.unraisablehook`` and goes on. A
+    SIGTERM or Ctrl-C landing there (a Pyomo model or a HiGHS object being freed) was lost,
+    and the command ran to its end (the clean-clone CI saw `hetsched compare philly` run on a
+    minute past its SIGTERM). Here such an exception, an instance of a key of ``signals``
+    (checked in order), is not printed; a moment later another thread simulates that signal
+    again (``_thread.interrupt_main``), so its handler runs where the main thread next runs
+    Python, outside the ``__del__`` in all but a pathological case (then once more)."""
+    import _thread
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous_hook = sys.unraisablehook
+    active = [True]
+
+    def again(signum: int) -> None:
+        if active[0]:
+            _thread.interrupt_main(signum)
+
+    def hook(report) -> None:
+        signum = next(
+            (n for kind, n in signals.items() if isinstance(report.exc_value, kind)), None
+        )
+        if signum is None or not active[0]:
+            previous_hook(report)
+            return
+        timer = threading.Timer(REDELIVER_AFTER, again, (signum,))
+        timer.daemon = True
+        timer.start()
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        active[0] = False
+        sys.unraisablehook = previous_hook
+
+
 def signal_pending() -> bool:
     """Whether a handler deferred an exception inside :func:`signals_held`: for a long kernel's
     poll (in object mode), which then stops so that the exception is raised soon."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -42,3 +43,58 @@ def test_the_script_exits_with_main_s_code_while_highs_runs_on() -> None:
     assert done.returncode == 143, done.stderr
     assert "terminate called" not in done.stderr
     assert done.stdout == "the answer so far"
+
+
+def _swallowed_signal_script(signum: int) -> str:
+    """A command in which the signal lands inside a ``__del__``, where Python swallows the
+    handler's exception ("Exception ignored in ..."), and which then works on for up to a
+    minute; it prints "finished" if nothing stopped it."""
+    return textwrap.dedent(
+        f"""
+        import argparse, os, sys, time
+        import hetsched.cli as cli
+
+        class Dropped:
+            def __del__(self):
+                os.kill(os.getpid(), {int(signum)})  # the handler runs in here
+                for _ in range(10_000):
+                    pass
+
+        def work(args):
+            Dropped()
+            for _ in range(6_000):  # the rest of the command
+                time.sleep(0.01)
+            print("finished")
+            return 0
+
+        def build_parser(command):
+            parser = argparse.ArgumentParser()
+            sub = parser.add_subparsers(dest="command")
+            sub.add_parser("work").set_defaults(func=work)
+            return parser
+
+        cli.build_parser = build_parser
+        sys.exit(cli.main(["work"]))
+        """
+    )
+
+
+def test_a_signal_swallowed_in_a_del_still_stops_the_command() -> None:
+    """A SIGTERM or Ctrl-C whose exception Python swallowed (it landed in a ``__del__`` or the
+    garbage collector's callback) is delivered again: the command stops, it does not run to
+    its end and then exit 143 (the clean-clone CI once saw `hetsched compare philly` run on a
+    minute past its SIGTERM)."""
+    for signum, code, word in (
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGINT, 130, "interrupted"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", _swallowed_signal_script(signum)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == code, done.stderr
+        assert "finished" not in done.stdout
+        assert f"hetsched: {word}" in done.stderr
+        assert "Exception ignored" not in done.stderr
