@@ -178,20 +178,21 @@ def swallowed_signals_redelivered(signals: dict[type[BaseException], int]) -> It
     SIGTERM or Ctrl-C landing there (a Pyomo model or a HiGHS object being freed) was lost,
     and the command ran to its end (the clean-clone CI saw `hetsched compare philly` run on a
     minute past its SIGTERM). Here such an exception, an instance of a key of ``signals``
-    (checked in order), is not printed; a moment later another thread simulates that signal
-    again (``_thread.interrupt_main``), so its handler runs where the main thread next runs
-    Python, outside the ``__del__`` in all but a pathological case (then once more)."""
-    import _thread
-
+    (checked in order), is not printed; a moment later another thread sends that signal to the
+    main thread again (``pthread_kill``: a real signal, so that a blocking wait there is
+    interrupted too), whose handler then runs outside the ``__del__`` in all but a pathological
+    case (then once more)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous_hook = sys.unraisablehook
     active = [True]
 
+    main = threading.main_thread().ident
+
     def again(signum: int) -> None:
-        if active[0]:
-            _thread.interrupt_main(signum)
+        if active[0] and main is not None:
+            signal.pthread_kill(main, signum)
 
     def hook(report) -> None:
         signum = next(
