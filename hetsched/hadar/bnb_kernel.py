@@ -221,22 +221,27 @@ def suffix_knapsack(need, ub, by_ratio, n_free):
 
 
 @nb.njit(cache=True)
-def node_bound(idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, counts):
-    """max(0, max_G V(G) - C(G)) of the module doc of :mod:`hetsched.hadar.branch_and_bound`.
-    C(G) sums the G smallest GPU prices; they are counted per distinct price
-    (``price_sorted[price_rank[h, r, g]]`` = k(g) of cell (h, r)) instead of sorted, which adds
-    the same values in the same order."""
+def node_bound(
+    idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, lam, suffix_net, counts
+):
+    """The lesser of two bounds of the module doc of :mod:`hetsched.hadar.branch_and_bound`:
+    max(0, max_G V(G) - C(G)), and L(idx, F) = ``suffix_lag[idx]`` + sum_r ``lam[r]`` f_r of
+    :mod:`hetsched.hadar.type_bound`. C(G) sums the G smallest GPU prices; they are counted per
+    distinct price (``price_sorted[price_rank[h, r, g]]`` = k(g) of cell (h, r)) instead of
+    sorted, which adds the same values in the same order."""
     if idx >= n:
         return 0.0
     H, R = cap.shape
     counts[:] = 0
     f = 0
+    lag = 0.0
     for h in range(H):
         for r in range(R):
             c = cap[h, r]
             fr = free[h * R + r]
             if c <= 0 or fr == 0:
                 continue
+            lag += lam[r] * fr
             g0 = c - fr
             flat = fr if fr < w_max else w_max  # k <= W_max: the level before any job, g0
             counts[price_rank[h, r, g0]] += flat
@@ -245,6 +250,7 @@ def node_bound(idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value,
             f += fr
     if f == 0:
         return 0.0
+    lag += suffix_net[idx, f]
     best = suffix_value[idx, 0]  # C(0) = 0
     acc = 0.0
     g = 0
@@ -256,6 +262,8 @@ def node_bound(idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value,
             d = suffix_value[idx, g] - acc
             if d > best:
                 best = d
+    if lag < best:
+        best = lag
     return best if best > 0.0 else 0.0
 
 
@@ -277,7 +285,7 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
     (:meth:`hetsched.hadar.slot_arrays.SlotArrays.bound_args`). Returns (best value, its queue
     positions, upper bound, proven, nodes)."""
     cap, need = job[0], job[5]
-    price_rank, price_sorted, suffix_value, rank, w_max = bound
+    price_rank, price_sorted, suffix_value, lam, suffix_net, rank, w_max = bound
     n = need.shape[0]
     H, R = cap.shape
     HR = H * R
@@ -290,33 +298,34 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
 
     best_value = 0.0
     best_chain = -1
-    m = 1
-    while True:  # incumbents: one pass in queue order, taking only the m best jobs by u / W
-        free = free0.copy()
-        value = 0.0
-        chain = -1
-        for i in range(n):
-            if rank[i] >= m:
-                continue
-            empty = True
-            for c in range(HR):
-                if free[c] != 0:
-                    empty = False
-                    break
-            if empty:
-                continue
-            payoff, bh = find(i, free, job, work)
-            if payoff > 0.0:
-                apply(bh, i, free, job, work)
-                value += payoff
-                ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, i)
-                chain = n_ch
-                n_ch += 1
-        if value > best_value:
-            best_value, best_chain = value, chain
-        if m >= n:
-            break
-        m = min(n, max(m + 1, int(m * 1.25)))
+    for k in range(rank.shape[0]):  # incumbents: one pass in queue order per ranking and m,
+        m = 1  # taking only the m best jobs of the ranking (u / W, then the net payoffs / W)
+        while True:
+            free = free0.copy()
+            value = 0.0
+            chain = -1
+            for i in range(n):
+                if rank[k, i] >= m:
+                    continue
+                empty = True
+                for c in range(HR):
+                    if free[c] != 0:
+                        empty = False
+                        break
+                if empty:
+                    continue
+                payoff, bh = find(i, free, job, work)
+                if payoff > 0.0:
+                    apply(bh, i, free, job, work)
+                    value += payoff
+                    ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, i)
+                    chain = n_ch
+                    n_ch += 1
+            if value > best_value:
+                best_value, best_chain = value, chain
+            if m >= n:
+                break
+            m = min(n, max(m + 1, int(m * 1.25)))
 
     # the states met, each with the best value it was reached with
     slots, e_idx, e_key, e_val = state_table.new(n_words, 1)
@@ -367,7 +376,17 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
         if value > best_value:
             best_value, best_chain = value, chain
         b = value + node_bound(
-            idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, counts
+            idx,
+            n,
+            free,
+            cap,
+            price_rank,
+            price_sorted,
+            w_max,
+            suffix_value,
+            lam,
+            suffix_net,
+            counts,
         )
         if b <= best_value + 1e-12 or idx >= n:
             continue

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from hetsched.core.deadline import signals_held
-from hetsched.hadar import bnb_kernel, state_table
+from hetsched.hadar import bnb_kernel, state_table, type_bound
 from hetsched.hadar.slot import Candidate, Slot
 from hetsched.hadar.utility import utilities
 
@@ -31,7 +31,9 @@ class SlotArrays:
     price_rank: np.ndarray  # price[h, r, g] = price_sorted[price_rank[h, r, g]]
     price_sorted: np.ndarray
     suffix_value: np.ndarray  # V(G) of the queue from idx
-    rank: np.ndarray  # position in the order of u_i / W_i, best first
+    lam: np.ndarray  # the type bound's multipliers (:mod:`hetsched.hadar.type_bound`; 0: off)
+    suffix_net: np.ndarray  # its knapsack of net payoffs p_j over the queue from idx (inf: off)
+    rank: np.ndarray  # [k, i]: i's position in ranking k (u_i / W_i, p_i / W_i), best first
     comm_cost: float
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
 
@@ -73,8 +75,7 @@ class SlotArrays:
         # the bound's u_j: job j at its fastest type (W_j GPUs of it)
         ub = util[np.arange(n), np.argmax(thr, axis=1)] if n else np.zeros(0)
         by_ratio = np.argsort(-ub / np.maximum(need, 1), kind="stable")  # best u/W first
-        rank = np.empty(n, dtype=np.int64)
-        rank[by_ratio] = np.arange(n)
+        rank = _rank(ub, need)
         c_max = int(cap.max()) if cap.size else 0
         price = np.zeros((*cap.shape, c_max + 1))
         levels_of: dict[int, list[float]] = {}  # k(g) depends on the cell's capacity alone
@@ -106,10 +107,26 @@ class SlotArrays:
             np.searchsorted(price_sorted, price).astype(np.int64),
             price_sorted,
             suffix_value,
-            rank,
+            np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
+            np.full((n + 1, int(free0.sum()) + 1), np.inf),
+            rank[None, :],
             float(comm_cost),
             select == "min-cost",
         )
+
+    def with_type_bound(self) -> SlotArrays:
+        """The same slot with the search's second bound (:mod:`hetsched.hadar.type_bound`: the
+        types' capacities relaxed with the LP's multipliers, one LP a slot) and a second ranking
+        for the first incumbents, by net payoff p_i / W_i."""
+        least, free_types = type_bound.least_type_prices(self.price, self.cap, self.free0)
+        args = (self.util, self.order, self.n_order, self.need)
+        lam = type_bound.type_multipliers(*args, least, free_types)
+        net = type_bound.net_payoffs(*args, lam + least)
+        by_net = np.argsort(-net / np.maximum(self.need, 1), kind="stable").astype(np.int64)
+        with signals_held():
+            suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
+        rank = np.vstack([self.rank[:1], _rank(net, self.need)])
+        return replace(self, lam=lam, suffix_net=suffix_net, rank=rank)
 
     def find_args(self) -> tuple:
         """FIND_ALLOC's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.find`."""
@@ -130,7 +147,15 @@ class SlotArrays:
     def bound_args(self) -> tuple:
         """The bound's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.search`."""
         w_max = int(self.need.max()) if len(self.need) else 0
-        return self.price_rank, self.price_sorted, self.suffix_value, self.rank, w_max
+        return (
+            self.price_rank,
+            self.price_sorted,
+            self.suffix_value,
+            self.lam,
+            self.suffix_net,
+            self.rank,
+            w_max,
+        )
 
     def key_args(self) -> tuple[int, int]:
         """How the state tables pack the free GPUs (:func:`hetsched.hadar.state_table.key_layout`)."""
@@ -181,3 +206,11 @@ class SlotArrays:
                     flat[h * R + r] -= k
                 out[self.slot.queue[i]] = cand
         return out
+
+
+def _rank(value: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """Each job's position in the order of value / W, best first."""
+    order = np.argsort(-value / np.maximum(need, 1), kind="stable")
+    rank = np.empty(len(need), dtype=np.int64)
+    rank[order] = np.arange(len(need))
+    return rank
