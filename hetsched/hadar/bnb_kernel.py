@@ -225,8 +225,8 @@ def node_bound(
     idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, lam, suffix_net, counts
 ):
     """The lesser of two bounds of the module doc of :mod:`hetsched.hadar.branch_and_bound`:
-    max(0, max_G V(G) - C(G)), and L(idx, F) = ``suffix_lag[idx]`` + sum_r ``lam[r]`` f_r of
-    :mod:`hetsched.hadar.type_bound`. C(G) sums the G smallest GPU prices; they are counted per
+    max(0, max_G V(G) - C(G)), and L(idx, F) = ``suffix_net[idx, f]`` + sum_r ``lam[r]`` f_r of
+    :mod:`hetsched.hadar.type_bound` (f: the node's free GPUs, f_r those of type r). C(G) sums the G smallest GPU prices; they are counted per
     distinct price (``price_sorted[price_rank[h, r, g]]`` = k(g) of cell (h, r)) instead of
     sorted, which adds the same values in the same order."""
     if idx >= n:
