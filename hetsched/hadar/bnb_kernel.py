@@ -299,7 +299,7 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
     best_value = 0.0
     best_chain = -1
     for k in range(rank.shape[0]):  # incumbents: one pass in queue order per ranking and m,
-        m = 1  # taking only the m best jobs of the ranking (u / W, then the net payoffs / W)
+        m = 1  # taking only the m best jobs of the ranking (SlotArrays.rank)
         while True:
             free = free0.copy()
             value = 0.0

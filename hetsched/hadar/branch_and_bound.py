@@ -29,8 +29,9 @@ that a job pays for the type it runs on; one LP a slot). On the multi-GPU Philly
 slots choose about 40 of 480 jobs, it is the LP relaxation's value at the root, 1.5-4.9% above
 the DP's optimum on the first four slots instead of 7-26%.
 
-The first incumbents are single passes (module doc of :mod:`hetsched.hadar.bnb_kernel`); with
-the type bound, a second set of passes ranks the jobs by their net payoff p_j / W_j.
+The first incumbents are single passes over the queue taking only the m best jobs of a ranking;
+with the type bound, two more rankings: by net payoff p_j / W_j and by the part of each job the
+type bound's LP takes.
 
 The search runs compiled (:mod:`hetsched.hadar.bnb_kernel`) on the slot's arrays
 (:class:`hetsched.hadar.slot_arrays.SlotArrays`). :func:`lp_bound` is a separate, tighter bound

@@ -33,7 +33,7 @@ class SlotArrays:
     suffix_value: np.ndarray  # V(G) of the queue from idx
     lam: np.ndarray  # the type bound's multipliers (:mod:`hetsched.hadar.type_bound`; 0: off)
     suffix_net: np.ndarray  # its knapsack of net payoffs p_j over the queue from idx (inf: off)
-    rank: np.ndarray  # [k, i]: i's position in ranking k (u_i / W_i, p_i / W_i), best first
+    rank: np.ndarray  # [k, i]: i's position in ranking k (u_i / W_i; p_i / W_i, LP), best first
     comm_cost: float
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
 
@@ -116,16 +116,18 @@ class SlotArrays:
 
     def with_type_bound(self) -> SlotArrays:
         """The same slot with the search's second bound (:mod:`hetsched.hadar.type_bound`: the
-        types' capacities relaxed with the LP's multipliers, one LP a slot) and a second ranking
-        for the first incumbents, by net payoff p_i / W_i."""
+        types' capacities relaxed with the LP's multipliers, one LP a slot) and two more
+        rankings for the first incumbents: by net payoff p_i / W_i, and by the part of each job
+        the LP takes (its rounding)."""
         least, free_types = type_bound.least_type_prices(self.price, self.cap, self.free0)
         args = (self.util, self.order, self.n_order, self.need)
-        lam = type_bound.type_multipliers(*args, least, free_types)
+        lam, share = type_bound.type_multipliers(*args, least, free_types)
         net = type_bound.net_payoffs(*args, lam + least)
         by_net = np.argsort(-net / np.maximum(self.need, 1), kind="stable").astype(np.int64)
         with signals_held():
             suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
-        rank = np.vstack([self.rank[:1], _rank(net, self.need)])
+        by_lp = _rank(share + 1e-9 * net, np.ones_like(self.need))  # ties: by net payoff
+        rank = np.vstack([self.rank[:1], _rank(net, self.need), by_lp])
         return replace(self, lam=lam, suffix_net=suffix_net, rank=rank)
 
     def find_args(self) -> tuple:

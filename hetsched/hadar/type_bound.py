@@ -15,15 +15,17 @@ The searches' own bound (:func:`hetsched.hadar.bnb_kernel.node_bound`) credits e
 fastest type wherever GPUs are free; L charges a job for the type it uses.
 
 lambda is the type rows' duals of an LP relaxation at the slot's start
-(:func:`type_multipliers`), where L(0, F0) is that LP's optimum.
+(:func:`type_multipliers`), where L(0, F0) is that LP's optimum. Any lambda >= 0 gives a bound,
+so an LP that HiGHS does not solve only weakens it (lambda = 0).
 """
 
 from __future__ import annotations
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.solvers.lp_arrays import ArrayLP, optimal_duals
+from hetsched.solvers.lp_arrays import ArrayLP, run_highs
 
 INF = np.inf
 
@@ -70,18 +72,19 @@ def type_multipliers(
     need: np.ndarray,
     least: np.ndarray,
     free_types: np.ndarray,
-) -> np.ndarray:
-    """lambda >= 0: the duals of the type rows of the transportation LP
+) -> tuple[np.ndarray, np.ndarray]:
+    """(lambda, share): lambda >= 0 the duals of the type rows of the transportation LP
 
         max sum_{j,r} (U_j(r) / W_j - k_r) z_jr   s.t.  sum_r z_jr <= W_j,  sum_j z_jr <= f_r
 
     (z_jr: job j's GPUs of its usable type r; U_j(r): at the rate of a gang whose slowest type
     is r). Any lambda >= 0 makes L a bound; these minimize it where U_j falls with the gang's
     slowest type (then L's p_j is max_r U_j(r) - W_j (lambda_r + k_r), the dual of this LP, and
-    L(0, F0) its optimum). Zeros if the LP has no optimum."""
+    L(0, F0) its optimum); share_j = sum_r z_jr / W_j, the part of job j the LP takes (the
+    search ranks its first incumbents by it too). Zeros if the LP has no optimum."""
     n, R = len(need), len(least)
     if n == 0:
-        return np.zeros(R)
+        return np.zeros(R), np.zeros(0)
     q = np.arange(order.shape[1])
     jobs, levels = np.nonzero(q[None, :] < n_order[:, None])
     types = order[jobs, levels]
@@ -90,7 +93,7 @@ def type_multipliers(
     jobs, types, value = jobs[keep], types[keep], value[keep]
     k = len(jobs)
     if k == 0:
-        return np.zeros(R)
+        return np.zeros(R), np.zeros(n)
     # rows: R type rows (<= f_r), then a row a job (<= W_j)
     matrix = sp.csc_matrix(
         (np.ones(2 * k), (np.concatenate([types, R + jobs]), np.tile(np.arange(k), 2))),
@@ -105,10 +108,13 @@ def type_multipliers(
         col_upper=np.full(k, INF),
         options={},
     )
-    solved = optimal_duals(lp)
-    if solved is None:
-        return np.zeros(R)
-    return np.maximum(-solved[1][:R], 0.0)
+    h, _ = run_highs(lp)
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return np.zeros(R), np.zeros(n)
+    solution = h.getSolution()
+    share = np.zeros(n)
+    np.add.at(share, jobs, np.asarray(solution.col_value))
+    return np.maximum(-np.asarray(solution.row_dual)[:R], 0.0), share / np.maximum(need, 1)
 
 
 def suffix_sums(values: np.ndarray) -> np.ndarray:
