@@ -279,13 +279,25 @@ def _chain_push(ch_parent, ch_pos, n_ch, parent, pos):
 
 
 @nb.njit(cache=True)
+def _push(stack, top, idx, free, value, chain, bound):
+    """A node onto the search's stack (its arrays ``stack``) at ``top``; returns the new top."""
+    s_idx, s_free, s_val, s_chain, s_pb = stack
+    s_idx[top] = idx
+    s_free[top] = free
+    s_val[top] = value
+    s_chain[top] = chain
+    s_pb[top] = bound
+    return top + 1
+
+
+@nb.njit(cache=True)
 def search(free0, job, bound, bits, n_words, node_limit, deadline):
     """The first incumbents, then the depth-first search of :mod:`hetsched.hadar.branch_and_bound`.
     ``job``: FIND_ALLOC's arrays, ``bound``: the bound's
     (:meth:`hetsched.hadar.slot_arrays.SlotArrays.bound_args`). Returns (best value, its queue
     positions, upper bound, proven, nodes)."""
     cap, need = job[0], job[5]
-    price_rank, price_sorted, suffix_value, lam, suffix_net, rank, w_max = bound
+    price_rank, price_sorted, suffix_value, lam, suffix_net, rank, w_max, ordered = bound
     n = need.shape[0]
     H, R = cap.shape
     HR = H * R
@@ -391,23 +403,24 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
         if b <= best_value + 1e-12 or idx >= n:
             continue
         payoff, bh = find(idx, free, job, work)
-        s_idx[top] = idx + 1  # skip (explored after take)
-        s_free[top] = free
-        s_val[top] = value
-        s_chain[top] = chain
-        s_pb[top] = b
-        top += 1
-        if payoff > 0.0:
+        take = payoff > 0.0
+        skip_first = False  # the stack's last child is explored first: take, unless ordered
+        if take:
             after[:] = free
             apply(bh, idx, after, job, work)
             ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, idx)
-            s_idx[top] = idx + 1
-            s_free[top] = after
-            s_val[top] = value + payoff
-            s_chain[top] = n_ch
-            s_pb[top] = b
             n_ch += 1
-            top += 1
+            if ordered:  # the child of the larger bound first
+                bound_args = (cap, price_rank, price_sorted, w_max, suffix_value, lam, suffix_net)
+                taken = node_bound(idx + 1, n, after, *bound_args, counts)
+                skipped = node_bound(idx + 1, n, free, *bound_args, counts)
+                skip_first = value + skipped > value + payoff + taken
+        stack = (s_idx, s_free, s_val, s_chain, s_pb)
+        if take and skip_first:
+            top = _push(stack, top, idx + 1, after, value + payoff, n_ch - 1, b)
+        top = _push(stack, top, idx + 1, free, value, chain, b)
+        if take and not skip_first:
+            top = _push(stack, top, idx + 1, after, value + payoff, n_ch - 1, b)
     upper = best_value
     if stopped:
         for s in range(top):

@@ -36,6 +36,7 @@ class SlotArrays:
     rank: np.ndarray  # [k, i]: i's position in ranking k (u_i / W_i; p_i / W_i, LP), best first
     comm_cost: float
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
+    ordered: bool = False  # the search explores the child of the larger bound first
 
     @classmethod
     def of(
@@ -116,9 +117,9 @@ class SlotArrays:
 
     def with_type_bound(self) -> SlotArrays:
         """The same slot with the search's second bound (:mod:`hetsched.hadar.type_bound`: the
-        types' capacities relaxed with the LP's multipliers, one LP a slot) and two more
-        rankings for the first incumbents: by net payoff p_i / W_i, and by the part of each job
-        the LP takes (its rounding)."""
+        types' capacities relaxed with the LP's multipliers, one LP a slot), two more rankings
+        for the first incumbents (by net payoff p_i / W_i, and by the part of each job the LP
+        takes: its rounding), and the child of the larger bound explored first."""
         least, free_types = type_bound.least_type_prices(self.price, self.cap, self.free0)
         args = (self.util, self.order, self.n_order, self.need)
         lam, share = type_bound.type_multipliers(*args, least, free_types)
@@ -128,7 +129,7 @@ class SlotArrays:
             suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
         by_lp = _rank(share + 1e-9 * net, np.ones_like(self.need))  # ties: by net payoff
         rank = np.vstack([self.rank[:1], _rank(net, self.need), by_lp])
-        return replace(self, lam=lam, suffix_net=suffix_net, rank=rank)
+        return replace(self, lam=lam, suffix_net=suffix_net, rank=rank, ordered=True)
 
     def find_args(self) -> tuple:
         """FIND_ALLOC's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.find`."""
@@ -157,6 +158,7 @@ class SlotArrays:
             self.suffix_net,
             self.rank,
             w_max,
+            bool(self.ordered),
         )
 
     def key_args(self) -> tuple[int, int]:
