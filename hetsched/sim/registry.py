@@ -47,7 +47,8 @@ POLICIES: dict[str, PolicyEntry] = {
     "srtf": PolicyEntry(f"{_TASK}.srtf:Srtf", "task"),
     "allox": PolicyEntry(f"{_TASK}.allox:AlloX", "task"),
     "gavel": PolicyEntry(f"{_GANG}.gavel:Gavel", "job", "ALLOCATION-POLICY"),
-    "hadar": PolicyEntry(f"{_GANG}.hadar:Hadar", "job", "bnb|dp"),
+    # hadar:bnb:NODES: the slot searches' node budget (20,000 by default)
+    "hadar": PolicyEntry(f"{_GANG}.hadar:Hadar", "job", "bnb|dp[:NODES]"),
     "harmony": PolicyEntry(f"{_GANG}.harmony:Harmony", "job", "PLACEMENT-METHOD[:ORDER[:SECONDS]]"),
     "harmony-greedy": PolicyEntry(f"{_GANG}.harmony:Harmony", "job"),  # the default method
     "similarity": PolicyEntry(f"{_GANG}.similarity:Similarity", "job", "TOKENS"),

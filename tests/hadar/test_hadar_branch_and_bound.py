@@ -145,6 +145,26 @@ def test_hadar_dp_over_budget_takes_the_branch_and_bounds_decisions_and_counts_t
     assert s["dp_over_budget"] == 0 and s["proven_slots"] == s["slots"] > 0
 
 
+def test_hadar_takes_its_node_budget_from_its_name():
+    """hadar:bnb:NODES (and hadar:dp:NODES for the slots over the DP's budget) sets the
+    searches' node budget: the same run as the keyword, under its own name."""
+    from hetsched.core.errors import InputError
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.registry import make_policy
+    from hetsched.sim.workloads import philly_window
+
+    inst = philly_window(0, n_jobs=12, per_type=2)
+    named, keyword = make_policy("hadar:bnb:50"), make_policy("hadar", node_limit=50)
+    assert named.name == "hadar:bnb:50" and named.node_limit == 50
+    runs = [simulate_gang(inst, p, restore_seconds=10.0) for p in (named, keyword)]
+    assert runs[0].segments == runs[1].segments
+    assert named.solver_stats() == keyword.solver_stats()
+    assert make_policy("hadar:dp:7").node_limit == 7
+    for bad in ("hadar:bnb:0", "hadar:bnb:x", "hadar:bnb:-3", "hadar:lp:5"):
+        with pytest.raises(InputError):
+            make_policy(bad)
+
+
 def test_the_run_summary_reports_how_each_slot_was_solved():
     from hetsched.sim.run import run_policy
     from hetsched.sim.workloads import philly_window

@@ -1,8 +1,9 @@
 """Hadar's online Algorithm 1 (:mod:`hetsched.hadar.online`) as a simulator policy: every round,
 the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
 prices (5)-(8), solved by branch and bound (:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`,
-stopped after ``node_limit`` nodes -- a node budget, not a time limit, so that runs are
-deterministic; ``round_time_limit`` is only a guard -- and exact on small queues) or by the
+stopped after ``node_limit`` nodes, 20,000 or ``hadar:bnb:NODES`` -- a node budget, not a time
+limit, so that runs are deterministic; ``round_time_limit`` is only a guard -- and exact on small
+queues) or by the
 memoized DP (``hadar:dp``), the paper's literal algorithm, within a budget of ``state_budget``
 memoized states per slot: a slot whose DP would need more takes the branch and bound's decision
 instead and is counted as over budget. :meth:`Hadar.solver_stats` (the run's ``solver`` entry in
@@ -51,8 +52,15 @@ class Hadar:
         seed: int = 0,
         state_budget: int = DP_STATE_BUDGET,
     ):
+        solver, _, nodes = solver.partition(":")  # hadar:SOLVER[:NODES]
         if solver not in ("bnb", "dp"):
             raise InputError("policy", "hadar:SOLVER", f"'bnb' or 'dp', not {solver!r}")
+        if nodes:
+            if not nodes.isdigit() or int(nodes) < 1:
+                raise InputError(
+                    "policy", "hadar:SOLVER:NODES", f"a whole number of nodes >= 1, not {nodes!r}"
+                )
+            node_limit = int(nodes)
         self.solver, self.node_limit, self.round_time_limit, self.eta = (
             solver,
             node_limit,
@@ -61,6 +69,8 @@ class Hadar:
         )
         self.state_budget = state_budget
         self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
+        if nodes:
+            self.name = f"hadar:{solver}:{node_limit}"
         self.slots = 0
         self.unproven_rounds = 0  # slots whose choice is not proven optimal
         self.over_budget = 0  # hadar:dp's slots past the state budget
