@@ -75,8 +75,7 @@ class SlotArrays:
         util = np.where(usable, utilities(view, utility_name, jobs[:, None], jct), -np.inf)
         # the bound's u_j: job j at its fastest type (W_j GPUs of it)
         ub = util[np.arange(n), np.argmax(thr, axis=1)] if n else np.zeros(0)
-        by_ratio = np.argsort(-ub / np.maximum(need, 1), kind="stable")  # best u/W first
-        rank = _rank(ub, need)
+        by_ratio = _best_first(ub, need)  # best u/W first
         c_max = int(cap.max()) if cap.size else 0
         price = np.zeros((*cap.shape, c_max + 1))
         levels_of: dict[int, list[float]] = {}  # k(g) depends on the cell's capacity alone
@@ -91,7 +90,7 @@ class SlotArrays:
         # V(G): the fractional knapsack of each queue suffix, flat past the suffix's total size
         with signals_held():
             suffix_value = bnb_kernel.suffix_knapsack(
-                need, ub.astype(float), by_ratio.astype(np.int64), int(free0.sum())
+                need, ub.astype(float), by_ratio, int(free0.sum())
             )
         return cls(
             slot,
@@ -110,7 +109,7 @@ class SlotArrays:
             suffix_value,
             np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
             np.full((n + 1, int(free0.sum()) + 1), np.inf),
-            rank[None, :],
+            _positions(by_ratio)[None, :],
             float(comm_cost),
             select == "min-cost",
         )
@@ -124,11 +123,11 @@ class SlotArrays:
         args = (self.util, self.order, self.n_order, self.need)
         lam, share = type_bound.type_multipliers(*args, least, free_types)
         net = type_bound.net_payoffs(*args, lam + least)
-        by_net = np.argsort(-net / np.maximum(self.need, 1), kind="stable").astype(np.int64)
+        by_net = _best_first(net, self.need)
         with signals_held():
             suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
-        by_lp = _rank(share + 1e-9 * net, np.ones_like(self.need))  # ties: by net payoff
-        rank = np.vstack([self.rank[:1], _rank(net, self.need), by_lp])
+        by_lp = _best_first(share + 1e-9 * net, np.ones_like(self.need))  # ties: by net payoff
+        rank = np.vstack([self.rank[:1], _positions(by_net), _positions(by_lp)])
         return replace(self, lam=lam, suffix_net=suffix_net, rank=rank, ordered=True)
 
     def find_args(self) -> tuple:
@@ -212,9 +211,13 @@ class SlotArrays:
         return out
 
 
-def _rank(value: np.ndarray, need: np.ndarray) -> np.ndarray:
-    """Each job's position in the order of value / W, best first."""
-    order = np.argsort(-value / np.maximum(need, 1), kind="stable")
-    rank = np.empty(len(need), dtype=np.int64)
-    rank[order] = np.arange(len(need))
+def _best_first(value: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """The jobs' queue positions in the order of value / W, best first (ties: queue order)."""
+    return np.argsort(-value / np.maximum(need, 1), kind="stable").astype(np.int64)
+
+
+def _positions(order: np.ndarray) -> np.ndarray:
+    """Each job's position in ``order``."""
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
     return rank

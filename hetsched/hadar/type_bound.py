@@ -4,13 +4,15 @@ relaxation of the types' capacities, with one multiplier a type fixed once per s
 Every way the jobs from queue position idx on can still be taken, from a node whose free GPUs are
 F (f_r of type r over all machines), earns at most
 
-    L(idx, F) = sum_{j >= idx} p_j + sum_r lambda_r f_r,
+    L(idx, F) = N(idx, f) + sum_r lambda_r f_r,
     p_j = max(0, max_q U_j(q) - W_j min_{r among j's q fastest types} (lambda_r + k_r)),
 
-for any lambda >= 0: a gang whose slowest type is j's q-th fastest holds W_j GPUs of its q
-fastest types and is worth U_j(q) (``util``) minus its GPUs' prices, each at least k_r, the least
-price of a free type-r GPU at the slot's start (prices rise as GPUs are allocated); adding
-lambda_r (f_r - what the taken gangs use of type r) >= 0 and maximizing each job alone gives L.
+N(idx, f): the fractional knapsack of (p_j, W_j) over the jobs from idx within f = sum_r f_r
+GPUs, for any lambda >= 0: a gang whose slowest type is j's q-th fastest holds W_j GPUs of its
+q fastest types and is worth U_j(q) (``util``) minus its GPUs' prices, each at least k_r, the
+least price of a free type-r GPU at the slot's start (prices rise as GPUs are allocated); adding
+lambda_r (f_r - what the taken gangs use of type r) >= 0 leaves each taken job worth at most
+p_j, and the taken jobs hold at most f GPUs in all.
 The searches' own bound (:func:`hetsched.hadar.bnb_kernel.node_bound`) credits every job with its
 fastest type wherever GPUs are free; L charges a job for the type it uses.
 
@@ -51,10 +53,8 @@ def net_payoffs(
     charge: np.ndarray,
 ) -> np.ndarray:
     """p_j = max(0, max_q U_j(q) - W_j min_{q' <= q} charge[order[j, q']]) (module doc)."""
-    n, R = util.shape if util.ndim == 2 else (0, 0)
-    out = np.zeros(n)
-    if n == 0:
-        return out
+    if len(need) == 0:
+        return np.zeros(0)
     q = np.arange(order.shape[1])
     usable = q[None, :] < n_order[:, None]
     types = np.where(usable, order, 0)
@@ -115,10 +115,3 @@ def type_multipliers(
     share = np.zeros(n)
     np.add.at(share, jobs, np.asarray(solution.col_value))
     return np.maximum(-np.asarray(solution.row_dual)[:R], 0.0), share / np.maximum(need, 1)
-
-
-def suffix_sums(values: np.ndarray) -> np.ndarray:
-    """out[idx] = sum of values[idx:], out[n] = 0."""
-    out = np.zeros(len(values) + 1)
-    out[:-1] = np.cumsum(values[::-1])[::-1]
-    return out

@@ -68,9 +68,10 @@ class Hadar:
             eta,
         )
         self.state_budget = state_budget
-        self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
         if nodes:
             self.name = f"hadar:{solver}:{node_limit}"
+        else:
+            self.name = "hadar" if solver == "bnb" else f"hadar:{solver}"
         self.slots = 0
         self.unproven_rounds = 0  # slots whose choice is not proven optimal
         self.over_budget = 0  # hadar:dp's slots past the state budget
