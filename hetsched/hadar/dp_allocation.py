@@ -22,6 +22,7 @@ proofs/hadar_theorem1.md. Results are memoized on (job index, free GPUs), as the
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from hetsched.hadar.slot import Alloc, Candidate, Prices, Slot
 from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.utility import utility
 
-__all__ = ["Alloc", "Candidate", "dp_allocation", "find_alloc"]
+__all__ = ["Alloc", "Candidate", "DpPlan", "dp_allocation", "find_alloc"]
 
 
 def find_alloc(
@@ -129,3 +130,95 @@ def dp_allocation(
     if stats is not None:
         stats["states"] = int(states)
     return float(value), arrays.chosen(taken)
+
+
+#: a plan serves a queue of at least this share of its own (a shorter one is reached anew:
+#: the vectors only the lost jobs reach cost the value loop, and a new reach drops them)
+KEEP = 0.9
+
+
+@dataclass
+class DpPlan:
+    """DP_allocation's states for one queue, kept from slot to slot.
+
+    Under the min-cost rule the gang FIND_ALLOC gives a job depends on the free GPUs, the
+    prices and the job's class alone (:func:`hetsched.hadar.dp_kernel.reach`), not on its
+    utility. So the free-GPU vectors the DP reaches, and every take between them, are the same
+    in every slot with the same queue (classes in order), the same prices and the same free
+    GPUs; only the utilities change as the jobs progress. :meth:`solve` reaches them once (with
+    every take followed whatever its payoff: a superset of the literal DP's states, whose values
+    are the same) and solves each such slot by the DP's value loop alone. The prices (6)-(7)
+    depend on the queue's jobs, not on their progress.
+
+    A plan also serves a queue that only lost jobs: a path of takes in the shorter queue is one
+    in the plan's queue with the lost jobs skipped, so every free-GPU vector the shorter queue
+    reaches is in the plan, and the first index at which it is reached is at least the plan's,
+    counted in the jobs left. A job that arrives, or new prices, make a new plan. One plan is
+    kept, the last one."""
+
+    state_budget: int  #: the most states a plan may have; a slot over it is not solved
+    keep: float = KEEP  #: the shortest queue a plan serves, as a share of its own
+    key: tuple = ()  # what the plan was reached for, its queue apart
+    rows: list = field(default_factory=list)  # the plan's queue: each position's class row
+    class_of: dict = field(default_factory=dict)  # class row -> the plan's class
+    found: tuple | None = None  # reach's (k_min, head, link, take, slow_of, cost_of); None: over
+    states: int = 0  # the plan's states
+    reaches: list[int] = field(default_factory=list)  # each plan's states, in order
+    buffer: np.ndarray = field(default_factory=lambda: np.empty(0))  # the values' array, reused
+
+    def solve(
+        self, slot: Slot, utility_name: str | None = None, comm_cost: float = 0.0
+    ) -> tuple[float, dict[int, Candidate]] | None:
+        """DP_allocation's optimum of ``slot`` under the min-cost rule (the value and choice of
+        :func:`dp_allocation`), or None if the slot's plan has more than ``state_budget`` states."""
+        arrays = SlotArrays.of(slot, utility_name, comm_cost, "min-cost")
+        key = tuple(
+            np.ascontiguousarray(a).tobytes()
+            for a in (arrays.free0, arrays.cap, arrays.mclass, arrays.price)
+        ) + (arrays.comm_cost,)
+        rows = [r.tobytes() for r in arrays.class_rows()]
+        kept = self._kept(key, rows)
+        if kept is None:
+            classes = arrays.classes()
+            with signals_held():
+                out = dp_kernel.reach(
+                    arrays.free0,
+                    arrays.find_args(),
+                    *arrays.key_args(),
+                    classes,
+                    int(self.state_budget),
+                    False,
+                )
+            self.key, self.rows, self.states = key, rows, int(out[0])
+            self.class_of = dict(zip(rows, classes.tolist()))
+            self.found = None if out[1] else out[4:]
+            self.reaches.append(self.states)
+            k_min = None if self.found is None else self.found[0]
+        else:
+            classes, k_min = kept
+        if self.found is None:
+            return None
+        with signals_held():
+            value, taken, self.buffer = dp_kernel.values(
+                arrays.util, classes, k_min, *self.found[1:], self.buffer
+            )
+        return float(value), arrays.chosen(taken)
+
+    def _kept(self, key: tuple, rows: list) -> tuple[np.ndarray, np.ndarray] | None:
+        """If the plan serves a queue of these class rows (the same key, the plan's queue with
+        jobs removed): each job's class in the plan and each vector's first index, counted in
+        the jobs left. Else None."""
+        if key != self.key or len(rows) > len(self.rows) or len(rows) < self.keep * len(self.rows):
+            return None
+        if self.found is None:  # over the budget: a shorter queue may fit, so reach it again
+            return None if rows != self.rows else (np.empty(0, np.int64), None)
+        before = np.zeros(len(self.rows) + 1, dtype=np.int64)  # jobs left before each position
+        j = 0
+        for p, row in enumerate(self.rows):
+            if j < len(rows) and rows[j] == row:
+                j += 1
+            before[p + 1] = j
+        if j < len(rows):  # not a subsequence: a job arrived
+            return None
+        classes = np.array([self.class_of[r] for r in rows], dtype=np.int64)
+        return classes, before[self.found[0]]

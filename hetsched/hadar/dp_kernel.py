@@ -26,7 +26,7 @@ _NONE, _FULL = -1, -2
 
 
 @nb.njit(cache=True)
-def reach(free0, job, bits, n_words, classes, budget):
+def reach(free0, job, bits, n_words, classes, budget, literal=True):
     """The free-GPU vectors F that DP_allocation reaches from ``free0``, each with the first
     queue index k_min(F) at which it is reached and, per class of jobs, its take there: the
     entry of the F it leaves (``_FULL`` if it fills the cluster, ``_NONE`` if no job of the
@@ -113,7 +113,7 @@ def reach(free0, job, bits, n_words, classes, budget):
                 cost = gang_cost[h]
                 slow_of[e, c] = slow
                 cost_of[e, c] = cost
-                while i >= 0 and not util[i, slow] - cost > 0.0:
+                while literal and i >= 0 and not util[i, slow] - cost > 0.0:
                     i = nxt[i]
                 if i < 0:  # no job of the class from k on has a candidate here
                     continue
@@ -125,7 +125,7 @@ def reach(free0, job, bits, n_words, classes, budget):
                 if left == 0:
                     take[e, c] = _FULL
                     while i >= 0:  # each such take reaches (i + 1, no free GPU)
-                        if util[i, slow] - cost > 0.0:
+                        if not literal or util[i, slow] - cost > 0.0:
                             filled[i + 1] = True
                         i = nxt[i]
                     continue
@@ -174,40 +174,60 @@ def count_states(free0, job, bits, n_words, classes, budget):
 @nb.njit(cache=True)
 def dp(free0, job, bits, n_words, classes, budget):
     """DP_allocation over the reachable free-GPU vectors (module doc): (value, queue positions
-    taken, states, over budget); over the budget, value and positions are empty.
-
-    Its value at (k, F), V_F[k] for k from k_min(F) to n, is V_F[k + 1] (skip job k, line 15)
-    or, if job k has a candidate at F, its payoff plus V_F'[k + 1] at the free GPUs F' its take
-    leaves (line 14), whichever is larger; the take only if strictly (lines 16-21, on payoffs).
-    F' has fewer free GPUs than F, so the F are solved in increasing number of free GPUs."""
-    util, n = job[7], job[5].shape[0]
+    taken, states, over budget); over the budget, value and positions are empty."""
     count, over, n_e, rows, k_min, head, link, take, slow_of, cost_of = reach(
         free0, job, bits, n_words, classes, budget
     )
     if over:
         return 0.0, np.empty(0, np.int64), count, True
-    if n == 0 or free0.sum() == 0:  # the root is terminal (line 1)
-        return 0.0, np.empty(0, np.int64), count, False
+    buffer = np.empty(0, np.float64)
+    value, taken, _ = values(job[7], classes, k_min, head, link, take, slow_of, cost_of, buffer)
+    return value, taken, count, False
+
+
+@nb.njit(cache=True)
+def values(util, classes, k_min, head, link, take, slow_of, cost_of, buffer):
+    """The DP's values over what :func:`reach` found, and its choice: (value, queue positions
+    taken, the array of the values). ``buffer``: that array from an earlier call, used again
+    if large enough (a new one costs a page fault every 4 KB: 10% of a 40-million-state slot).
+
+    Its value at (k, F), V_F[k] for k from k_min(F) to n, is V_F[k + 1] (skip job k, line 15)
+    or, if job k has a candidate at F, its payoff plus V_F'[k + 1] at the free GPUs F' its take
+    leaves (line 14), whichever is larger; the take only if strictly (lines 16-21, on payoffs).
+    F' has fewer free GPUs than F, so the F are solved in increasing number of free GPUs."""
+    n = util.shape[0]
+    n_e = k_min.shape[0]
+    if n == 0 or head.shape[0] <= 1:  # the root is terminal (line 1)
+        return 0.0, np.empty(0, np.int64), buffer
     start = np.empty(n_e + 1, np.int64)  # V_F[k] is value[start[e] + k - k_min[e]]
     start[0] = 0
     for e in range(n_e):
         start[e + 1] = start[e] + n - k_min[e] + 1
-    value = np.empty(start[n_e], np.float64)
+    zeros = start[n_e]  # n + 1 zeros after the values: the rest after a take that fills F
+    value = buffer if buffer.shape[0] >= zeros + n + 1 else np.empty(zeros + n + 1, np.float64)
+    value[zeros : zeros + n + 1] = 0.0
+    n_cls = take.shape[1]
+    off = np.zeros(n_cls, np.int64)  # per class, V_F'[k + 1] of its take at F is value[off + k]
+    slow = np.zeros(n_cls, np.int64)
+    cost = np.zeros(n_cls, np.float64)  # inf where the class has no take at F
     for total in range(1, head.shape[0]):
         e = head[total]
         while e >= 0:
-            base = start[e] - k_min[e]
-            value[base + n] = 0.0  # line 1: the end of the queue
-            for k in range(n - 1, k_min[e] - 1, -1):
-                best = value[base + k + 1]
-                c = classes[k]
+            for c in range(n_cls):
                 f = take[e, c]
-                if f != _NONE:
-                    payoff = util[k, slow_of[e, c]] - cost_of[e, c]
-                    if payoff > 0.0:
-                        rest = 0.0 if f == _FULL else value[start[f] - k_min[f] + k + 1]
-                        if payoff + rest > best:
-                            best = payoff + rest
+                off[c] = zeros if f < 0 else start[f] - k_min[f] + 1
+                # no take: no payoff (its slowest type and cost were never written)
+                slow[c] = 0 if f == _NONE else slow_of[e, c]
+                cost[c] = np.inf if f == _NONE else cost_of[e, c]
+            base = start[e] - k_min[e]
+            best = 0.0
+            value[base + n] = best  # line 1: the end of the queue
+            for k in range(n - 1, k_min[e] - 1, -1):
+                c = classes[k]
+                payoff = util[k, slow[c]] - cost[c]
+                take_it = payoff + value[off[c] + k]
+                # line 14 against line 15: the take where its payoff is positive and strictly better
+                best = take_it if payoff > 0.0 and take_it > best else best
                 value[base + k] = best
             e = link[e]
     # the choice: from the root, take job k where the take is strictly better
@@ -230,4 +250,4 @@ def dp(free0, job, bits, n_words, classes, budget):
             if f == _FULL:
                 break
             e = f
-    return value[start[0] - k_min[0]], taken[:m], count, False
+    return value[start[0] - k_min[0]], taken[:m], value

@@ -166,11 +166,19 @@ class SlotArrays:
 
     def classes(self) -> np.ndarray:
         """Each job's class for :func:`hetsched.hadar.dp_kernel.reach`: jobs with the same
-        type order and gang size under the min-cost rule, every job its own under max-payoff."""
+        type order, the same ties in throughput between consecutive types of it (a gang's
+        slowest type is the first of the least throughput) and the same gang size under the
+        min-cost rule; every job its own under max-payoff."""
         if not self.min_cost or not len(self.need):
             return np.arange(len(self.need), dtype=np.int64)
-        rows = np.column_stack([self.order, self.need])
-        return np.unique(rows, axis=0, return_inverse=True)[1].astype(np.int64).ravel()
+        return np.unique(self.class_rows(), axis=0, return_inverse=True)[1].astype(np.int64).ravel()
+
+    def class_rows(self) -> np.ndarray:
+        """What makes a job's class (:meth:`classes`): [i] its type order, its ties, W_i."""
+        n = len(self.need)
+        at = self.thr[np.arange(n)[:, None], np.maximum(self.order, 0)]
+        ties = (at[:, 1:] == at[:, :-1]) & (self.order[:, 1:] >= 0)
+        return np.column_stack([self.order, ties, self.need])
 
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs, by the compiled search's

@@ -1,14 +1,16 @@
 """Hadar's online Algorithm 1 (:mod:`hetsched.hadar.online`) as a simulator policy: every round,
 the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
-prices (5)-(8), solved by branch and bound (:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`,
-stopped after ``node_limit`` nodes, 20,000 or ``hadar:bnb:NODES`` -- a node budget, not a time
-limit, so that runs are deterministic; ``round_time_limit`` is only a guard -- and exact on small
-queues) or by the
-memoized DP (``hadar:dp``), the paper's literal algorithm, within a budget of ``state_budget``
+prices (5)-(8), solved exactly. ``hadar`` runs a branch and bound first
+(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`, stopped after ``node_limit`` nodes,
+20,000 or ``hadar:bnb:NODES`` -- a node budget, not a time limit, so that runs are deterministic;
+``round_time_limit`` is only a guard); a slot it does not prove goes to the DP over a plan kept
+while the queue is unchanged (:class:`hetsched.hadar.dp_allocation.DpPlan`), within
+``plan_budget`` states, and only a slot over that budget keeps the branch and bound's unproven
+choice. ``hadar:dp`` is the paper's literal memoized DP, within a budget of ``state_budget``
 memoized states per slot: a slot whose DP would need more takes the branch and bound's decision
 instead and is counted as over budget. :meth:`Hadar.solver_stats` (the run's ``solver`` entry in
 ``hetsched simulate --json``) counts the slots, the slots whose choice is proven optimal for
-DP_allocation's objective (the DP's, or a branch and bound that ended) and those over budget.
+DP_allocation's objective (by the DP, or by a branch and bound that ended) and those over budget.
 
 The Hadar view is built from the simulator's gang data: slots are the simulator's rounds,
 X_j^r the whole gang's throughput with Hadar's bottleneck progress (so Hadar's rate estimates
@@ -25,7 +27,7 @@ import numpy as np
 
 from hetsched.core.errors import InputError
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
-from hetsched.hadar.dp_allocation import OverBudget, dp_allocation
+from hetsched.hadar.dp_allocation import DpPlan, OverBudget, dp_allocation
 from hetsched.hadar.price import price_function
 from hetsched.hadar.slot import Slot
 from hetsched.hadar.view import HadarView
@@ -38,6 +40,9 @@ from hetsched.sim.gang_engine import GangState
 #: 10-20 us a state (2.5-5 CPU s a slot); compiled over the free-GPU vectors it takes 0.1-1 us,
 #: and a slot over the budget is known after counting its states, before solving them
 DP_STATE_BUDGET = 250_000
+#: states of ``hadar``'s plan for the slots its branch and bound does not prove: above every
+#: slot of the multi-GPU Philly window (40.4 million at 480 queued jobs); about 0.5 GB there
+PLAN_STATE_BUDGET = 50_000_000
 
 
 class Hadar:
@@ -51,6 +56,7 @@ class Hadar:
         eta: float = 1.0,
         seed: int = 0,
         state_budget: int = DP_STATE_BUDGET,
+        plan_budget: int = PLAN_STATE_BUDGET,
     ):
         solver, _, nodes = solver.partition(":")  # hadar:SOLVER[:NODES]
         if solver not in ("bnb", "dp"):
@@ -76,12 +82,18 @@ class Hadar:
         self.unproven_rounds = 0  # slots whose choice is not proven optimal
         self.over_budget = 0  # hadar:dp's slots past the state budget
         self.nodes = 0  # branch-and-bound nodes over the run
+        self.plan = DpPlan(plan_budget)  # hadar: the DP where the branch and bound stops
+        self.proven_by_dp = 0  # hadar: slots the branch and bound left, proven by the plan
 
     def solver_stats(self) -> dict:
         """How each slot's DP_allocation was solved, for the run's summary."""
         out = {
             "method": "DP_allocation by "
-            + ("memoized DP" if self.solver == "dp" else "branch and bound"),
+            + (
+                "memoized DP"
+                if self.solver == "dp"
+                else "branch and bound, then the DP where it stops"
+            ),
             "slots": self.slots,
             "proven_slots": self.slots - self.unproven_rounds,
             "branch_and_bound_nodes": self.nodes,
@@ -89,6 +101,13 @@ class Hadar:
         }
         if self.solver == "dp":
             out |= {"dp_over_budget": self.over_budget, "state_budget": self.state_budget}
+        else:
+            out |= {
+                "proven_by_dp": self.proven_by_dp,
+                "dp_plans": len(self.plan.reaches),
+                "dp_over_budget": self.over_budget,
+                "state_budget": self.plan.state_budget,
+            }
         return out
 
     def _bnb(self, slot: Slot) -> dict:
@@ -96,6 +115,20 @@ class Hadar:
         self.unproven_rounds += not res.proven
         self.nodes += res.nodes
         return res.chosen
+
+    def _bnb_then_plan(self, slot: Slot) -> dict:
+        """The branch and bound's choice where it proves it, else the plan's DP."""
+        res = dp_allocation_bnb(slot, node_limit=self.node_limit, time_limit=self.round_time_limit)
+        self.nodes += res.nodes
+        if res.proven:
+            return res.chosen
+        solved = self.plan.solve(slot)
+        if solved is None:
+            self.over_budget += 1
+            self.unproven_rounds += 1
+            return res.chosen
+        self.proven_by_dp += 1
+        return solved[1]
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
@@ -153,7 +186,7 @@ class Hadar:
                 self.over_budget += 1
                 chosen = self._bnb(slot)
         else:
-            chosen = self._bnb(slot)
+            chosen = self._bnb_then_plan(slot)
         free = set(range(d.n_gpus))
         plan: dict[int, tuple[int, ...]] = {}
         others = {g for gs in state.held.values() for g in gs}

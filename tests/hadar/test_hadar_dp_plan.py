@@ -1,0 +1,157 @@
+"""DP_allocation over a plan kept across slots (hetsched.hadar.dp_allocation.DpPlan): the
+literal DP's optimum and choice on every slot, whether the plan is new or kept, a superset of
+the literal DP's states, a slot over its budget left unsolved; and ``hadar``, which falls back
+on it where its branch and bound stops, proves every slot."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetsched.hadar import dp_kernel
+from hetsched.hadar.dp_allocation import DpPlan, dp_allocation
+from hetsched.hadar.price import price_function
+from hetsched.hadar.slot import Slot
+from hetsched.hadar.slot_arrays import SlotArrays
+from hetsched.hadar.view import hadar_view
+from hetsched.instance.generators import hadar_cluster
+
+
+def _slots(seed: int, n: int, keep: float, steps: int) -> list[Slot]:
+    """``steps`` slots of one queue on hadar-cluster, the jobs' remaining work shrinking: the
+    prices stay (they depend on the queue's jobs), the utilities move."""
+    v = hadar_view(hadar_cluster(seed, n_jobs=n))
+    queue = list(range(n))
+    free = np.floor(v.capacity * keep).astype(np.int64)
+    prices = price_function(v, queue)
+    rng = np.random.default_rng(seed)
+    remaining = v.work.astype(float)
+    out = []
+    for t in range(1, steps + 1):
+        out.append(Slot(v, queue, prices, remaining.copy(), t, free))
+        remaining = remaining * rng.uniform(0.2, 1.0, n)
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 12), st.sampled_from([1.0, 0.5, 0.25]))
+def test_a_plan_gives_the_literal_dps_optimum_and_choice_on_every_slot(seed, n, keep):
+    plan = DpPlan(10**9)
+    slots = _slots(seed, n, keep, 3)
+    for slot in slots:
+        stats: dict = {}
+        assert plan.solve(slot) == dp_allocation(slot, stats=stats)
+        assert plan.states >= stats["states"]  # every literal state, and maybe more
+    assert len(plan.reaches) == 1  # one queue, one plan
+    # another queue: a new plan, again the literal optimum
+    other = _slots(seed + 1, n, keep, 1)[0]
+    assert plan.solve(other) == dp_allocation(other)
+    assert plan.solve(slots[0]) == dp_allocation(slots[0])
+    assert len(plan.reaches) == 3
+
+
+def test_a_plan_over_its_budget_solves_nothing_and_says_so():
+    slot = _slots(3, 10, 1.0, 1)[0]
+    full = DpPlan(10**9)
+    assert full.solve(slot) is not None
+    small = DpPlan(full.states - 1)
+    assert small.solve(slot) is None and small.solve(slot) is None
+    assert small.reaches == [full.states]  # counted up to the budget, once
+
+
+def test_jobs_with_tied_throughputs_form_their_own_class():
+    """A gang's slowest type is the first of the least throughput, so two jobs with one type
+    order but different ties between its types may take different slowest types: two classes."""
+    slot = _slots(0, 6, 1.0, 1)[0]
+    v = slot.view
+    v.throughput[0] = [3.0, 3.0, 1.0]
+    v.throughput[1] = [3.0, 2.0, 1.0]
+    v.workers[1] = v.workers[0]
+    arrays = SlotArrays.of(slot)
+    assert (arrays.order[0] == arrays.order[1]).all() and arrays.need[0] == arrays.need[1]
+    classes = arrays.classes()
+    assert classes[0] != classes[1]
+    assert DpPlan(10**9).solve(slot) == dp_allocation(slot)
+
+
+def test_the_superset_reach_counts_at_least_the_literal_states():
+    slot = _slots(5, 12, 1.0, 1)[0]
+    arrays = SlotArrays.of(slot)
+    args = (arrays.free0, arrays.find_args(), *arrays.key_args(), arrays.classes())
+    literal = dp_kernel.count_states(*args, -1)
+    superset = dp_kernel.reach(*args, -1, False)[0]
+    assert superset >= literal > 0
+
+
+def test_hadar_proves_every_slot_where_its_node_budget_does_not():
+    """50 nodes a slot prove not every slot of a 12-job Philly window; with the plan behind them
+    hadar proves all, each slot at the literal DP's optimum."""
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.registry import make_policy
+    from hetsched.sim.workloads import philly_window
+
+    inst = philly_window(0, n_jobs=12, per_type=2)
+    alone = make_policy("hadar", node_limit=50, plan_budget=0)
+    simulate_gang(inst, alone, restore_seconds=10.0)
+    a = alone.solver_stats()
+    assert a["proven_slots"] < a["slots"] and a["dp_over_budget"] == a["slots"] - a["proven_slots"]
+
+    policy = make_policy("hadar", node_limit=50)
+    values: list[tuple[float, float]] = []
+    solve = policy.plan.solve
+
+    def checked(slot):
+        got = solve(slot)
+        values.append((sum(c.payoff for c in got[1].values()), dp_allocation(slot)[0]))
+        return got
+
+    policy.plan.solve = checked
+    simulate_gang(inst, policy, restore_seconds=10.0)
+    s = policy.solver_stats()
+    assert s["proven_slots"] == s["slots"] > 0 and s["dp_over_budget"] == 0
+    assert s["proven_by_dp"] == len(values) > 0 and s["dp_plans"] >= 1
+    assert all(got == pytest.approx(best, rel=1e-12) for got, best in values)
+
+
+def test_a_plan_is_kept_only_for_the_same_free_gpus_and_prices():
+    slot = _slots(2, 10, 1.0, 1)[0]
+    half = Slot(slot.view, slot.queue, slot.prices, slot.remaining, slot.t, slot.view.capacity // 2)
+    cheaper = Slot(
+        slot.view, slot.queue, price_function(slot.view, slot.queue[:5]), slot.remaining, slot.t
+    )
+    plan = DpPlan(10**9)
+    for s in (slot, half, cheaper, slot):
+        assert plan.solve(s) == dp_allocation(s)
+    assert len(plan.reaches) == 4
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(4, 12), st.sampled_from([1.0, 0.5]))
+def test_a_plan_serves_its_queue_with_jobs_removed(seed, n, keep):
+    """The jobs that end leave a queue the plan still serves (the same prices): the literal
+    optimum with no new reach; a job that arrives makes a new plan."""
+    full = _slots(seed, n, keep, 1)[0]
+    slot = Slot(full.view, full.queue[:-1], full.prices, full.remaining, 1, full.free)
+    rng = np.random.default_rng(seed)
+    plan = DpPlan(10**9, keep=0.0)  # kept for any shorter queue
+    assert plan.solve(slot) == dp_allocation(slot)
+    queue = list(slot.queue)
+    while len(queue) > 1:
+        queue.pop(int(rng.integers(0, len(queue))))
+        shorter = Slot(slot.view, queue, slot.prices, slot.remaining * 0.9, slot.t, slot.free)
+        assert plan.solve(shorter) == dp_allocation(shorter)
+    assert len(plan.reaches) == 1
+    back = Slot(slot.view, queue + full.queue[-1:], slot.prices, slot.remaining, 2, slot.free)
+    assert plan.solve(back) == dp_allocation(back)  # kept only if its classes fit the plan's
+    assert plan.solve(full) == dp_allocation(full)  # longer than the plan's queue: a new plan
+    assert len(plan.reaches) in (2, 3)
+
+
+def test_a_plan_is_reached_anew_for_a_queue_much_shorter_than_its_own():
+    slot = _slots(4, 12, 1.0, 1)[0]
+    plan = DpPlan(10**9)  # keep = 0.9
+    plan.solve(slot)
+    for size, reaches in ((11, 1), (10, 2), (9, 2), (8, 3)):
+        shorter = Slot(slot.view, slot.queue[:size], slot.prices, slot.remaining, 1, slot.free)
+        assert plan.solve(shorter) == dp_allocation(shorter)
+        assert len(plan.reaches) == reaches
