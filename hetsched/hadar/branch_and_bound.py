@@ -79,13 +79,19 @@ def dp_allocation_bnb(
     than are free, the type bound joins the search's own (:meth:`SlotArrays.with_type_bound`)."""
     start = time.perf_counter()
     arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
-    if arrays.need.sum() > arrays.free0.sum():
-        arrays = arrays.with_type_bound()
-    value, taken, upper, proven, nodes = _search(arrays, int(node_limit), start + time_limit)
+    value, taken, upper, proven, nodes = search_slot(arrays, node_limit, start + time_limit)
     chosen = arrays.chosen(taken)
     return BnbResult(
         float(value), chosen, float(upper), bool(proven), int(nodes), time.perf_counter() - start
     )
+
+
+def search_slot(arrays: SlotArrays, node_limit: int, deadline: float) -> tuple:
+    """:func:`dp_allocation_bnb` on a slot's arrays, up to its search: (value, queue positions
+    taken, upper bound, proven, nodes); ``arrays.chosen`` turns the positions into gangs."""
+    if arrays.need.sum() > arrays.free0.sum():
+        arrays = arrays.with_type_bound()
+    return _search(arrays, int(node_limit), deadline)
 
 
 def _search(arrays: SlotArrays, node_limit: int, deadline: float) -> tuple:

@@ -172,6 +172,13 @@ class DpPlan:
         """DP_allocation's optimum of ``slot`` under the min-cost rule (the value and choice of
         :func:`dp_allocation`), or None if the slot's plan has more than ``state_budget`` states."""
         arrays = SlotArrays.of(slot, utility_name, comm_cost, "min-cost")
+        solved = self.solve_arrays(arrays)
+        return None if solved is None else (solved[0], arrays.chosen(solved[1]))
+
+    def solve_arrays(self, arrays: SlotArrays) -> tuple[float, np.ndarray] | None:
+        """:meth:`solve` on the slot's arrays (min-cost rule): (value, queue positions taken)."""
+        if not arrays.min_cost:
+            raise ValueError("a DpPlan serves the min-cost rule only")
         key = tuple(
             np.ascontiguousarray(a).tobytes()
             for a in (arrays.free0, arrays.cap, arrays.mclass, arrays.price)
@@ -179,6 +186,7 @@ class DpPlan:
         rows = [r.tobytes() for r in arrays.class_rows()]
         kept = self._kept(key, rows)
         if kept is None:
+            self.found = None  # the old plan's arrays go before the new ones are built
             classes = arrays.classes()
             with signals_held():
                 out = dp_kernel.reach(
@@ -202,7 +210,7 @@ class DpPlan:
             value, taken, self.buffer = dp_kernel.values(
                 arrays.util, classes, k_min, *self.found[1:], self.buffer
             )
-        return float(value), arrays.chosen(taken)
+        return float(value), taken
 
     def _kept(self, key: tuple, rows: list) -> tuple[np.ndarray, np.ndarray] | None:
         """If the plan serves a queue of these class rows (the same key, the plan's queue with

@@ -98,14 +98,15 @@ def test_hadar_proves_every_slot_where_its_node_budget_does_not():
 
     policy = make_policy("hadar", node_limit=50)
     values: list[tuple[float, float]] = []
-    solve = policy.plan.solve
+    solve = policy.plan.solve_arrays
 
-    def checked(slot):
-        got = solve(slot)
-        values.append((sum(c.payoff for c in got[1].values()), dp_allocation(slot)[0]))
+    def checked(arrays):
+        got = solve(arrays)
+        chosen = arrays.chosen(got[1])
+        values.append((sum(c.payoff for c in chosen.values()), dp_allocation(arrays.slot)[0]))
         return got
 
-    policy.plan.solve = checked
+    policy.plan.solve_arrays = checked
     simulate_gang(inst, policy, restore_seconds=10.0)
     s = policy.solver_stats()
     assert s["proven_slots"] == s["slots"] > 0 and s["dp_over_budget"] == 0
@@ -155,3 +156,20 @@ def test_a_plan_is_reached_anew_for_a_queue_much_shorter_than_its_own():
         shorter = Slot(slot.view, slot.queue[:size], slot.prices, slot.remaining, 1, slot.free)
         assert plan.solve(shorter) == dp_allocation(shorter)
         assert len(plan.reaches) == reaches
+
+
+def test_over_the_plans_budget_hadar_takes_the_branch_and_bounds_full_search():
+    """With no state allowed, every slot the first 100 nodes leave open takes the choice of the
+    branch and bound with the whole node budget: the run of hadar:dp over its budget."""
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.registry import make_policy
+    from hetsched.sim.workloads import philly_window
+
+    inst = philly_window(0, n_jobs=24, per_type=2)
+    hadar = make_policy("hadar", plan_budget=0)
+    literal = make_policy("hadar:dp", state_budget=1)
+    runs = [simulate_gang(inst, p, restore_seconds=10.0) for p in (hadar, literal)]
+    assert runs[0].segments == runs[1].segments
+    s = hadar.solver_stats()
+    assert s["proven_by_dp"] == 0 and 0 < s["dp_over_budget"] < s["slots"]
+    assert s["proven_slots"] == literal.solver_stats()["proven_slots"]

@@ -1,12 +1,12 @@
 """Hadar's online Algorithm 1 (:mod:`hetsched.hadar.online`) as a simulator policy: every round,
 the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
-prices (5)-(8), solved exactly. ``hadar`` runs a branch and bound first
-(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`, stopped after ``node_limit`` nodes,
-20,000 or ``hadar:bnb:NODES`` -- a node budget, not a time limit, so that runs are deterministic;
-``round_time_limit`` is only a guard); a slot it does not prove goes to the DP over a plan kept
-while the queue is unchanged (:class:`hetsched.hadar.dp_allocation.DpPlan`), within
-``plan_budget`` states, and only a slot over that budget keeps the branch and bound's unproven
-choice. ``hadar:dp`` is the paper's literal memoized DP, within a budget of ``state_budget``
+prices (5)-(8), solved exactly. ``hadar`` runs a branch and bound of ``QUICK_NODES`` nodes first
+(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`); a slot it does not prove goes to the
+DP over a plan kept while the queue only loses jobs (:class:`hetsched.hadar.dp_allocation.DpPlan`),
+within ``plan_budget`` states; only a slot over that budget takes the choice of a branch and
+bound stopped after ``node_limit`` nodes (20,000 or ``hadar:bnb:NODES``: a node budget, not a
+time limit, so that runs are deterministic; ``round_time_limit`` is only a guard), unproven unless
+the search ends. ``hadar:dp`` is the paper's literal memoized DP, within a budget of ``state_budget``
 memoized states per slot: a slot whose DP would need more takes the branch and bound's decision
 instead and is counted as over budget. :meth:`Hadar.solver_stats` (the run's ``solver`` entry in
 ``hetsched simulate --json``) counts the slots, the slots whose choice is proven optimal for
@@ -22,14 +22,16 @@ where they fit (a move costs a restore)."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
 from hetsched.core.errors import InputError
-from hetsched.hadar.branch_and_bound import dp_allocation_bnb
+from hetsched.hadar.branch_and_bound import dp_allocation_bnb, search_slot
 from hetsched.hadar.dp_allocation import DpPlan, OverBudget, dp_allocation
 from hetsched.hadar.price import price_function
 from hetsched.hadar.slot import Slot
+from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.view import HadarView
 from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
@@ -43,6 +45,11 @@ DP_STATE_BUDGET = 250_000
 #: states of ``hadar``'s plan for the slots its branch and bound does not prove: above every
 #: slot of the multi-GPU Philly window (40.4 million at 480 queued jobs); about 0.5 GB there
 PLAN_STATE_BUDGET = 50_000_000
+#: ``hadar``'s first search of a slot: the slots it proves (a short queue, a clear choice) need
+#: no plan. On 1,000 stable jobs 100 nodes took 8.5-8.6 CPU s and 20,000 took 15-23 s (every
+#: slot proven either way, the same decisions); on philly-static:0e4a51 the node budget mattered
+#: little (1 node: 128 s, 1,000: 125 s)
+QUICK_NODES = 100
 
 
 class Hadar:
@@ -117,18 +124,24 @@ class Hadar:
         return res.chosen
 
     def _bnb_then_plan(self, slot: Slot) -> dict:
-        """The branch and bound's choice where it proves it, else the plan's DP."""
-        res = dp_allocation_bnb(slot, node_limit=self.node_limit, time_limit=self.round_time_limit)
-        self.nodes += res.nodes
-        if res.proven:
-            return res.chosen
-        solved = self.plan.solve(slot)
-        if solved is None:
-            self.over_budget += 1
-            self.unproven_rounds += 1
-            return res.chosen
-        self.proven_by_dp += 1
-        return solved[1]
+        """The branch and bound's choice where it proves it within ``QUICK_NODES`` nodes, else
+        the plan's DP; over the plan's budget, the branch and bound's with ``node_limit``."""
+        quick = min(QUICK_NODES, self.node_limit)
+        arrays = SlotArrays.of(slot)  # one set for both searches; gangs only for the choice
+        deadline = time.perf_counter() + self.round_time_limit
+        _, taken, _, proven, nodes = search_slot(arrays, quick, deadline)
+        self.nodes += int(nodes)
+        if proven:
+            return arrays.chosen(taken)
+        solved = self.plan.solve_arrays(arrays)
+        if solved is not None:
+            self.proven_by_dp += 1
+            return arrays.chosen(solved[1])
+        self.over_budget += 1
+        if self.node_limit > quick:
+            return self._bnb(slot)
+        self.unproven_rounds += 1
+        return arrays.chosen(taken)
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
