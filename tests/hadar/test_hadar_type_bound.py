@@ -117,3 +117,44 @@ def test_at_the_slots_start_the_type_bound_is_the_lp_relaxation():
     lp = linprog(cost, a_ub, b_ub, a_eq, np.zeros(nx), bounds, method="highs")
     assert lp.status == 0
     assert _type_part(a, 0, a.free0) == pytest.approx(-lp.fun, rel=1e-7, abs=1e-7)
+
+
+def test_the_type_bounds_lp_is_left_free_of_its_reference_cycle(monkeypatch):
+    """Each slot's LP (a highspy.Highs, whose callbacks refer to it) has its cycle broken, so
+    reference counting frees it: the simulators pause the collector, and a run on the
+    multi-GPU Philly window kept every slot's LP until it ended (2.3 GB)."""
+    import gc
+    import weakref
+
+    import highspy
+
+    from hetsched.hadar import type_bound
+    from hetsched.solvers.highs_run import release
+
+    made = []
+    run = type_bound.run_highs
+
+    def tracked(lp, *args):
+        h, seconds = run(lp, *args)
+        made.append(h)
+        return h, seconds
+
+    monkeypatch.setattr(type_bound, "run_highs", tracked)
+    slot = _slot(3, 12, 0.25)
+    for _ in range(3):
+        SlotArrays.of(slot).with_type_bound()
+    assert len(made) == 3 and all(len(h.callbacks) == 0 for h in made)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        h = highspy.Highs()
+        kept = weakref.ref(h)
+        del h
+        h = highspy.Highs()
+        freed = weakref.ref(h)
+        release(h)
+        del h
+        assert kept() is not None and freed() is None  # the cycle, and release breaking it
+    finally:
+        if was:
+            gc.enable()
