@@ -43,7 +43,6 @@ from hetsched.gavel.problem import Allocation, allocation_view, equal_share_make
 from hetsched.gavel.validate import allocation_report
 from hetsched.instance.model import Instance
 from hetsched.solvers.finalize import finalize
-from hetsched.solvers.highs_run import release
 from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
 from hetsched.solvers.result import SolveResult, Status
 
@@ -133,10 +132,8 @@ def _solve_arrays(
         options=dict(LP_METHODS[solver]),
     )
     h, _ = run_highs(lp)
-    release(h)  # freed when it goes out of scope, even with the collector paused
     if solver == "interior" and h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         h, _ = run_highs(lp, LP_METHODS["ipm"] | {"presolve": "on", "run_crossover": "on"})
-        release(h)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return Status.ERROR, float("nan"), np.zeros_like(a), n
     values = np.asarray(h.getSolution().col_value)

@@ -27,7 +27,6 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.solvers.highs_run import release
 from hetsched.solvers.lp_arrays import ArrayLP, run_highs
 
 INF = np.inf
@@ -110,7 +109,6 @@ def type_multipliers(
         options={},
     )
     h, _ = run_highs(lp)
-    release(h)  # freed when it goes out of scope, even with the collector paused
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return np.zeros(R), np.zeros(n)
     solution = h.getSolution()

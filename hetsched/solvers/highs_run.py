@@ -42,5 +42,6 @@ def release(h: highspy.Highs) -> None:
     that reference counting frees it and its model as soon as its last name goes. Where the
     collector is paused (the simulators' event loops, :mod:`hetsched.core.collector`) a solver
     made each round would otherwise stay in memory to the end of the run: Hadar's type-bound
-    LP grew a run on the multi-GPU Philly window to 2.3 GB. ``h`` can still be read, not run."""
+    LP grew a run on the multi-GPU Philly window to 2.3 GB. ``h`` can still be read, not run.
+    :func:`hetsched.solvers.lp_arrays.run_highs` releases what it runs unless asked not to."""
     h.callbacks.clear()

@@ -19,7 +19,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from hetsched.solvers.highs_run import run_interruptibly
+from hetsched.solvers.highs_run import release, run_interruptibly
 from hetsched.solvers.result import RawResult, SolverOptions, Status
 
 INF = highspy.kHighsInf
@@ -85,8 +85,12 @@ class ArrayLP:
         )
 
 
-def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highspy.Highs, float]:
-    """HiGHS run on ``lp`` (its options, then ``options``); (the solver, seconds)."""
+def run_highs(
+    lp: ArrayLP, options: dict[str, Any] | None = None, rerun: bool = False
+) -> tuple[highspy.Highs, float]:
+    """HiGHS run on ``lp`` (its options, then ``options``); (the solver, seconds). After its run
+    the solver is released (:func:`hetsched.solvers.highs_run.release`: read it, do not run it
+    again; freed by reference counting even where the collector is paused), unless ``rerun``."""
     a = sp.csc_matrix(lp.matrix)
     model = highspy.HighsLp()
     model.num_col_, model.num_row_ = a.shape[1], a.shape[0]
@@ -115,6 +119,8 @@ def run_highs(lp: ArrayLP, options: dict[str, Any] | None = None) -> tuple[highs
         h.run()  # ends within milliseconds (DIRECT_NONZEROS)
     else:
         run_interruptibly(h)
+    if not rerun:
+        release(h)
     return h, time.perf_counter() - t0
 
 

@@ -25,7 +25,7 @@ import pyomo.environ as pe
 from pyomo.common.collections import ComponentMap
 from pyomo.repn import generate_standard_repn
 
-from hetsched.solvers.highs_run import run_interruptibly
+from hetsched.solvers.highs_run import release, run_interruptibly
 from hetsched.solvers.lp_arrays import run_highs
 from hetsched.solvers.pyomo_arrays import compile_lp
 
@@ -57,7 +57,7 @@ def root_cutting_planes(
     t0 = time.perf_counter()
     compiled = compile_lp(model, {"solver": "simplex"})  # warm starts after each round's rows
     relaxation, col, sign = compiled.lp, compiled.column, compiled.sign
-    lp, _ = run_highs(relaxation, {"time_limit": max(0.01, time_limit)})
+    lp, _ = run_highs(relaxation, {"time_limit": max(0.01, time_limit)}, rerun=True)
     known = {id(c) for c in model.component_data_objects(pe.Constraint, active=True)}
     cuts, rounds, bound, history = 0, 0, None, []
     while True:
@@ -98,6 +98,7 @@ def root_cutting_planes(
             break
         lp.setOptionValue("time_limit", max(0.01, time_limit - (time.perf_counter() - t0)))
         run_interruptibly(lp)
+    release(lp)  # freed on return, even where the collector is paused
     return RootCuts(rounds, cuts, bound, time.perf_counter() - t0, why)
 
 

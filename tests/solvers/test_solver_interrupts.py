@@ -90,10 +90,13 @@ def test_highs_stops_at_a_signal_and_keeps_no_callbacks(stop_on_usr1, monkeypatc
 
 
 def test_a_highs_run_that_ends_returns_its_answer_and_keeps_no_callbacks() -> None:
-    h, _ = run_highs(market_split_lp(m=1, n=6))
+    h, _ = run_highs(market_split_lp(m=1, n=6), rerun=True)
     assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
     assert not any(getattr(h, cb).callbacks for cb in ("cbSimplexInterrupt", "cbMipInterrupt"))
     assert not runs_left()
+    released, _ = run_highs(market_split_lp(m=1, n=6))  # the default: its cycle broken
+    assert released.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    assert released.callbacks == [] and not runs_left()
 
 
 def _market_split_cpsat() -> CpsatProblem:
