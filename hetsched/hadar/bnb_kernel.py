@@ -175,6 +175,40 @@ def apply(h, i, free, job, scratch):
 
 
 @nb.njit(cache=True)
+def replay(taken, free, job, scratch):
+    """The gangs of the jobs at queue positions ``taken`` (in order), each found by
+    :func:`find` at the free GPUs the ones before it leave (``free`` is updated): (payoff, cost
+    and number of (machine, type, count) triples of each, the triples in order). A position
+    with no candidate there has payoff <= 0 and no triples."""
+    cap, order, n_order, need, thr = job[0], job[3], job[4], job[5], job[6]
+    H, R = cap.shape
+    gh, gr, gn, gang_cost = scratch[0], scratch[1], scratch[2], scratch[4]
+    m = taken.shape[0]
+    payoff = np.zeros(m)
+    cost = np.zeros(m)
+    count = np.zeros(m, np.int64)
+    triples = np.empty((m * H * R, 3), np.int64)
+    t = 0
+    for p in range(m):
+        i = taken[p]
+        value, h = find(i, free, job, scratch)
+        if h < 0 or value <= 0.0:
+            payoff[p] = min(value, 0.0)
+            continue
+        payoff[p] = value
+        cost[p] = gang_cost[h]
+        _, k, _ = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
+        for e in range(k):
+            triples[t, 0] = gh[e]
+            triples[t, 1] = gr[e]
+            triples[t, 2] = gn[e]
+            free[gh[e] * R + gr[e]] -= gn[e]
+            t += 1
+        count[p] = k
+    return payoff, cost, count, triples[:t]
+
+
+@nb.njit(cache=True)
 def suffix_knapsack(need, ub, by_ratio, n_free):
     """``suffix_value``: for each queue position idx, the fractional knapsack V(G), G = 0..n_free,
     of the jobs from idx on taken in the order ``by_ratio`` (best u/W first): the piecewise-linear

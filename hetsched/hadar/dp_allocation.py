@@ -165,6 +165,7 @@ class DpPlan:
     states: int = 0  # the plan's states
     reaches: list[int] = field(default_factory=list)  # each plan's states, in order
     buffer: np.ndarray = field(default_factory=lambda: np.empty(0))  # the values' array, reused
+    last: tuple | None = None  # the last call's (classes, k_min); None: over the budget
 
     def solve(
         self, slot: Slot, utility_name: str | None = None, comm_cost: float = 0.0
@@ -204,8 +205,15 @@ class DpPlan:
             k_min = None if self.found is None else self.found[0]
         else:
             classes, k_min = kept
-        if self.found is None:
+        self.last = None if self.found is None else (classes, k_min)
+        return self.solve_again(arrays)
+
+    def solve_again(self, arrays: SlotArrays) -> tuple[float, np.ndarray] | None:
+        """:meth:`solve_arrays` for a later slot of the queue of the last call (so the same
+        prices and free GPUs: :meth:`SlotArrays.with_progress`): the value loop alone."""
+        if self.last is None:
             return None
+        classes, k_min = self.last
         with signals_held():
             value, taken, self.buffer = dp_kernel.values(
                 arrays.util, classes, k_min, *self.found[1:], self.buffer

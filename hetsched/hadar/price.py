@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsched.hadar.arrays import HadarView
-from hetsched.hadar.utility import utility
+from hetsched.hadar.utility import utilities
 
 
 def durations(view: HadarView, jobs: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -66,13 +66,15 @@ def price_function(
     eta: float = 1.0,
 ) -> PriceFunction:
     """(6)-(8) over ``jobs`` (default: all; the online algorithm uses the current workload)."""
-    js = list(range(view.n_jobs)) if jobs is None else list(jobs)
+    js = np.arange(view.n_jobs) if jobs is None else np.asarray(jobs, dtype=np.int64)
     t_min, t_max = durations(view, js)
-    u_max = max(utility(view, utility_name, j, t) / view.workers[j] for j, t in zip(js, t_min))
-    u_min = min(
-        utility(view, utility_name, j, view.jct(j, view.horizon)) / (t * view.workers[j])
-        for j, t in zip(js, t_max)
-    ) / (4 * eta)
+    # elementwise, the arithmetic of utility() and view.jct() job by job (the same floats)
+    workers = view.workers[js]
+    u_max = np.max(utilities(view, utility_name, js, t_min) / workers)
+    at_horizon = (view.horizon - view.arrival[js] + view.jct_offset).astype(
+        float
+    ) * view.slot_seconds
+    u_min = np.min(utilities(view, utility_name, js, at_horizon) / (t_max * workers)) / (4 * eta)
     return PriceFunction(float(u_max), float(u_min))
 
 

@@ -37,6 +37,7 @@ class SlotArrays:
     comm_cost: float
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
     ordered: bool = False  # the search explores the child of the larger bound first
+    utility_name: str | None = None  # the utility (None: the instance's)
 
     @classmethod
     def of(
@@ -45,37 +46,60 @@ class SlotArrays:
         utility_name: str | None = None,
         comm_cost: float = 0.0,
         select: str = "min-cost",
+        like: SlotArrays | None = None,
     ) -> SlotArrays:
         """The arrays of ``slot``; each value is computed as the literal FIND_ALLOC
-        (:func:`hetsched.hadar.dp_allocation.find_alloc`) computes it, in the same order."""
-        view, queue, prices, remaining, t = (
-            slot.view,
-            slot.queue,
-            slot.prices,
-            slot.remaining,
-            slot.t,
-        )
-        cap = view.capacity.astype(np.int64)
-        n, n_types = len(queue), cap.shape[1]
+        (:func:`hetsched.hadar.dp_allocation.find_alloc`) computes it, in the same order.
+        ``like``: the arrays of another slot (the last one), whose price tables are taken as
+        they are where its view and price function are this slot's."""
+        view, queue, prices = slot.view, slot.queue, slot.prices
+        n = len(queue)
         jobs = np.asarray(queue, dtype=np.int64)
+        if like is not None and like.slot.view is view and like.slot.prices == prices:
+            cap, price, price_rank, price_sorted = (
+                like.cap,
+                like.price,
+                like.price_rank,
+                like.price_sorted,
+            )
+        else:
+            cap, price, price_rank, price_sorted = cls._price_tables(view, prices)
+        n_types = cap.shape[1]
         need = view.workers[jobs].astype(np.int64) if n else np.zeros(0, np.int64)
         thr = view.throughput[jobs].astype(float) if n else np.zeros((0, n_types))
         # usable types fastest first (a stable sort puts the types of no throughput last)
         order = np.argsort(-thr, axis=1, kind="stable").astype(np.int64)
         n_order = (thr > 0).sum(axis=1).astype(np.int64)
         order[np.arange(n_types) >= n_order[:, None]] = -1
-        # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
-        # (view.jct) and U_i there; elementwise, the same arithmetic as the scalar functions
-        usable = thr > 0
-        workers = need if view.progress == "per-worker" else np.ones(n, dtype=np.int64)
-        rate = np.where(usable, thr * view.slot_seconds * workers[:, None], 1.0)
-        rem = np.asarray(remaining, dtype=float)[jobs][:, None] if n else np.zeros((0, 1))
-        finish = t + np.ceil(rem / rate - 1e-12) - 1
-        jct = (finish - view.arrival[jobs][:, None] + view.jct_offset) * view.slot_seconds
-        util = np.where(usable, utilities(view, utility_name, jobs[:, None], jct), -np.inf)
-        # the bound's u_j: job j at its fastest type (W_j GPUs of it)
-        ub = util[np.arange(n), np.argmax(thr, axis=1)] if n else np.zeros(0)
-        by_ratio = _best_first(ub, need)  # best u/W first
+        free0 = slot.free_gpus().astype(np.int64)
+        empty = np.zeros((0, 0))  # the utilities and what depends on them: :meth:`with_progress`
+        return cls(
+            slot,
+            free0.ravel(),
+            cap,
+            view.machine_class,
+            price.shape[2],
+            order,
+            n_order,
+            need,
+            thr,
+            empty,
+            price,
+            price_rank,
+            price_sorted,
+            empty,
+            np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
+            np.full((n + 1, int(free0.sum()) + 1), np.inf),
+            np.zeros((1, n), dtype=np.int64),
+            float(comm_cost),
+            select == "min-cost",
+            utility_name=utility_name,
+        ).with_progress(slot)
+
+    @staticmethod
+    def _price_tables(view, prices) -> tuple[np.ndarray, ...]:
+        """(cap, price, price_rank, price_sorted): k(g) of (5) for each cell and level."""
+        cap = view.capacity.astype(np.int64)
         c_max = int(cap.max()) if cap.size else 0
         price = np.zeros((*cap.shape, c_max + 1))
         levels_of: dict[int, list[float]] = {}  # k(g) depends on the cell's capacity alone
@@ -86,32 +110,44 @@ class SlotArrays:
             price[h, r, : c + 1] = levels_of[c]
         levels = np.arange(c_max + 1) <= cap[cap > 0][:, None]  # the levels a cell can be at
         price_sorted = np.unique(price[cap > 0][levels])
-        free0 = slot.free_gpus().astype(np.int64)
+        return cap, price, np.searchsorted(price_sorted, price).astype(np.int64), price_sorted
+
+    def with_progress(self, slot: Slot) -> SlotArrays:
+        """The arrays of ``slot``, a later slot of the same queue (so of the same prices
+        (6)-(7), which depend on the queue's jobs alone): only the utilities, and the bound and
+        ranking built on them, depend on the jobs' progress and the slot, and only they are
+        computed again; the type bound is off, as from :meth:`of`."""
+        if list(slot.queue) != list(self.slot.queue) or slot.view is not self.slot.view:
+            raise ValueError("with_progress takes a slot of the same view and queue")
+        view, remaining, t, n = slot.view, slot.remaining, slot.t, len(self.need)
+        jobs = np.asarray(slot.queue, dtype=np.int64)
+        thr, need = self.thr, self.need
+        # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
+        # (view.jct) and U_i there; elementwise, the same arithmetic as the scalar functions
+        usable = thr > 0
+        workers = need if view.progress == "per-worker" else np.ones(n, dtype=np.int64)
+        rate = np.where(usable, thr * view.slot_seconds * workers[:, None], 1.0)
+        rem = np.asarray(remaining, dtype=float)[jobs][:, None] if n else np.zeros((0, 1))
+        finish = t + np.ceil(rem / rate - 1e-12) - 1
+        jct = (finish - view.arrival[jobs][:, None] + view.jct_offset) * view.slot_seconds
+        util = np.where(usable, utilities(view, self.utility_name, jobs[:, None], jct), -np.inf)
+        # the bound's u_j: job j at its fastest type (W_j GPUs of it)
+        ub = util[np.arange(n), np.argmax(thr, axis=1)] if n else np.zeros(0)
+        by_ratio = _best_first(ub, need)  # best u/W first
         # V(G): the fractional knapsack of each queue suffix, flat past the suffix's total size
         with signals_held():
             suffix_value = bnb_kernel.suffix_knapsack(
-                need, ub.astype(float), by_ratio, int(free0.sum())
+                need, ub.astype(float), by_ratio, int(self.free0.sum())
             )
-        return cls(
-            slot,
-            free0.ravel(),
-            cap,
-            view.machine_class,
-            c_max + 1,
-            order,
-            n_order,
-            need,
-            thr,
-            util,
-            price,
-            np.searchsorted(price_sorted, price).astype(np.int64),
-            price_sorted,
-            suffix_value,
-            np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
-            np.full((n + 1, int(free0.sum()) + 1), np.inf),
-            _positions(by_ratio)[None, :],
-            float(comm_cost),
-            select == "min-cost",
+        return replace(
+            self,
+            slot=slot,
+            util=util,
+            suffix_value=suffix_value,
+            lam=np.zeros_like(self.lam),
+            suffix_net=np.full_like(self.suffix_net, np.inf),
+            rank=_positions(by_ratio)[None, :],
+            ordered=False,
         )
 
     def with_type_bound(self) -> SlotArrays:
@@ -204,18 +240,25 @@ class SlotArrays:
 
     def chosen(self, taken: np.ndarray) -> dict[int, Candidate]:
         """The candidates of the jobs at queue positions ``taken``, each found at the GPUs the
-        ones before it leave free: job -> candidate, in queue order."""
+        ones before it leave: job -> candidate, in queue order (the gangs replayed compiled,
+        :func:`hetsched.hadar.bnb_kernel.replay`; the rates of the view's own :meth:`rate`)."""
         H, R = self.cap.shape
         flat = np.ascontiguousarray(self.slot.free_gpus(), dtype=np.int64).ravel()
-        out: dict[int, Candidate] = {}
+        positions = np.ascontiguousarray(taken, dtype=np.int64)
         with signals_held():  # once for all of them, and one set of work arrays
-            scratch = bnb_kernel.scratch(H, R)
-            for i in taken.tolist():
-                cand = self._find(i, flat, scratch)
-                assert cand is not None  # the search took it at this very state
-                for h, r, k in cand.alloc:
-                    flat[h * R + r] -= k
-                out[self.slot.queue[i]] = cand
+            payoff, cost, count, triples = bnb_kernel.replay(
+                positions, flat, self.find_args(), bnb_kernel.scratch(H, R)
+            )
+        out: dict[int, Candidate] = {}
+        rows = triples.tolist()
+        at = 0
+        for i, p, c, k in zip(positions.tolist(), payoff.tolist(), cost.tolist(), count.tolist()):
+            assert p > 0.0  # the search took it at this very state
+            gang = tuple(tuple(row) for row in rows[at : at + k])
+            at += k
+            j = self.slot.queue[i]
+            rate = self.slot.view.rate(j, sorted({r for _, r, _ in gang}), int(self.need[i]))
+            out[j] = Candidate(gang, rate, c, p)
         return out
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from hetsched.core.errors import InputError
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, search_slot
 from hetsched.hadar.dp_allocation import DpPlan, OverBudget, dp_allocation
 from hetsched.hadar.price import price_function
-from hetsched.hadar.slot import Slot
+from hetsched.hadar.slot import Candidate, Slot
 from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.view import HadarView
 from hetsched.instance.extensions import HadarOptions
@@ -50,6 +51,19 @@ PLAN_STATE_BUDGET = 50_000_000
 #: slot proven either way, the same decisions); on philly-static:0e4a51 the node budget mattered
 #: little (1 node: 128 s, 1,000: 125 s)
 QUICK_NODES = 100
+
+
+@dataclass(frozen=True)
+class _Last:
+    """``hadar``'s last slot: its queue, arrays, the positions taken, their gangs and GPUs, and
+    how they were chosen."""
+
+    queue: list[int]
+    arrays: SlotArrays
+    taken: np.ndarray
+    chosen: dict[int, Candidate]
+    plan: dict[int, tuple[int, ...]]
+    by_plan: bool  # chosen by the plan's DP
 
 
 class Hadar:
@@ -91,6 +105,7 @@ class Hadar:
         self.nodes = 0  # branch-and-bound nodes over the run
         self.plan = DpPlan(plan_budget)  # hadar: the DP where the branch and bound stops
         self.proven_by_dp = 0  # hadar: slots the branch and bound left, proven by the plan
+        self.last: _Last | None = None  # hadar: the last slot, for the next one of its queue
 
     def solver_stats(self) -> dict:
         """How each slot's DP_allocation was solved, for the run's summary."""
@@ -117,31 +132,34 @@ class Hadar:
             }
         return out
 
-    def _bnb(self, slot: Slot) -> dict:
-        res = dp_allocation_bnb(slot, node_limit=self.node_limit, time_limit=self.round_time_limit)
-        self.unproven_rounds += not res.proven
-        self.nodes += res.nodes
-        return res.chosen
-
-    def _bnb_then_plan(self, slot: Slot) -> dict:
-        """The branch and bound's choice where it proves it within ``QUICK_NODES`` nodes, else
-        the plan's DP; over the plan's budget, the branch and bound's with ``node_limit``."""
+    def _bnb_then_plan(self, arrays: SlotArrays, by_plan: bool = False) -> tuple[np.ndarray, bool]:
+        """The queue positions taken, and whether the plan's DP chose them: the branch and
+        bound's choice where it proves it within ``QUICK_NODES`` nodes, else the plan's DP;
+        over the plan's budget, the branch and bound's with ``node_limit`` (unproven unless
+        that search ends). Both searches run on the one set of arrays; gangs are found for the
+        choice only. ``by_plan``: the slot follows one of the same queue that the plan solved,
+        so the plan's value loop goes first (it costs less than the quick search there)."""
+        if by_plan:
+            solved = self.plan.solve_again(arrays)
+            if solved is not None:
+                self.proven_by_dp += 1
+                return solved[1], True
         quick = min(QUICK_NODES, self.node_limit)
-        arrays = SlotArrays.of(slot)  # one set for both searches; gangs only for the choice
         deadline = time.perf_counter() + self.round_time_limit
         _, taken, _, proven, nodes = search_slot(arrays, quick, deadline)
         self.nodes += int(nodes)
         if proven:
-            return arrays.chosen(taken)
+            return taken, False
         solved = self.plan.solve_arrays(arrays)
         if solved is not None:
             self.proven_by_dp += 1
-            return arrays.chosen(solved[1])
+            return solved[1], True
         self.over_budget += 1
         if self.node_limit > quick:
-            return self._bnb(slot)
-        self.unproven_rounds += 1
-        return arrays.chosen(taken)
+            _, taken, _, proven, nodes = search_slot(arrays, self.node_limit, deadline)
+            self.nodes += int(nodes)
+        self.unproven_rounds += not proven
+        return taken, False
 
     def prepare(self, instance, jobs) -> None:
         self.data = jobs
@@ -181,7 +199,6 @@ class Hadar:
         )
 
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
-        d = self.data
         if not hasattr(self, "view"):
             self.view = self._view(state)
         v = self.view
@@ -189,17 +206,48 @@ class Hadar:
         remaining = self.remaining
         for j in queue:
             remaining[j] = state.remaining(j)
-        prices = price_function(v, queue, None, self.eta)
-        slot = Slot(v, queue, prices, remaining, state.round + 1)
+        last = self.last
+        same = last is not None and last.queue == queue
+        if same:  # a slot of the same queue: the same prices (6)-(7), new utilities
+            slot = Slot(v, queue, last.arrays.slot.prices, remaining, state.round + 1)
+        else:
+            slot = Slot(
+                v, queue, price_function(v, queue, None, self.eta), remaining, state.round + 1
+            )
         self.slots += 1
         if self.solver == "dp":
+            self.last = None
             try:
                 _, chosen = dp_allocation(slot, state_budget=self.state_budget)
             except OverBudget:
                 self.over_budget += 1
-                chosen = self._bnb(slot)
+                res = dp_allocation_bnb(
+                    slot, node_limit=self.node_limit, time_limit=self.round_time_limit
+                )
+                self.unproven_rounds += not res.proven
+                self.nodes += res.nodes
+                chosen = res.chosen
+            return self._gpus(state, chosen)
+        if same:
+            arrays = last.arrays.with_progress(slot)
         else:
-            chosen = self._bnb_then_plan(slot)
+            arrays = SlotArrays.of(slot, like=None if last is None else last.arrays)
+        taken, by_plan = self._bnb_then_plan(arrays, same and last.by_plan)
+        if same and np.array_equal(taken, last.taken):
+            # the same jobs at the same free GPUs and prices: FIND_ALLOC's gangs (min-cost)
+            # are the last slot's, and so are their GPUs if the jobs hold what they were given
+            chosen = last.chosen
+            plan = dict(last.plan) if state.held == last.plan else self._gpus(state, chosen)
+        else:
+            chosen = arrays.chosen(taken)
+            plan = self._gpus(state, chosen)
+        self.last = _Last(queue, arrays, taken, chosen, plan, by_plan)
+        return plan
+
+    def _gpus(self, state: GangState, chosen: dict) -> dict[int, tuple[int, ...]]:
+        """The chosen (machine, type, count) triples as concrete GPUs, each job keeping its
+        GPUs of last round where they fit (a move costs a restore)."""
+        d = self.data
         free = set(range(d.n_gpus))
         plan: dict[int, tuple[int, ...]] = {}
         others = {g for gs in state.held.values() for g in gs}

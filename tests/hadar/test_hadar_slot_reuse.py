@@ -1,0 +1,155 @@
+"""What ``hadar`` carries from one slot to the next (hetsched.sim.gang_policies.hadar): the
+arrays of a later slot of the same queue (SlotArrays.with_progress), price tables taken from
+another slot's arrays (SlotArrays.of(like=...)), the plan's value loop alone
+(DpPlan.solve_again), the gangs replayed compiled (SlotArrays.chosen), the price function over
+arrays (price.price_function); each against what it replaces, and a whole run against one
+that rebuilds every slot."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetsched.hadar.dp_allocation import DpPlan, dp_allocation
+from hetsched.hadar.price import durations, price_function
+from hetsched.hadar.slot import Slot
+from hetsched.hadar.slot_arrays import SlotArrays
+from hetsched.hadar.utility import utility
+from hetsched.hadar.view import hadar_view
+from hetsched.instance.generators import hadar_cluster
+
+
+def _slots(seed: int, n: int, keep: float, steps: int) -> list[Slot]:
+    """``steps`` slots of one queue, the remaining work shrinking (the prices stay)."""
+    v = hadar_view(hadar_cluster(seed, n_jobs=n))
+    queue = list(range(n))
+    free = np.floor(v.capacity * keep).astype(np.int64)
+    prices = price_function(v, queue)
+    rng = np.random.default_rng(seed)
+    remaining = v.work.astype(float)
+    out = []
+    for t in range(1, steps + 1):
+        out.append(Slot(v, queue, prices, remaining.copy(), t, free))
+        remaining = remaining * rng.uniform(0.2, 1.0, n)
+    return out
+
+
+def _same_arrays(a: SlotArrays, b: SlotArrays) -> bool:
+    for name in a.__dataclass_fields__:
+        x, y = getattr(a, name), getattr(b, name)
+        if name == "slot":
+            continue
+        if isinstance(x, np.ndarray):
+            if x.shape != y.shape or not np.array_equal(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 12), st.sampled_from([1.0, 0.5]))
+def test_a_later_slot_of_the_same_queue_gets_the_arrays_built_from_scratch(seed, n, keep):
+    first, *later = _slots(seed, max(n, 1), keep, 4)
+    arrays = SlotArrays.of(first)
+    for slot in later:
+        again = arrays.with_progress(slot)
+        assert _same_arrays(again, SlotArrays.of(slot))
+        # the type bound is built on the new utilities, as from scratch
+        assert _same_arrays(again.with_type_bound(), SlotArrays.of(slot).with_type_bound())
+        arrays = again
+
+
+def test_progress_is_refused_for_another_queue():
+    a, b = _slots(1, 6, 1.0, 2)
+    other = Slot(b.view, b.queue[:-1], b.prices, b.remaining, b.t, b.free)
+    with pytest.raises(ValueError, match="same view and queue"):
+        SlotArrays.of(a).with_progress(other)
+
+
+def test_price_tables_are_taken_from_like_arrays_only_for_the_same_prices():
+    slot = _slots(2, 10, 1.0, 1)[0]
+    shorter = Slot(slot.view, slot.queue[:6], slot.prices, slot.remaining, slot.t)
+    like = SlotArrays.of(slot)
+    taken = SlotArrays.of(shorter, like=like)
+    assert taken.price is like.price  # the same tables, not built again
+    assert _same_arrays(taken, SlotArrays.of(shorter))
+    cheaper = Slot(
+        slot.view, slot.queue[:6], price_function(slot.view, slot.queue[:3]), slot.remaining, 1
+    )
+    rebuilt = SlotArrays.of(cheaper, like=like)
+    assert rebuilt.price is not like.price and not np.array_equal(rebuilt.price, like.price)
+    assert _same_arrays(rebuilt, SlotArrays.of(cheaper))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 12), st.sampled_from([1.0, 0.5]))
+def test_the_chosen_gangs_are_find_alloc_job_by_job(seed, n, keep):
+    slot = _slots(seed, n, keep, 1)[0]
+    arrays = SlotArrays.of(slot)
+    _, chosen = dp_allocation(slot)
+    position = {j: i for i, j in enumerate(slot.queue)}
+    taken = np.array(sorted(position[j] for j in chosen), dtype=np.int64)
+    free = slot.free_gpus()
+    one_by_one = {}
+    for i in taken.tolist():
+        cand = arrays.find(i, free)
+        for h, r, k in cand.alloc:
+            free[h, r] -= k
+        one_by_one[slot.queue[i]] = cand
+    assert arrays.chosen(taken) == one_by_one == chosen
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 12), st.sampled_from([1.0, 0.5]))
+def test_the_plans_value_loop_alone_solves_a_later_slot_of_the_same_queue(seed, n, keep):
+    first, *later = _slots(seed, n, keep, 4)
+    plan = DpPlan(10**9)
+    arrays = SlotArrays.of(first)
+    assert plan.solve_arrays(arrays) is not None
+    for slot in later:
+        arrays = arrays.with_progress(slot)
+        value, taken = plan.solve_again(arrays)
+        best, chosen = dp_allocation(slot)
+        assert value == best and arrays.chosen(taken) == chosen
+    assert len(plan.reaches) == 1
+    assert DpPlan(0).solve_again(arrays) is None  # nothing solved yet: nothing to repeat
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30))
+def test_the_price_function_is_the_per_job_formula(seed, n):
+    v = hadar_view(hadar_cluster(seed, n_jobs=n))
+    rng = np.random.default_rng(seed)
+    queue = sorted(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).tolist())
+    for name in ("effective-throughput", "reciprocal-jct", "finish-time-fairness"):
+        t_min, t_max = durations(v, queue)
+        u_max = max(utility(v, name, j, t) / v.workers[j] for j, t in zip(queue, t_min))
+        u_min = min(
+            utility(v, name, j, v.jct(j, v.horizon)) / (t * v.workers[j])
+            for j, t in zip(queue, t_max)
+        ) / (4 * 1.5)
+        got = price_function(v, queue, name, eta=1.5)
+        assert (got.u_max, got.u_min) == (u_max, u_min)  # the same floats
+
+
+def test_a_run_that_carries_the_last_slot_equals_one_that_rebuilds_every_slot():
+    """The same decisions, slot for slot, and every slot proven, on a Philly window and on the
+    stable load: what the last slot leaves (arrays, plan, gangs, GPUs) changes no choice."""
+    from hetsched.sim.gang_engine import simulate_gang
+    from hetsched.sim.gang_policies.hadar import Hadar
+    from hetsched.sim.workloads import load_workload, philly_window
+
+    class Rebuilding(Hadar):
+        def allocate(self, state):
+            self.last = None
+            return super().allocate(state)
+
+    stable = load_workload("gavel-poisson:stable", n_jobs=60, seed=0)
+    for inst in (philly_window(0, n_jobs=24, per_type=2), stable):
+        carried, rebuilt = Hadar(), Rebuilding()
+        runs = [simulate_gang(inst, p, restore_seconds=10.0) for p in (carried, rebuilt)]
+        assert runs[0].segments == runs[1].segments
+        a, b = carried.solver_stats(), rebuilt.solver_stats()
+        assert a["proven_slots"] == a["slots"] == b["slots"] == b["proven_slots"]
+        assert a["proven_by_dp"] > 0
