@@ -162,8 +162,10 @@ class DpPlan:
     rows: list = field(default_factory=list)  # the plan's queue: each position's class row
     class_of: dict = field(default_factory=dict)  # class row -> the plan's class
     found: tuple | None = None  # reach's (k_min, head, link, take, slow_of, cost_of); None: over
+    table: tuple | None = None  # the plan as :func:`dp_kernel.sweep` extends it; None: over
     states: int = 0  # the plan's states
-    reaches: list[int] = field(default_factory=list)  # each plan's states, in order
+    reaches: list[int] = field(default_factory=list)  # each new plan's states, in order
+    extensions: int = 0  # plans extended by jobs that arrived
     buffer: np.ndarray = field(default_factory=lambda: np.empty(0))  # the values' array, reused
     last: tuple | None = None  # the last call's (classes, k_min); None: over the budget
 
@@ -184,24 +186,15 @@ class DpPlan:
             np.ascontiguousarray(a).tobytes()
             for a in (arrays.free0, arrays.cap, arrays.mclass, arrays.price)
         ) + (arrays.comm_cost,)
-        rows = [r.tobytes() for r in arrays.class_rows()]
+        rows = arrays.class_rows_bytes()
         kept = self._kept(key, rows)
+        if kept is None and self._extend(key, rows, arrays):
+            kept = self._kept(key, rows)
         if kept is None:
-            self.found = None  # the old plan's arrays go before the new ones are built
+            self.found = self.table = None  # the old plan goes before the new one is built
             classes = arrays.classes()
-            with signals_held():
-                out = dp_kernel.reach(
-                    arrays.free0,
-                    arrays.find_args(),
-                    *arrays.key_args(),
-                    classes,
-                    int(self.state_budget),
-                    False,
-                )
-            self.key, self.rows, self.states = key, rows, int(out[0])
             self.class_of = dict(zip(rows, classes.tolist()))
-            self.found = None if out[1] else out[4:]
-            self.reaches.append(self.states)
+            self._sweep(key, rows, classes, rows, arrays, new=True)
             k_min = None if self.found is None else self.found[0]
         else:
             classes, k_min = kept
@@ -219,6 +212,62 @@ class DpPlan:
                 arrays.util, classes, k_min, *self.found[1:], self.buffer
             )
         return float(value), taken
+
+    def _sweep(
+        self, key: tuple, rows: list, classes: np.ndarray, current: list, arrays, new: bool
+    ) -> None:
+        """Reach the plan of the queue of class ``rows`` (``classes``: their classes), from a
+        new root or from the plan as it is (an extension), within the budget; ``current``: the
+        class rows of ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
+        n_cls = max(self.class_of.values(), default=-1) + 1
+        rep = np.full(max(n_cls, 1), -1, dtype=np.int64)  # a job of each class in ``arrays``
+        for i in range(len(current) - 1, -1, -1):
+            rep[self.class_of[current[i]]] = i
+        bits, n_words = arrays.key_args()
+        table = self.table
+        if new:
+            table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1))
+        with signals_held():
+            count, over, table = dp_kernel.sweep(
+                table,
+                arrays.find_args(),
+                bits,
+                n_words,
+                classes,
+                rep,
+                int(self.state_budget),
+                False,
+            )
+        self.key, self.rows, self.states = key, rows, int(count)
+        if new:
+            self.reaches.append(self.states)
+        else:
+            self.extensions += 1
+        if over:
+            self.found = self.table = None
+            return
+        self.table = table
+        k_min = dp_kernel.first_indices(table)
+        self.found = (k_min, table[9], table[5], table[6], table[7], table[8])
+
+    def _extend(self, key: tuple, rows: list, arrays: SlotArrays) -> bool:
+        """Extend the plan to serve a queue of class ``rows`` that is the plan's with jobs
+        removed and jobs appended (within the share ``keep`` of the extended queue and the
+        budget); False if it cannot."""
+        if key != self.key or self.table is None or not self.rows:
+            return False
+        j = 0  # the rows matched, in order, by the plan's queue
+        for row in self.rows:
+            if j < len(rows) and rows[j] == row:
+                j += 1
+        longer = self.rows + rows[j:]
+        if j == len(rows) or len(rows) < self.keep * len(longer):
+            return False
+        for row in rows[j:]:
+            self.class_of.setdefault(row, len(self.class_of))
+        classes = np.array([self.class_of[r] for r in longer], dtype=np.int64)
+        self._sweep(key, longer, classes, rows, arrays, new=False)
+        return self.found is not None
 
     def _kept(self, key: tuple, rows: list) -> tuple[np.ndarray, np.ndarray] | None:
         """If the plan serves a queue of these class rows (the same key, the plan's queue with

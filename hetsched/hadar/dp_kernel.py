@@ -20,52 +20,20 @@ import numpy as np
 from hetsched.hadar import state_table
 from hetsched.hadar.bnb_kernel import apply, find, scratch
 
-# a class's take at a free-GPU vector: none, or one that fills the cluster (else the entry of
-# the free GPUs it leaves)
-_NONE, _FULL = -1, -2
+# a class's take at a free-GPU vector: no job of the class from the vector's first index on,
+# one that fills the cluster, or no gang that fits (else the entry of the free GPUs it leaves)
+_NONE, _FULL, _NOFIT = -1, -2, -3
 
 
 @nb.njit(cache=True)
-def reach(free0, job, bits, n_words, classes, budget, literal=True):
-    """The free-GPU vectors F that DP_allocation reaches from ``free0``, each with the first
-    queue index k_min(F) at which it is reached and, per class of jobs, its take there: the
-    entry of the F it leaves (``_FULL`` if it fills the cluster, ``_NONE`` if no job of the
-    class from k_min(F) on has a candidate), the gang's slowest type and its cost. Returns
-    (states, over budget, entries, rows, k_min, head, link, take, slow, cost), ``head[g]`` and
-    ``link`` listing the entries with g free GPUs.
-
-    The DP evaluates every state it can reach: from (k, F) with F not empty it reaches (k + 1, F)
-    by a skip, so the states with free GPUs F are (k, F) for every k from k_min(F) to n, and the
-    states with no free GPU are the (i + 1, 0) of the takes that fill the cluster. So it
-    evaluates sum_F (n - k_min(F) + 1) states over the reachable F, plus those. The F are taken
-    in decreasing number of free GPUs (a take lowers it), so k_min(F) is known when F is; past
-    ``budget`` (>= 0) states it stops.
-
-    ``classes[i]``: job i's class, jobs with the same type order and gang size. Under the
-    min-cost rule FIND_ALLOC gives every job of a class the same gang: the cheapest gangs do not
-    depend on the job, and among them each job takes the first of the fewest types, since U_j
-    does not grow with the gang's slowest type (U_j falls with the JCT, the JCT with the rate).
-    A job of the class then has a candidate where its payoff, U_j at that gang's rate less its
-    cost, is positive. Under ``max-payoff`` the caller gives each job its own class."""
-    cap, order, need, util = job[0], job[3], job[5], job[7]
-    n = need.shape[0]
-    H, R = cap.shape
-    HR = H * R
-    work = scratch(H, R)
-    gang_q, gang_cost = work[3], work[4]
-    n_cls = 1
-    for i in range(n):
-        n_cls = max(n_cls, classes[i] + 1)
-    first_of = np.full(n_cls, -1, np.int64)  # a class's first job
-    nxt = np.full(n, -1, np.int64)  # the next job of the same class
-    last = np.full(n_cls, -1, np.int64)
-    for i in range(n):
-        c = classes[i]
-        if first_of[c] < 0:
-            first_of[c] = i
-        else:
-            nxt[last[c]] = i
-        last[c] = i
+def start(free0, bits, n_words, n_cls):
+    """A plan with the root alone (free GPUs ``free0``, first index 0) and no take known, for
+    :func:`sweep`: (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e),
+    the state table of the vectors F (their first index k_min(F) as the entry's value) and, per
+    entry, its row of free GPUs, the next entry with as many free GPUs, and per class its take
+    (the entry it leaves), the gang's slowest type and cost; ``head[g]``: the first entry with g
+    free GPUs."""
+    HR = free0.shape[0]
     total0 = 0
     for c in range(HR):
         total0 += free0[c]
@@ -77,19 +45,68 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
     slow_of = np.zeros((size, n_cls), np.int64)
     cost_of = np.zeros((size, n_cls), np.float64)
     head = np.full(total0 + 1, -1, np.int64)
-    filled = np.zeros(n + 1, np.bool_)  # the k of the states (k, no free GPU)
     key = np.empty(n_words, np.uint64)
     state_table.pack(free0, bits, key)
     slots, e_idx, e_key, e_val = state_table.add(slots, e_idx, e_key, e_val, 0, 0, key)
     e_val[0, 0] = 0.0
     rows[0] = free0
     head[total0] = 0
-    n_e = 1
+    return slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, 1
+
+
+@nb.njit(cache=True)
+def _widen(a, n_cls, fill):
+    """``a`` with its columns padded to ``n_cls`` with ``fill`` (a class first met)."""
+    if a.shape[1] >= n_cls:
+        return a
+    out = np.full((a.shape[0], n_cls), fill, a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
+
+
+@nb.njit(cache=True)
+def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
+    """Every take not yet known in ``plan`` (:func:`start`) for the queue of ``classes``
+    (``classes[i]``: job i's class), and the vectors they reach: (states, over budget, plan).
+
+    A vector F's take for class c is that of the first job of c from k_min(F) on (FIND_ALLOC
+    at ``rep[c]``, a job of the class in ``job``'s arrays, or at that job itself if
+    ``literal``); it depends on F and the class alone, so a take once found stays. So a plan
+    reached for a queue serves that queue with jobs appended (an *extension*): only the takes
+    of the appended jobs' classes where no earlier job of theirs came after k_min(F) are new,
+    and the vectors they reach have a first index past the old queue, so no old k_min moves."""
+    slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e = plan
+    cap, order, util = job[0], job[3], job[7]
+    n = classes.shape[0]
+    H, R = cap.shape
+    HR = H * R
+    work = scratch(H, R)
+    gang_q, gang_cost = work[3], work[4]
+    n_cls = 1
+    for i in range(n):
+        n_cls = max(n_cls, classes[i] + 1)
+    take = _widen(take, n_cls, _NONE)
+    slow_of = _widen(slow_of, n_cls, 0)
+    cost_of = _widen(cost_of, n_cls, 0.0)
+    first_of = np.full(n_cls, -1, np.int64)  # a class's first job
+    nxt = np.full(n, -1, np.int64)  # the next job of the same class
+    last = np.full(n_cls, -1, np.int64)
+    for i in range(n):
+        c = classes[i]
+        if first_of[c] < 0:
+            first_of[c] = i
+        else:
+            nxt[last[c]] = i
+        last[c] = i
+    total0 = head.shape[0] - 1
+    filled = np.zeros(n + 1, np.bool_)  # the k of the states (k, no free GPU)
+    key = np.empty(n_words, np.uint64)
     count = 0
     over = False
     if n == 0 or total0 == 0:  # the root alone, a terminal state
-        count = 1
         head[total0] = -1
+        plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e)
+        return 1, over, plan
     after = np.empty(HR, np.int64)
     for total in range(total0, 0, -1):
         e = head[total]
@@ -101,15 +118,21 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
                 break
             free = rows[e]
             for c in range(n_cls):
+                if take[e, c] != _NONE:  # known: it depends on F and the class alone
+                    continue
                 i = first_of[c]
                 while i >= 0 and i < k:
                     i = nxt[i]
                 if i < 0:
                     continue
-                _, h = find(i, free, job, work)
+                r = i if literal else rep[c]
+                if r < 0:
+                    raise ValueError("sweep: a class with a job to take has no job in the arrays")
+                _, h = find(r, free, job, work)
                 if h < 0:  # no gang fits
+                    take[e, c] = _NOFIT
                     continue
-                slow = order[i, gang_q[h] - 1]  # the gang's slowest type: its q-th
+                slow = order[r, gang_q[h] - 1]  # the gang's slowest type: its q-th
                 cost = gang_cost[h]
                 slow_of[e, c] = slow
                 cost_of[e, c] = cost
@@ -118,16 +141,12 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
                 if i < 0:  # no job of the class from k on has a candidate here
                     continue
                 after[:] = free
-                apply(h, i, after, job, work)
+                apply(h, r, after, job, work)
                 left = 0
                 for cc in range(HR):
                     left += after[cc]
                 if left == 0:
                     take[e, c] = _FULL
-                    while i >= 0:  # each such take reaches (i + 1, no free GPU)
-                        if not literal or util[i, slow] - cost > 0.0:
-                            filled[i + 1] = True
-                        i = nxt[i]
                     continue
                 state_table.pack(after, bits, key)
                 f = state_table.find(slots, e_idx, e_key, 0, key)
@@ -154,15 +173,73 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
             e = link[e]
         if over:
             break
-    if not over:
+    if not over:  # each take that fills the cluster reaches (i + 1, no free GPU)
+        for e in range(n_e):
+            k = np.int64(e_val[e, 0])
+            for c in range(n_cls):
+                if take[e, c] != _FULL:
+                    continue
+                i = first_of[c]
+                while i >= 0 and i < k:
+                    i = nxt[i]
+                while i >= 0:
+                    if not literal or util[i, slow_of[e, c]] - cost_of[e, c] > 0.0:
+                        filled[i + 1] = True
+                    i = nxt[i]
         for k in range(n + 1):
             if filled[k]:
                 count += 1
         over = budget >= 0 and count > budget
+    plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e)
+    return count, over, plan
+
+
+@nb.njit(cache=True)
+def first_indices(plan):
+    """k_min(F) of each entry of ``plan``."""
+    e_val, n_e = plan[3], plan[10]
     k_min = np.empty(n_e, np.int64)
     for e in range(n_e):
         k_min[e] = np.int64(e_val[e, 0])
-    return count, over, n_e, rows, k_min, head, link, take, slow_of, cost_of
+    return k_min
+
+
+@nb.njit(cache=True)
+def reach(free0, job, bits, n_words, classes, budget, literal=True):
+    """The free-GPU vectors F that DP_allocation reaches from ``free0``, each with the first
+    queue index k_min(F) at which it is reached and, per class of jobs, its take there: the
+    entry of the F it leaves (``_FULL`` if it fills the cluster, ``_NONE`` if no job of the
+    class from k_min(F) on has a candidate, ``_NOFIT`` if no gang fits), the gang's slowest
+    type and its cost. Returns (states, over budget, entries, rows, k_min, head, link, take,
+    slow, cost), ``head[g]`` and ``link`` listing the entries with g free GPUs (:func:`sweep`
+    from :func:`start`).
+
+    The DP evaluates every state it can reach: from (k, F) with F not empty it reaches (k + 1, F)
+    by a skip, so the states with free GPUs F are (k, F) for every k from k_min(F) to n, and the
+    states with no free GPU are the (i + 1, 0) of the takes that fill the cluster. So it
+    evaluates sum_F (n - k_min(F) + 1) states over the reachable F, plus those. The F are taken
+    in decreasing number of free GPUs (a take lowers it), so k_min(F) is known when F is; past
+    ``budget`` (>= 0) states it stops.
+
+    ``classes[i]``: job i's class, jobs with the same type order and gang size. Under the
+    min-cost rule FIND_ALLOC gives every job of a class the same gang: the cheapest gangs do not
+    depend on the job, and among them each job takes the first of the fewest types, since U_j
+    does not grow with the gang's slowest type (U_j falls with the JCT, the JCT with the rate).
+    A job of the class then has a candidate where its payoff, U_j at that gang's rate less its
+    cost, is positive. Under ``max-payoff`` the caller gives each job its own class. With
+    ``literal`` False every take is followed whatever its payoff (:class:`DpPlan`'s superset)."""
+    n = classes.shape[0]
+    n_cls = 1
+    for i in range(n):
+        n_cls = max(n_cls, classes[i] + 1)
+    rep = np.full(n_cls, -1, np.int64)  # each class's first job
+    for i in range(n - 1, -1, -1):
+        rep[classes[i]] = i
+    count, over, plan = sweep(
+        start(free0, bits, n_words, n_cls), job, bits, n_words, classes, rep, budget, literal
+    )
+    rows, link, take, slow_of, cost_of, head, n_e = plan[4:]
+    return count, over, n_e, rows, first_indices(plan), head, link, take, slow_of, cost_of
 
 
 @nb.njit(cache=True)
@@ -217,8 +294,9 @@ def values(util, classes, k_min, head, link, take, slow_of, cost_of, buffer):
                 f = take[e, c]
                 off[c] = zeros if f < 0 else start[f] - k_min[f] + 1
                 # no take: no payoff (its slowest type and cost were never written)
-                slow[c] = 0 if f == _NONE else slow_of[e, c]
-                cost[c] = np.inf if f == _NONE else cost_of[e, c]
+                none = f == _NONE or f == _NOFIT
+                slow[c] = 0 if none else slow_of[e, c]
+                cost[c] = np.inf if none else cost_of[e, c]
             base = start[e] - k_min[e]
             best = 0.0
             value[base + n] = best  # line 1: the end of the queue
@@ -238,7 +316,7 @@ def values(util, classes, k_min, head, link, take, slow_of, cost_of, buffer):
         base = start[e] - k_min[e]
         c = classes[k]
         f = take[e, c]
-        if f == _NONE:
+        if f == _NONE or f == _NOFIT:
             continue
         payoff = util[k, slow_of[e, c]] - cost_of[e, c]
         if payoff <= 0.0:

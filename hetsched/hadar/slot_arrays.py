@@ -209,6 +209,10 @@ class SlotArrays:
             return np.arange(len(self.need), dtype=np.int64)
         return np.unique(self.class_rows(), axis=0, return_inverse=True)[1].astype(np.int64).ravel()
 
+    def class_rows_bytes(self) -> list[bytes]:
+        """Each job's :meth:`class_rows` row as bytes (a key of its class)."""
+        return [r.tobytes() for r in self.class_rows()]
+
     def class_rows(self) -> np.ndarray:
         """What makes a job's class (:meth:`classes`): [i] its type order, its ties, W_i."""
         n = len(self.need)

@@ -136,7 +136,7 @@ def test_a_plan_is_kept_only_for_the_same_free_gpus_and_prices():
 @given(st.integers(0, 10_000), st.integers(4, 12), st.sampled_from([1.0, 0.5]))
 def test_a_plan_serves_its_queue_with_jobs_removed(seed, n, keep):
     """The jobs that end leave a queue the plan still serves (the same prices): the literal
-    optimum with no new reach; a job that arrives makes a new plan."""
+    optimum with no new reach; a job that arrives extends the plan."""
     full = _slots(seed, n, keep, 1)[0]
     slot = Slot(full.view, full.queue[:-1], full.prices, full.remaining, 1, full.free)
     rng = np.random.default_rng(seed)
@@ -149,9 +149,9 @@ def test_a_plan_serves_its_queue_with_jobs_removed(seed, n, keep):
         assert plan.solve(shorter) == dp_allocation(shorter)
     assert len(plan.reaches) == 1
     back = Slot(slot.view, queue + full.queue[-1:], slot.prices, slot.remaining, 2, slot.free)
-    assert plan.solve(back) == dp_allocation(back)  # kept only if its classes fit the plan's
-    assert plan.solve(full) == dp_allocation(full)  # longer than the plan's queue: a new plan
-    assert len(plan.reaches) in (2, 3)
+    assert plan.solve(back) == dp_allocation(back)  # kept if its classes fit the plan's
+    assert plan.solve(full) == dp_allocation(full)  # longer than the plan's queue: extended
+    assert len(plan.reaches) == 1 and plan.extensions in (1, 2)
 
 
 def test_a_plan_is_reached_anew_for_a_queue_much_shorter_than_its_own():
@@ -179,3 +179,40 @@ def test_over_the_plans_budget_hadar_takes_the_branch_and_bounds_full_search():
     s = hadar.solver_stats()
     assert s["proven_by_dp"] == 0 and 0 < s["dp_over_budget"] < s["slots"]
     assert s["proven_slots"] == literal.solver_stats()["proven_slots"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 14), st.sampled_from([1.0, 0.5]))
+def test_a_plan_extended_by_arrivals_gives_the_literal_dps_optimum(seed, n, keep):
+    """Jobs leave and arrive (at the queue's end, as arrivals do) under one price function: each
+    slot at the literal DP's optimum and choice, the plan extended rather than reached anew, its
+    states a superset of the literal DP's."""
+    full = _slots(seed, n, keep, 1)[0]
+    rng = np.random.default_rng(seed)
+    plan = DpPlan(10**9, keep=0.0)
+    queue = list(full.queue[: max(1, n // 2)])
+    waiting = list(full.queue[len(queue) :])
+    remaining = full.remaining.copy()
+    for t in range(1, 10):
+        if waiting and rng.random() < 0.6:
+            queue.append(waiting.pop(0))
+        if len(queue) > 1 and rng.random() < 0.4:
+            queue.pop(int(rng.integers(0, len(queue))))
+        remaining = remaining * rng.uniform(0.5, 1.0, n)
+        slot = Slot(full.view, list(queue), full.prices, remaining.copy(), t, full.free)
+        stats: dict = {}
+        assert plan.solve(slot) == dp_allocation(slot, stats=stats)
+        assert plan.states >= stats["states"]
+    assert len(plan.reaches) == 1  # never reached anew: kept or extended
+
+
+def test_an_extension_over_the_budget_reaches_the_queue_anew():
+    full = _slots(6, 12, 1.0, 1)[0]
+    head = Slot(full.view, full.queue[:6], full.prices, full.remaining, 1, full.free)
+    whole = DpPlan(10**9)
+    assert whole.solve(full) is not None
+    plan = DpPlan(whole.states - 1, keep=0.0)  # the whole queue does not fit, its half does
+    assert plan.solve(head) == dp_allocation(head)
+    assert plan.solve(full) is None  # extended past the budget, then reached anew: over
+    assert plan.extensions == 1 and len(plan.reaches) == 2
+    assert plan.solve(head) == dp_allocation(head)  # a shorter queue is reached again
