@@ -220,6 +220,7 @@ def test_bench_sim_quick(tmp_path, capsys):
     assert "similarity:pack" in scaled
     stable = out["stable_scaling"]
     assert {r["policy"] for r in stable} >= scaled  # every policy, on the stable load too
+    assert "hadar" in {r["policy"] for r in stable}  # and Hadar's, whose queue stays short there
     for r in stable:
         assert r["valid"] and r["workload"] == "gavel-poisson:stable"
         assert list(r["cpu_seconds"]) == ["100", "200"]
