@@ -13,45 +13,28 @@ from hetsched.hadar.dp_allocation import DpPlan, dp_allocation
 from hetsched.hadar.price import price_function
 from hetsched.hadar.slot import Slot
 from hetsched.hadar.slot_arrays import SlotArrays
-from hetsched.hadar.view import hadar_view
-from hetsched.instance.generators import hadar_cluster
-
-
-def _slots(seed: int, n: int, keep: float, steps: int) -> list[Slot]:
-    """``steps`` slots of one queue on hadar-cluster, the jobs' remaining work shrinking: the
-    prices stay (they depend on the queue's jobs), the utilities move."""
-    v = hadar_view(hadar_cluster(seed, n_jobs=n))
-    queue = list(range(n))
-    free = np.floor(v.capacity * keep).astype(np.int64)
-    prices = price_function(v, queue)
-    rng = np.random.default_rng(seed)
-    remaining = v.work.astype(float)
-    out = []
-    for t in range(1, steps + 1):
-        out.append(Slot(v, queue, prices, remaining.copy(), t, free))
-        remaining = remaining * rng.uniform(0.2, 1.0, n)
-    return out
+from hetsched.testing.hadar_slots import queue_slots
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.integers(3, 12), st.sampled_from([1.0, 0.5, 0.25]))
 def test_a_plan_gives_the_literal_dps_optimum_and_choice_on_every_slot(seed, n, keep):
     plan = DpPlan(10**9)
-    slots = _slots(seed, n, keep, 3)
+    slots = queue_slots(seed, n, keep, 3)
     for slot in slots:
         stats: dict = {}
         assert plan.solve(slot) == dp_allocation(slot, stats=stats)
         assert plan.states >= stats["states"]  # every literal state, and maybe more
     assert len(plan.reaches) == 1  # one queue, one plan
     # another queue: a new plan, again the literal optimum
-    other = _slots(seed + 1, n, keep, 1)[0]
+    other = queue_slots(seed + 1, n, keep, 1)[0]
     assert plan.solve(other) == dp_allocation(other)
     assert plan.solve(slots[0]) == dp_allocation(slots[0])
     assert len(plan.reaches) == 3
 
 
 def test_a_plan_over_its_budget_solves_nothing_and_says_so():
-    slot = _slots(3, 10, 1.0, 1)[0]
+    slot = queue_slots(3, 10, 1.0, 1)[0]
     full = DpPlan(10**9)
     assert full.solve(slot) is not None
     small = DpPlan(full.states - 1)
@@ -62,7 +45,7 @@ def test_a_plan_over_its_budget_solves_nothing_and_says_so():
 def test_jobs_with_tied_throughputs_form_their_own_class():
     """A gang's slowest type is the first of the least throughput, so two jobs with one type
     order but different ties between its types may take different slowest types: two classes."""
-    slot = _slots(0, 6, 1.0, 1)[0]
+    slot = queue_slots(0, 6, 1.0, 1)[0]
     v = slot.view
     v.throughput[0] = [3.0, 3.0, 1.0]
     v.throughput[1] = [3.0, 2.0, 1.0]
@@ -75,7 +58,7 @@ def test_jobs_with_tied_throughputs_form_their_own_class():
 
 
 def test_the_superset_reach_counts_at_least_the_literal_states():
-    slot = _slots(5, 12, 1.0, 1)[0]
+    slot = queue_slots(5, 12, 1.0, 1)[0]
     arrays = SlotArrays.of(slot)
     args = (arrays.free0, arrays.find_args(), *arrays.key_args(), arrays.classes())
     literal = dp_kernel.count_states(*args, -1)
@@ -121,7 +104,7 @@ def test_hadar_proves_every_slot_where_its_node_budget_does_not():
 
 
 def test_a_plan_is_kept_only_for_the_same_free_gpus_and_prices():
-    slot = _slots(2, 10, 1.0, 1)[0]
+    slot = queue_slots(2, 10, 1.0, 1)[0]
     half = Slot(slot.view, slot.queue, slot.prices, slot.remaining, slot.t, slot.view.capacity // 2)
     cheaper = Slot(
         slot.view, slot.queue, price_function(slot.view, slot.queue[:5]), slot.remaining, slot.t
@@ -137,7 +120,7 @@ def test_a_plan_is_kept_only_for_the_same_free_gpus_and_prices():
 def test_a_plan_serves_its_queue_with_jobs_removed(seed, n, keep):
     """The jobs that end leave a queue the plan still serves (the same prices): the literal
     optimum with no new reach; a job that arrives extends the plan."""
-    full = _slots(seed, n, keep, 1)[0]
+    full = queue_slots(seed, n, keep, 1)[0]
     slot = Slot(full.view, full.queue[:-1], full.prices, full.remaining, 1, full.free)
     rng = np.random.default_rng(seed)
     plan = DpPlan(10**9, keep=0.0)  # kept for any shorter queue
@@ -155,7 +138,7 @@ def test_a_plan_serves_its_queue_with_jobs_removed(seed, n, keep):
 
 
 def test_a_plan_is_reached_anew_for_a_queue_much_shorter_than_its_own():
-    slot = _slots(4, 12, 1.0, 1)[0]
+    slot = queue_slots(4, 12, 1.0, 1)[0]
     plan = DpPlan(10**9)  # keep = 0.9
     plan.solve(slot)
     for size, reaches in ((11, 1), (10, 2), (9, 2), (8, 3)):
@@ -187,7 +170,7 @@ def test_a_plan_extended_by_arrivals_gives_the_literal_dps_optimum(seed, n, keep
     """Jobs leave and arrive (at the queue's end, as arrivals do) under one price function: each
     slot at the literal DP's optimum and choice, the plan extended rather than reached anew, its
     states a superset of the literal DP's."""
-    full = _slots(seed, n, keep, 1)[0]
+    full = queue_slots(seed, n, keep, 1)[0]
     rng = np.random.default_rng(seed)
     plan = DpPlan(10**9, keep=0.0)
     queue = list(full.queue[: max(1, n // 2)])
@@ -207,7 +190,7 @@ def test_a_plan_extended_by_arrivals_gives_the_literal_dps_optimum(seed, n, keep
 
 
 def test_an_extension_over_the_budget_reaches_the_queue_anew():
-    full = _slots(6, 12, 1.0, 1)[0]
+    full = queue_slots(6, 12, 1.0, 1)[0]
     head = Slot(full.view, full.queue[:6], full.prices, full.remaining, 1, full.free)
     whole = DpPlan(10**9)
     assert whole.solve(full) is not None

@@ -17,21 +17,7 @@ from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.utility import utility
 from hetsched.hadar.view import hadar_view
 from hetsched.instance.generators import hadar_cluster
-
-
-def _slots(seed: int, n: int, keep: float, steps: int) -> list[Slot]:
-    """``steps`` slots of one queue, the remaining work shrinking (the prices stay)."""
-    v = hadar_view(hadar_cluster(seed, n_jobs=n))
-    queue = list(range(n))
-    free = np.floor(v.capacity * keep).astype(np.int64)
-    prices = price_function(v, queue)
-    rng = np.random.default_rng(seed)
-    remaining = v.work.astype(float)
-    out = []
-    for t in range(1, steps + 1):
-        out.append(Slot(v, queue, prices, remaining.copy(), t, free))
-        remaining = remaining * rng.uniform(0.2, 1.0, n)
-    return out
+from hetsched.testing.hadar_slots import queue_slots
 
 
 def _same_arrays(a: SlotArrays, b: SlotArrays) -> bool:
@@ -50,7 +36,7 @@ def _same_arrays(a: SlotArrays, b: SlotArrays) -> bool:
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.integers(0, 12), st.sampled_from([1.0, 0.5]))
 def test_a_later_slot_of_the_same_queue_gets_the_arrays_built_from_scratch(seed, n, keep):
-    first, *later = _slots(seed, max(n, 1), keep, 4)
+    first, *later = queue_slots(seed, max(n, 1), keep, 4)
     arrays = SlotArrays.of(first)
     for slot in later:
         again = arrays.with_progress(slot)
@@ -61,14 +47,14 @@ def test_a_later_slot_of_the_same_queue_gets_the_arrays_built_from_scratch(seed,
 
 
 def test_progress_is_refused_for_another_queue():
-    a, b = _slots(1, 6, 1.0, 2)
+    a, b = queue_slots(1, 6, 1.0, 2)
     other = Slot(b.view, b.queue[:-1], b.prices, b.remaining, b.t, b.free)
     with pytest.raises(ValueError, match="same view and queue"):
         SlotArrays.of(a).with_progress(other)
 
 
 def test_price_tables_are_taken_from_like_arrays_only_for_the_same_prices():
-    slot = _slots(2, 10, 1.0, 1)[0]
+    slot = queue_slots(2, 10, 1.0, 1)[0]
     shorter = Slot(slot.view, slot.queue[:6], slot.prices, slot.remaining, slot.t)
     like = SlotArrays.of(slot)
     taken = SlotArrays.of(shorter, like=like)
@@ -85,7 +71,7 @@ def test_price_tables_are_taken_from_like_arrays_only_for_the_same_prices():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 12), st.sampled_from([1.0, 0.5]))
 def test_the_chosen_gangs_are_find_alloc_job_by_job(seed, n, keep):
-    slot = _slots(seed, n, keep, 1)[0]
+    slot = queue_slots(seed, n, keep, 1)[0]
     arrays = SlotArrays.of(slot)
     _, chosen = dp_allocation(slot)
     position = {j: i for i, j in enumerate(slot.queue)}
@@ -103,7 +89,7 @@ def test_the_chosen_gangs_are_find_alloc_job_by_job(seed, n, keep):
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 12), st.sampled_from([1.0, 0.5]))
 def test_the_plans_value_loop_alone_solves_a_later_slot_of_the_same_queue(seed, n, keep):
-    first, *later = _slots(seed, n, keep, 4)
+    first, *later = queue_slots(seed, n, keep, 4)
     plan = DpPlan(10**9)
     arrays = SlotArrays.of(first)
     assert plan.solve_arrays(arrays) is not None
