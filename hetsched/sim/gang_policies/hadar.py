@@ -2,15 +2,19 @@
 the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
 prices (5)-(8), solved exactly. ``hadar`` runs a branch and bound of ``QUICK_NODES`` nodes first
 (:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`); a slot it does not prove goes to the
-DP over a plan kept while the queue only loses jobs (:class:`hetsched.hadar.dp_allocation.DpPlan`),
-within ``plan_budget`` states; only a slot over that budget takes the choice of a branch and
-bound stopped after ``node_limit`` nodes (20,000 or ``hadar:bnb:NODES``: a node budget, not a
-time limit, so that runs are deterministic; ``round_time_limit`` is only a guard), unproven unless
-the search ends. ``hadar:dp`` is the paper's literal memoized DP, within a budget of ``state_budget``
-memoized states per slot: a slot whose DP would need more takes the branch and bound's decision
-instead and is counted as over budget. :meth:`Hadar.solver_stats` (the run's ``solver`` entry in
-``hetsched simulate --json``) counts the slots, the slots whose choice is proven optimal for
-DP_allocation's objective (by the DP, or by a branch and bound that ended) and those over budget.
+DP over a plan kept while the queue loses jobs and extended by those that arrive
+(:class:`hetsched.hadar.dp_allocation.DpPlan`), within ``plan_budget`` states; only a slot over
+that budget takes the choice of a branch and bound stopped after ``node_limit`` nodes (20,000 or
+``hadar:bnb:NODES``: a node budget, not a time limit, so that runs are deterministic;
+``round_time_limit`` is only a guard), unproven unless the search ends. A slot whose queue is the
+last slot's keeps its arrays but the utilities, its prices and, where the plan solved it, goes
+to the plan's value loop first; the same choice keeps its gangs and GPUs (each slot is still
+solved and proven: nothing carries over but what depends on the queue alone). ``hadar:dp`` is
+the paper's literal memoized DP, within a budget of ``state_budget`` memoized states per slot: a
+slot whose DP would need more takes the branch and bound's decision instead and is counted as
+over budget. :meth:`Hadar.solver_stats` (the run's ``solver`` entry in ``hetsched simulate
+--json``) counts the slots, the slots whose choice is proven optimal for DP_allocation's
+objective (by the DP, or by a branch and bound that ended) and those over budget.
 
 The Hadar view is built from the simulator's gang data: slots are the simulator's rounds,
 X_j^r the whole gang's throughput with Hadar's bottleneck progress (so Hadar's rate estimates
