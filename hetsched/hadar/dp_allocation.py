@@ -178,8 +178,10 @@ class DpPlan:
         solved = self.solve_arrays(arrays)
         return None if solved is None else (solved[0], arrays.chosen(solved[1]))
 
-    def solve_arrays(self, arrays: SlotArrays) -> tuple[float, np.ndarray] | None:
-        """:meth:`solve` on the slot's arrays (min-cost rule): (value, queue positions taken)."""
+    def solve_arrays(self, arrays: SlotArrays, new: bool = True) -> tuple[float, np.ndarray] | None:
+        """:meth:`solve` on the slot's arrays (min-cost rule): (value, queue positions taken).
+        ``new`` False: only if the plan serves the queue as it is or extended (else None, and
+        the plan is left as it was)."""
         if not arrays.min_cost:
             raise ValueError("a DpPlan serves the min-cost rule only")
         key = tuple(
@@ -190,6 +192,8 @@ class DpPlan:
         kept = self._kept(key, rows)
         if kept is None and self._extend(key, rows, arrays):
             kept = self._kept(key, rows)
+        if kept is None and not new:
+            return None
         if kept is None:
             self.found = self.table = None  # the old plan goes before the new one is built
             classes = arrays.classes()

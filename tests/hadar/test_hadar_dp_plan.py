@@ -199,3 +199,22 @@ def test_an_extension_over_the_budget_reaches_the_queue_anew():
     assert plan.solve(full) is None  # extended past the budget, then reached anew: over
     assert plan.extensions == 1 and len(plan.reaches) == 2
     assert plan.solve(head) == dp_allocation(head)  # a shorter queue is reached again
+
+
+def test_a_plan_asked_not_to_reach_anew_solves_only_what_it_serves():
+    full = queue_slots(7, 10, 1.0, 1)[0]
+    head = Slot(full.view, full.queue[:8], full.prices, full.remaining, 1, full.free)
+    plan = DpPlan(10**9, keep=0.5)
+    assert plan.solve_arrays(SlotArrays.of(head), new=False) is None  # no plan yet
+    assert plan.reaches == [] and plan.found is None
+    assert plan.solve(head) == dp_allocation(head)
+    shorter = Slot(full.view, full.queue[1:8], full.prices, full.remaining, 2, full.free)
+    longer = Slot(full.view, full.queue[1:], full.prices, full.remaining, 3, full.free)
+    for slot in (shorter, longer):  # kept, then extended
+        value, taken = plan.solve_arrays(SlotArrays.of(slot), new=False)
+        best, chosen = dp_allocation(slot)
+        assert value == best and SlotArrays.of(slot).chosen(taken) == chosen
+    assert len(plan.reaches) == 1 and plan.extensions == 1
+    other = Slot(full.view, full.queue[:3], full.prices, full.remaining, 4, full.free)
+    assert plan.solve_arrays(SlotArrays.of(other), new=False) is None  # under keep: not served
+    assert len(plan.reaches) == 1 and plan.found is not None  # and the plan is left as it was

@@ -50,8 +50,8 @@ DP_STATE_BUDGET = 250_000
 #: states of ``hadar``'s plan for the slots its branch and bound does not prove: above every
 #: slot of the multi-GPU Philly window (40.4 million at 480 queued jobs); about 0.5 GB there
 PLAN_STATE_BUDGET = 50_000_000
-#: ``hadar``'s first search of a slot: the slots it proves (a short queue, a clear choice) need
-#: no plan. On 1,000 stable jobs 100 nodes took 8.5-8.6 CPU s and 20,000 took 15-23 s (every
+#: ``hadar``'s first search of a slot the plan does not serve: the slots it proves (a short
+#: queue, a clear choice) need no new plan. On 1,000 stable jobs 100 nodes took 8.5-8.6 CPU s and 20,000 took 15-23 s (every
 #: slot proven either way, the same decisions); on philly-static:0e4a51 the node budget mattered
 #: little (1 node: 128 s, 1,000: 125 s)
 QUICK_NODES = 100
@@ -138,17 +138,16 @@ class Hadar:
         return out
 
     def _bnb_then_plan(self, arrays: SlotArrays, by_plan: bool = False) -> tuple[np.ndarray, bool]:
-        """The queue positions taken, and whether the plan's DP chose them: the branch and
-        bound's choice where it proves it within ``QUICK_NODES`` nodes, else the plan's DP;
-        over the plan's budget, the branch and bound's with ``node_limit`` (unproven unless
-        that search ends). Both searches run on the one set of arrays; gangs are found for the
-        choice only. ``by_plan``: the slot follows one of the same queue that the plan solved,
-        so the plan's value loop goes first (it costs less than the quick search there)."""
-        if by_plan:
-            solved = self.plan.solve_again(arrays)
-            if solved is not None:
-                self.proven_by_dp += 1
-                return solved[1], True
+        """The queue positions taken, and whether the plan's DP chose them: the plan's DP where
+        the plan serves the queue as it is or extended (``by_plan``: the slot follows one of the
+        same queue that the plan solved, so its value loop alone); else the branch and bound's
+        choice where it proves it within ``QUICK_NODES`` nodes, else a new plan's DP; over the
+        plan's budget, the branch and bound's with ``node_limit`` (unproven unless that search
+        ends). Every search runs on the one set of arrays; gangs are found for the choice only."""
+        solved = self.plan.solve_again(arrays) if by_plan else self.plan.solve_arrays(arrays, False)
+        if solved is not None:
+            self.proven_by_dp += 1
+            return solved[1], True
         quick = min(QUICK_NODES, self.node_limit)
         deadline = time.perf_counter() + self.round_time_limit
         _, taken, _, proven, nodes = search_slot(arrays, quick, deadline)
