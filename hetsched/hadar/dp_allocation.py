@@ -221,12 +221,17 @@ class DpPlan:
         self, key: tuple, rows: list, classes: np.ndarray, current: list, arrays, new: bool
     ) -> None:
         """Reach the plan of the queue of class ``rows`` (``classes``: their classes), from a
-        new root or from the plan as it is (an extension), within the budget; ``current``: the
-        class rows of ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
+        new root or from the plan as it is (an extension: only the classes of the rows past the
+        plan's have takes to find), within the budget; ``current``: the class rows of
+        ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
         n_cls = max(self.class_of.values(), default=-1) + 1
         rep = np.full(max(n_cls, 1), -1, dtype=np.int64)  # a job of each class in ``arrays``
         for i in range(len(current) - 1, -1, -1):
             rep[self.class_of[current[i]]] = i
+        todo = np.ones(max(n_cls, 1), dtype=np.bool_)
+        if not new:
+            todo[:] = False
+            todo[classes[len(self.rows) :]] = True
         bits, n_words = arrays.key_args()
         table = self.table
         if new:
@@ -239,6 +244,7 @@ class DpPlan:
                 n_words,
                 classes,
                 rep,
+                todo,
                 int(self.state_budget),
                 False,
             )

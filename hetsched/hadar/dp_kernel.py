@@ -28,11 +28,12 @@ _NONE, _FULL, _NOFIT = -1, -2, -3
 @nb.njit(cache=True)
 def start(free0, bits, n_words, n_cls):
     """A plan with the root alone (free GPUs ``free0``, first index 0) and no take known, for
-    :func:`sweep`: (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e),
+    :func:`sweep`: (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e,
+    filled),
     the state table of the vectors F (their first index k_min(F) as the entry's value) and, per
     entry, its row of free GPUs, the next entry with as many free GPUs, and per class its take
     (the entry it leaves), the gang's slowest type and cost; ``head[g]``: the first entry with g
-    free GPUs."""
+    free GPUs; ``filled[k]``: whether a take that fills the cluster reaches (k, no free GPU)."""
     HR = free0.shape[0]
     total0 = 0
     for c in range(HR):
@@ -51,7 +52,8 @@ def start(free0, bits, n_words, n_cls):
     e_val[0, 0] = 0.0
     rows[0] = free0
     head[total0] = 0
-    return slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, 1
+    filled = np.zeros(1, np.bool_)
+    return slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, 1, filled
 
 
 @nb.njit(cache=True)
@@ -65,7 +67,7 @@ def _widen(a, n_cls, fill):
 
 
 @nb.njit(cache=True)
-def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
+def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     """Every take not yet known in ``plan`` (:func:`start`) for the queue of ``classes``
     (``classes[i]``: job i's class), and the vectors they reach: (states, over budget, plan).
 
@@ -74,8 +76,11 @@ def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
     ``literal``); it depends on F and the class alone, so a take once found stays. So a plan
     reached for a queue serves that queue with jobs appended (an *extension*): only the takes
     of the appended jobs' classes where no earlier job of theirs came after k_min(F) are new,
-    and the vectors they reach have a first index past the old queue, so no old k_min moves."""
-    slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e = plan
+    and the vectors they reach have a first index past the old queue, so no old k_min moves.
+    ``todo[c]``: class c may have takes to find (every class of a new plan; an extension's
+    appended classes, since no other class has a job past the old queue); the marks of
+    ``filled`` of the other classes stand."""
+    slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled = plan
     cap, order, util = job[0], job[3], job[7]
     n = classes.shape[0]
     H, R = cap.shape
@@ -99,13 +104,16 @@ def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
             nxt[last[c]] = i
         last[c] = i
     total0 = head.shape[0] - 1
-    filled = np.zeros(n + 1, np.bool_)  # the k of the states (k, no free GPU)
+    if filled.shape[0] < n + 1:  # the k of the states (k, no free GPU); a longer queue's
+        grown = np.zeros(n + 1, np.bool_)
+        grown[: filled.shape[0]] = filled
+        filled = grown
     key = np.empty(n_words, np.uint64)
     count = 0
     over = False
     if n == 0 or total0 == 0:  # the root alone, a terminal state
         head[total0] = -1
-        plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e)
+        plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled)
         return 1, over, plan
     after = np.empty(HR, np.int64)
     for total in range(total0, 0, -1):
@@ -118,7 +126,7 @@ def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
                 break
             free = rows[e]
             for c in range(n_cls):
-                if take[e, c] != _NONE:  # known: it depends on F and the class alone
+                if not todo[c] or take[e, c] != _NONE:  # known: on F and the class alone
                     continue
                 i = first_of[c]
                 while i >= 0 and i < k:
@@ -177,7 +185,7 @@ def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
         for e in range(n_e):
             k = np.int64(e_val[e, 0])
             for c in range(n_cls):
-                if take[e, c] != _FULL:
+                if not todo[c] or take[e, c] != _FULL:  # another class's marks stand
                     continue
                 i = first_of[c]
                 while i >= 0 and i < k:
@@ -190,7 +198,7 @@ def sweep(plan, job, bits, n_words, classes, rep, budget, literal):
             if filled[k]:
                 count += 1
         over = budget >= 0 and count > budget
-    plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e)
+    plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled)
     return count, over, plan
 
 
@@ -235,10 +243,11 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
     rep = np.full(n_cls, -1, np.int64)  # each class's first job
     for i in range(n - 1, -1, -1):
         rep[classes[i]] = i
+    todo = np.ones(n_cls, np.bool_)
     count, over, plan = sweep(
-        start(free0, bits, n_words, n_cls), job, bits, n_words, classes, rep, budget, literal
+        start(free0, bits, n_words, n_cls), job, bits, n_words, classes, rep, todo, budget, literal
     )
-    rows, link, take, slow_of, cost_of, head, n_e = plan[4:]
+    rows, link, take, slow_of, cost_of, head, n_e = plan[4:11]
     return count, over, n_e, rows, first_indices(plan), head, link, take, slow_of, cost_of
 
 
