@@ -266,10 +266,7 @@ class DpPlan:
         budget); False if it cannot."""
         if key != self.key or self.table is None or not self.rows:
             return False
-        j = 0  # the rows matched, in order, by the plan's queue
-        for row in self.rows:
-            if j < len(rows) and rows[j] == row:
-                j += 1
+        j = int(self._matched(rows)[-1])
         longer = self.rows + rows[j:]
         if j == len(rows) or len(rows) < self.keep * len(longer):
             return False
@@ -287,13 +284,19 @@ class DpPlan:
             return None
         if self.found is None:  # over the budget: a shorter queue may fit, so reach it again
             return None if rows != self.rows else (np.empty(0, np.int64), None)
-        before = np.zeros(len(self.rows) + 1, dtype=np.int64)  # jobs left before each position
+        before = self._matched(rows)
+        if before[-1] < len(rows):  # not a subsequence: a job arrived
+            return None
+        classes = np.array([self.class_of[r] for r in rows], dtype=np.int64)
+        return classes, before[self.found[0]]
+
+    def _matched(self, rows: list) -> np.ndarray:
+        """``rows`` matched in order, greedily, by the plan's queue: for each position of the
+        plan's queue, how many of ``rows`` come before it (the last entry: how many matched)."""
+        before = np.zeros(len(self.rows) + 1, dtype=np.int64)
         j = 0
         for p, row in enumerate(self.rows):
             if j < len(rows) and rows[j] == row:
                 j += 1
             before[p + 1] = j
-        if j < len(rows):  # not a subsequence: a job arrived
-            return None
-        classes = np.array([self.class_of[r] for r in rows], dtype=np.int64)
-        return classes, before[self.found[0]]
+        return before
