@@ -221,48 +221,43 @@ class SlotArrays:
         return np.column_stack([self.order, ties, self.need])
 
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
-        """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs, by the compiled search's
-        own code (:func:`hetsched.hadar.bnb_kernel.find`)."""
-        H, R = self.cap.shape
-        with signals_held():
-            return self._find(
-                i, np.ascontiguousarray(free, dtype=np.int64).ravel(), bnb_kernel.scratch(H, R)
-            )
-
-    def _find(self, i: int, flat: np.ndarray, scratch: tuple) -> Candidate | None:
-        """:meth:`find` on the flat free GPUs, with the kernel's work arrays (signals held)."""
-        H, R = self.cap.shape
-        payoff, h = bnb_kernel.find(i, flat, self.find_args(), scratch)
-        if h < 0 or payoff <= 0.0:
-            return None
-        fill_args = (self.order, self.n_order, int(self.need[i]), R, H, self.thr)
-        _, k, _ = bnb_kernel.fill(h, i, flat, *fill_args, *scratch[:3])
-        gh, gr, gn = (a[:k].tolist() for a in scratch[:3])
-        j = self.slot.queue[i]
-        rate = self.slot.view.rate(j, sorted(set(gr)), int(self.need[i]))
-        return Candidate(tuple(zip(gh, gr, gn)), rate, float(scratch[4][h]), float(payoff))
+        """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs (left as they are), by the
+        compiled search's own code (:func:`hetsched.hadar.bnb_kernel.find`)."""
+        flat = np.array(free, dtype=np.int64).ravel()  # a copy: the replay takes the gang out
+        return self._replayed(np.array([i], dtype=np.int64), flat)[0]
 
     def chosen(self, taken: np.ndarray) -> dict[int, Candidate]:
         """The candidates of the jobs at queue positions ``taken``, each found at the GPUs the
-        ones before it leave: job -> candidate, in queue order (the gangs replayed compiled,
-        :func:`hetsched.hadar.bnb_kernel.replay`; the rates of the view's own :meth:`rate`)."""
-        H, R = self.cap.shape
-        flat = np.ascontiguousarray(self.slot.free_gpus(), dtype=np.int64).ravel()
+        ones before it leave: job -> candidate, in queue order."""
         positions = np.ascontiguousarray(taken, dtype=np.int64)
+        flat = np.ascontiguousarray(self.slot.free_gpus(), dtype=np.int64).ravel()
+        out: dict[int, Candidate] = {}
+        for i, cand in zip(positions.tolist(), self._replayed(positions, flat)):
+            assert cand is not None  # the search took it at this very state
+            out[self.slot.queue[i]] = cand
+        return out
+
+    def _replayed(self, positions: np.ndarray, flat: np.ndarray) -> list[Candidate | None]:
+        """Each position's candidate (None: none) at the flat free GPUs the ones before it leave
+        (``flat`` is updated): the gangs replayed compiled
+        (:func:`hetsched.hadar.bnb_kernel.replay`), the rates by the view's own :meth:`rate`."""
+        H, R = self.cap.shape
         with signals_held():  # once for all of them, and one set of work arrays
             payoff, cost, count, triples = bnb_kernel.replay(
                 positions, flat, self.find_args(), bnb_kernel.scratch(H, R)
             )
-        out: dict[int, Candidate] = {}
+        out: list[Candidate | None] = []
         rows = triples.tolist()
         at = 0
         for i, p, c, k in zip(positions.tolist(), payoff.tolist(), cost.tolist(), count.tolist()):
-            assert p > 0.0  # the search took it at this very state
+            if p <= 0.0:
+                out.append(None)
+                continue
             gang = tuple(tuple(row) for row in rows[at : at + k])
             at += k
             j = self.slot.queue[i]
             rate = self.slot.view.rate(j, sorted({r for _, r, _ in gang}), int(self.need[i]))
-            out[j] = Candidate(gang, rate, c, p)
+            out.append(Candidate(gang, rate, c, p))
         return out
 
 
