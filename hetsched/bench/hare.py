@@ -183,7 +183,7 @@ def run_hare_bench(
         "numpy": np.__version__,
         "throughput": throughput(sizes),
         "paper_scale": [] if quick else paper_scale(),
-        "memory": memory_per_task((1_000, 2_000) if quick else MEMORY_JOBS),
+        "memory": memory_per_task((250, 500), repeat=1) if quick else memory_per_task(MEMORY_JOBS),
     }
     out = write_result(result, out, as_json)
     if not as_json:

@@ -140,10 +140,10 @@ def _bounds(instance, level: str) -> tuple[object, dict]:
     return b, {"model": level, "jobs": len(instance.jobs), **b.to_dict()}
 
 
-def gavel_traces() -> list[dict]:
+def gavel_traces(traces: tuple[str, ...] = GAVEL_TRACES) -> list[dict]:
     """Gavel's policies on its physical-cluster traces, under Gavel's convention and ours."""
     rows = []
-    for trace in GAVEL_TRACES:
+    for trace in traces:
         inst = load_workload(f"gavel-trace:{trace}")
         bound, _ = _bounds(inst, "job")
         for convention in ("gavel", "hetsched"):
@@ -302,7 +302,7 @@ def run_sim_bench(
     quick: bool = False,
     all_sizes: bool = False,
 ) -> int:
-    window = philly_window(0, n_jobs=60 if quick else 480)
+    window = philly_window(0, n_jobs=30 if quick else 480)
     large = gavel_poisson(0, n_jobs=200 if quick else 10_000)
     (task_bound, task_rec), (job_bound, job_rec) = _bounds(window, "task"), _bounds(window, "job")
     result = {
@@ -318,7 +318,7 @@ def run_sim_bench(
             for p in (() if quick else SLOW_GANG_POLICIES)
         ],
         "large_gang": [_measure_gang(large, p, time_limit=SLOW_LIMIT) for p in LARGE_GANG_POLICIES],
-        "gavel_traces": gavel_traces(),
+        "gavel_traces": gavel_traces(GAVEL_TRACES[:1] if quick else GAVEL_TRACES),
         "event_rate": event_rate((200,), repeat=1) if quick else event_rate((2000, 8000)),
         # past the sizes where the backlog stays short: 8,000 jobs queue thousands at once
         "scaling": scaling((40, 80) if quick else (2000, 8000)),

@@ -157,12 +157,9 @@ def test_bench_hare_quick_writes_json(capsys, tmp_path):
     assert data["throughput"][-1]["speedup"] > 1  # compiled vs interpreted loop, same process
 
 
-def test_heuristic_default_order_scales(capsys):
-    """200 tasks: the default ordering (the interval LP) finishes in seconds; Hare_Sched_RL took minutes."""
-    import time
-
-    t0 = time.process_time()
+def test_heuristic_default_order_is_the_interval_lp(capsys):
+    """The default ordering is the interval LP's (Hare_Sched_RL took minutes at 200 tasks; its
+    speed is measured by ``bench hare``, not here)."""
     assert main(["heuristic", str(INSTANCES / "allocation" / "gavel_two_jobs.json"), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["solver"] == "order:hare-interval-lp" and res["validation"]["valid"]
-    assert time.process_time() - t0 < 60

@@ -4,7 +4,7 @@ equal the optimum where it is known in closed form; each LP is at least its clos
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sim_gang import cluster, job
 
@@ -68,6 +68,7 @@ def test_no_gang_run_beats_the_bounds(seed, n):
 RESIZING = ("similarity:gpu_ngpu", "similarity:pack-gpu_ngpu_bs", "similarity:keep-gpu_ngpu_bs")
 
 
+@settings(max_examples=8, deadline=None)  # six policies a run
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 10), span=st.sampled_from([0, 7]))
 def test_no_resized_run_beats_the_bounds(seed, n, span):
     """Jobs that may run on another GPU count or batch size (``metadata.gang.resize``): the

@@ -245,6 +245,7 @@ def test_colgen_proves_some_optima_and_agrees_with_cpsat():
     assert proved >= 3  # 16 of the 36 proven optima are met at the root (README "Exact methods")
 
 
+@settings(max_examples=8, deadline=None)  # up to 5 s each where column generation is cut short
 @given(hare_instances(max_tasks=6))
 def test_colgen_bound_is_below_the_cpsat_optimum(inst):
     a = solve(inst, "hare-sched", "cpsat", time_limit=60)
@@ -332,10 +333,12 @@ def test_branch_and_price_proves_what_the_root_cannot_and_agrees_with_cpsat():
     assert "branch-and-price" in b.log and " 0 nodes" not in b.log
 
 
-def test_a_hint_better_than_the_local_search_sets_the_windows_and_the_incumbent():
+@pytest.mark.parametrize("prove", [True, pytest.param(False, marks=pytest.mark.deep)])
+def test_a_hint_better_than_the_local_search_sets_the_windows_and_the_incumbent(prove):
     """hare-sched (colgen) given an optimal schedule (CP-SAT's, proven) starts from it, and the
-    run proves that optimum, with or without its searches for schedules; a hint that is not a
-    schedule is refused."""
+    run proves that optimum, with or without its searches for schedules (prove: no dive and no
+    integer master, the bound alone closes it; with them, 20 CPU s: under ``-m deep``); a hint
+    that is not a schedule is refused."""
     inst = load_instance(instance_path("hare_fig9.json"))
     proven = solve(inst, "hare-sched", "cpsat")
     assert proven.status == Status.OPTIMAL
@@ -343,9 +346,8 @@ def test_a_hint_better_than_the_local_search_sets_the_windows_and_the_incumbent(
     problem = spec.build(inst, hint=proven.solution)
     ub = sum(c.cost for c in problem.initial) / problem.objective_divisor
     assert ub == pytest.approx(proven.objective)
-    for prove in (False, True):  # prove: no dive and no integer master, the bound alone closes it
-        res = solve(inst, spec, "colgen", options={"hint": proven.solution, "prove": prove})
-        assert res.status == Status.OPTIMAL and res.objective == pytest.approx(proven.objective)
+    res = solve(inst, spec, "colgen", options={"hint": proven.solution, "prove": prove})
+    assert res.status == Status.OPTIMAL and res.objective == pytest.approx(proven.objective)
     with pytest.raises(Exception, match="hint takes a task schedule"):
         spec.build(inst, hint="schedule.json")
 
