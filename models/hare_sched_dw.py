@@ -162,6 +162,7 @@ def build(
     return DantzigWolfeProblem(
         n_blocks=v.n_jobs,
         capacity=np.ones(G * horizon),
+        exclusive_rows=True,  # a GPU-tick trains one task: no two jobs share a row
         price=price,
         prepare=prepare,
         initial=initial,

@@ -5,9 +5,13 @@ children keep its columns of cost <= theta and > theta, theta their lambda-weigh
 Hare, a job's completion time: C_n <= t or C_n > t). Pricing takes the cost range. When every
 block's fractional columns cost the same, branching is on the coupling rows, per block: with x_{b,row} = sum_{c in b} usage_{c,row}
 lambda_c, pick a row that two blocks use and where some block b has x_{b,row} fractional. The
-two children partition the solutions:
+two children partition the solutions when no two blocks can use a row together
+(``DantzigWolfeProblem.exclusive_rows``, e.g. one task per GPU-tick):
 
     left:  block b does not use the row;     right: no other block uses the row.
+
+(Where two blocks may share a row, a solution in which b and another block both use it lies in
+neither child; such problems branch on costs only.)
 
 Both are row bans per block, which pricing obeys by a prohibitive price on the banned rows, so
 no formulation needs to know about branching. Both children cut off the parent's LP solution
@@ -22,6 +26,14 @@ contribute at least their minima, the coupling rows at most pi . capacity). So n
 L(pi) + rc(c) above the best cost that could still beat the incumbent is needed; the costs of
 such columns form the two ends of the block's cost range, found by bisection on pricing calls
 with cost ranges (for Hare: a job's completion times that cannot occur in a better schedule).
+
+Each node's column generation adds columns, and the master's re-solves slow down with them
+(an iteration prices every column; the master is degenerate, hundreds of iterations a
+re-solve). So before each LP solve the master sheds columns once it holds more than its rows:
+those of largest reduced cost in the last LP, never a basic one, the incumbent's or an
+artificial one (``RestrictedMaster.shrink``; the root does the same, keeping the initial
+columns). A deleted column a node needs is priced again: every node bound is still a
+Lagrangian bound of the node.
 
 Nodes are explored best bound first. A node's column generation starts from its parent's best
 row prices: its first Lagrangian bound is taken there (any prices give a valid bound of the
@@ -51,6 +63,7 @@ class BranchStats:
     proven: bool = False
     bound: float = -math.inf
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed
+    purged: int = 0  # columns deleted from the master between nodes
 
 
 def fix_cost_ranges(
@@ -118,33 +131,40 @@ def branch_and_price(
     fixing at ``root_prices`` (the row prices of the root's best Lagrangian bound). Returns
     (incumbent, its lambda, stats)."""
     stats = BranchStats(bound=root_bound)
-    big, artificial = artificials(master, problem)  # keep every node LP feasible; priced at `big`
-    row_sets: list[frozenset] = []
-    current_upper: list[float] = []  # the upper bound HiGHS holds for each column
+    purged_before = master.purged
+    big, _ = artificials(master, problem)  # keep every node LP feasible; priced at `big`
+    # the incumbent as columns (the master's indices move when it shrinks): at first the
+    # given solution, or the initial columns, the master's first ones
+    best = (
+        list(master.columns[: len(problem.initial)])
+        if chosen is None
+        else [master.columns[i] for i in np.flatnonzero(chosen > 0.5)]
+    )
+    row_sets: dict[int, tuple] = {}  # id(column) -> (column, its rows as a set)
 
     def rows_of(i: int) -> frozenset:
-        while len(row_sets) <= i:
-            row_sets.append(frozenset(np.asarray(master.columns[len(row_sets)].rows).tolist()))
-        return row_sets[i]
+        return rows_of_column(master.columns[i])
+
+    def rows_of_column(col) -> frozenset:
+        got = row_sets.get(id(col))
+        if got is None or got[0] is not col:  # a deleted column's id may be reused
+            got = row_sets[id(col)] = (col, frozenset(np.asarray(col.rows).tolist()))
+        return got[1]
+
+    def allowed(col, bans: dict[int, frozenset], ranges: dict) -> bool:
+        """Whether column ``col`` may be used at the node of ``bans`` and ``ranges``."""
+        if col.artificial:
+            return True
+        banned = bans.get(col.block)
+        lo, hi = ranges.get(col.block, (-math.inf, math.inf))
+        return lo < col.cost <= hi and not (banned and rows_of_column(col) & banned)
 
     def set_node(bans: dict[int, frozenset], ranges: dict[int, tuple[float, float]]) -> None:
-        n = len(master.columns)
-        upper = np.full(n, np.inf)
-        for i, col in enumerate(master.columns):
-            if col.artificial:
-                continue
-            banned = bans.get(col.block)
-            lo, hi = ranges.get(col.block, (-math.inf, math.inf))
-            if not (lo < col.cost <= hi) or (banned and rows_of(i) & banned):
-                upper[i] = 0.0
+        upper = np.array([np.inf if allowed(c, bans, ranges) else 0.0 for c in master.columns])
         # change only the bounds that differ: HiGHS then re-solves from its basis in few pivots
-        known = len(current_upper)
-        current_upper.extend([np.inf] * (n - known))
-        changed = np.flatnonzero(upper != np.asarray(current_upper))
+        changed = np.flatnonzero(upper != np.asarray(master.upper))
         if changed.size:
             master.set_bounds(changed, 0.0, upper[changed])
-            for i in changed:
-                current_upper[i] = upper[i]
 
     def prepared_for(pi: np.ndarray, bans: dict[int, frozenset]):
         shared = pi if problem.prepare is None else problem.prepare(pi)
@@ -181,6 +201,10 @@ def branch_and_price(
             big=big,
             dead_end="cap",
             start=start,
+            shrink=lambda: master.shrink(lambda c: any(c is k for k in best)),
+            # a column the node's pricing offers beside its best may break the node's branch
+            # (its cost range or a banned row): it does not enter the node's master
+            admitted=lambda col: allowed(col, bans, ranges),
         )
         prices = start if run.prices is None else run.prices
         if run.end == "time":
@@ -211,7 +235,10 @@ def branch_and_price(
         return pick
 
     def branch_row(lam: np.ndarray):
-        """(block, row) to branch on, or None when no row has two users and a fractional one."""
+        """(block, row) to branch on, or None when no row has two users and a fractional one
+        (always None where rows are not exclusive: the bans would not partition)."""
+        if not problem.exclusive_rows:
+            return None
         use: dict[int, dict[int, float]] = {}
         for i in np.flatnonzero(lam > 1e-9):
             col = master.columns[i]
@@ -281,8 +308,7 @@ def branch_and_price(
                     cost = sum(master.columns[i].cost for i in picked)
                     if cost < incumbent - 1e-9:
                         incumbent = cost
-                        chosen = np.zeros(len(master.columns))
-                        chosen[picked] = 1.0
+                        best = [master.columns[i] for i in picked]
                 elif len(picked) == problem.n_blocks:
                     incomplete = True  # cannot branch and cannot round: never claim optimality
                 continue
@@ -300,7 +326,10 @@ def branch_and_price(
     finally:
         n = len(master.columns)
         master.set_bounds(np.arange(n), 0.0, np.inf)
-        master.set_bounds(artificial, 0.0, 0.0)
+        master.set_bounds([i for i, c in enumerate(master.columns) if c.artificial], 0.0, 0.0)
+        stats.purged = master.purged - purged_before
+        held = {id(c) for c in best}
+        chosen = np.array([1.0 if id(c) in held else 0.0 for c in master.columns])
     open_bounds = [
         nb for nb, *_ in heap if round_up(nb) < incumbent - 1e-9 * max(1.0, abs(incumbent))
     ]

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hetsched.core.errors import SolverError
-from hetsched.solvers.colgen.problem import DantzigWolfeProblem, add_usage, prices_out
+from hetsched.solvers.colgen.problem import Column, DantzigWolfeProblem, add_usage, prices_out
 
 # block -> (what problem.price reads for that block, cost_lo, cost_hi), or None: leave it out
 BlockPrices = Callable[[int], "tuple[Any, float, float] | None"]
@@ -59,14 +59,18 @@ def generate(
     bound_checks: bool = True,
     start: np.ndarray | None = None,
     on_bound: Callable[[float], None] | None = None,
+    shrink: Callable[[], None] | None = None,
+    admitted: Callable[[Column], bool] | None = None,
 ) -> Generation:
     """Column generation on ``master`` until done, the cutoff, the deadline or ``max_rounds``.
 
     ``block_prices(pi)`` gives, per block, what ``problem.price`` reads at row prices ``pi``
-    (None leaves the block out). ``big``: the price of a forbidden row; a block whose least
-    priced column costs ``big / 2`` or more has no usable column: ``dead_end`` says whether that
-    raises (``raise``), counts ``big`` into the bound (``cap``: the node is then cut off) or ends
-    the run (``stop``). ``bound_checks=False`` (the dive, whose left-out blocks make the
+    (None leaves the block out). ``big``: the price of a forbidden row; a block with no column,
+    or whose least priced column costs ``big / 2`` or more (it uses a forbidden row, while the
+    prices are small), is a dead end: ``dead_end`` says whether that raises (``raise``, no
+    column at all), counts into the bound (``cap``: ``big`` for no column, else the value
+    itself, which cuts the node off when the prices are small and stays a valid Lagrangian
+    term when they are not) or ends the run (``stop``). ``bound_checks=False`` (the dive, whose left-out blocks make the
     Lagrangian meaningless) ends only on ``done``, the deadline or ``max_rounds``.
 
     ``auto_smoothing``: adapt the smoothing factor each round from the Lagrangian's subgradient
@@ -74,7 +78,9 @@ def generate(
     where the master's real columns cost nothing; columns are judged at zero cost. ``start``:
     row prices the first round prices at (then the first smoothing centre), instead of the
     LP duals. ``on_bound``: called with the bound each time it rises (after the round that
-    priced every block at the prices behind it)."""
+    priced every block at the prices behind it). ``shrink``: called before each round's LP
+    solve, to delete columns from the master (``RestrictedMaster.shrink``). ``admitted(col)``:
+    whether a column the pricing found may enter the master (a branch's restrictions)."""
     cap = np.asarray(problem.capacity, dtype=float)
     copies = problem.block_copies
     center = None if start is None else np.asarray(start, dtype=float)
@@ -86,6 +92,8 @@ def generate(
             return Generation("time", bound, lp, prices, rounds)
         if max_rounds is not None and rounds >= max_rounds:
             return Generation("rounds", bound, lp, prices, rounds)
+        if shrink is not None:
+            shrink()
         try:
             lp, pi_lp, mu = master.solve_lp()
         except SolverError:
@@ -122,13 +130,22 @@ def generate(
                     return Generation("dead", bound, lp, prices, rounds)
                 if dead_end == "raise" and not cols:
                     raise SolverError(f"colgen: block {b} has no column at all")
-                lagr += big if big is not None else math.inf
+                # no column at all: the node has no solution. Else the least priced column
+                # costs at least big/2, which says "every column uses a forbidden row" only
+                # while the prices are small: at LP duals grown by the artificial columns it
+                # need not, so the value itself is taken, a Lagrangian term at any prices
+                lagr += value if cols else (big if big is not None else math.inf)
                 continue
             else:
                 lagr += value
                 if grad is not None:
                     add_usage(grad, cols[0], 1.0)
-            found += [col for col in cols if prices_out(col, pi_lp, mu[b], cost_weight)]
+            found += [
+                col
+                for col in cols
+                if prices_out(col, pi_lp, mu[b], cost_weight)
+                and (admitted is None or admitted(col))
+            ]
         if grad is not None and not exact:
             # the subgradient points from the centre towards the LP duals: smooth less
             if float(grad @ (pi_lp - center)) > 0:

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from hetsched.core.errors import SolverError
 from hetsched.solvers.colgen.branching import branch_and_price
 from hetsched.solvers.colgen.generate import Generation, generate
 from hetsched.solvers.colgen.problem import (
@@ -43,7 +42,7 @@ from hetsched.solvers.colgen.problem import (
     artificials,
     feasible,
 )
-from hetsched.solvers.highs_run import run_interruptibly
+from hetsched.solvers.colgen.restricted import PRESOLVE_PROBING, RestrictedMaster  # noqa: F401
 from hetsched.solvers.result import RawResult, SolverOptions, search_status
 
 
@@ -60,6 +59,7 @@ class ColgenStats:
     nodes: int = 0  # branch-and-price nodes solved (the root counts once more)
     open_nodes: int = 0  # left open when the clock stopped the search
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed before branching
+    purged: int = 0  # columns deleted from the master as it grew (root and nodes)
     prices: np.ndarray | None = (
         None  # coupling-row prices of the root's best Lagrangian bound (they certify it)
     )
@@ -74,147 +74,10 @@ class ColgenSolution:
     stats: ColgenStats
 
 
-#: HiGHS's ``presolve_rule_off`` bit of presolve rule 15, probing (HiGHS 1.12 logs it as "Rule 15
-#: (bit 32768): Probing"; tests/solvers/test_colgen.py checks the name against the installed HiGHS).
-#: The integer master switches it off: on the master of a 24-task ladder (2,059 dense columns)
-#: probing ran 5-6 s in one go, past a 1 s limit, and found no incumbent in 10 s; without it
-#: HiGHS stops at the limit and has one within a second (at 30 s: 1663 against 1659 with it)
-PRESOLVE_PROBING = 1 << 15
-
-
 def _round_up(bound: float, step: float | None) -> float:
     if step is None or not math.isfinite(bound):
         return bound
     return math.ceil(bound / step - 1e-6) * step
-
-
-class _Master:
-    """The restricted master on HiGHS, grown a column at a time.
-
-    A coupling row enters HiGHS with the first column that uses it: a row no column uses is
-    0 <= capacity, satisfied, and its price 0 at every optimum, so the LP is the same. On the
-    ladders most of the time-indexed rows are such (``ladder(32, 4)``: 926 of 3,000 ever used
-    by a column after the root), and the simplex's work per iteration grows with the rows it
-    carries."""
-
-    def __init__(self, problem: DantzigWolfeProblem, seed: int):
-        self.p = problem
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
-        self.h.setOptionValue("random_seed", int(seed))
-        if problem.lp_tolerance is not None:
-            for option in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-                self.h.setOptionValue(option, float(problem.lp_tolerance))
-        # no "threads": HiGHS fixes its thread pool once per process, and a later Highs object
-        # asking for another size fails every run (the master LP is a serial simplex anyway)
-        nb = problem.n_blocks
-        self.capacity = np.asarray(problem.capacity, dtype=float)
-        self.h.addRows(
-            nb,
-            np.ones(nb),
-            np.ones(nb),
-            0,
-            np.zeros(1, dtype=np.int32),
-            np.zeros(0, dtype=np.int32),
-            np.zeros(0),
-        )
-        # HiGHS's row of each coupling row (-1: not added yet), and the coupling rows in
-        # HiGHS's order after the convexity rows
-        self.row_at = np.full(len(self.capacity), -1, dtype=np.int64)
-        self.added: list[int] = []
-        # a row of negative capacity fails 0 <= capacity even unused: it is never left out
-        short = np.flatnonzero(self.capacity < 0)
-        if len(short):
-            self._add_rows(short)
-        self.columns: list[Column] = []
-        self._solved: tuple[float, np.ndarray, np.ndarray] | None = (
-            None  # the LP unchanged since its last solve
-        )
-
-    def _add_rows(self, rows: np.ndarray) -> None:
-        """Coupling rows ``rows`` (none added yet) into HiGHS, empty: no column before uses them."""
-        k = len(rows)
-        self.row_at[rows] = self.p.n_blocks + len(self.added) + np.arange(k)
-        self.added.extend(rows.tolist())
-        self.h.addRows(
-            k,
-            np.full(k, -highspy.kHighsInf),
-            self.capacity[rows],
-            0,
-            np.zeros(k + 1, dtype=np.int32),
-            np.zeros(0, dtype=np.int32),
-            np.zeros(0),
-        )
-
-    def add(self, col: Column) -> None:
-        rows = np.asarray(col.rows, dtype=np.int64)
-        new = rows[self.row_at[rows] < 0]
-        if len(new):
-            self._add_rows(np.unique(new))
-        idx = np.concatenate([[col.block], self.row_at[rows]]).astype(np.int32)
-        amounts = (
-            np.ones(len(rows)) if col.amounts is None else np.asarray(col.amounts, dtype=float)
-        )
-        vals = np.concatenate([[1.0], amounts])
-        self.h.addCol(float(col.cost), 0.0, highspy.kHighsInf, len(idx), idx, vals)
-        self.columns.append(col)
-        self._solved = None
-
-    def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """LP value, the row prices pi >= 0 of the coupling rows and the convexity duals mu
-        (HiGHS runs only if a column or bound changed since the last solve)."""
-        if self._solved is not None:
-            return self._solved
-        status = self.h.run()
-        if status == highspy.HighsStatus.kError or not self.lp_optimal():
-            raise SolverError(
-                f"colgen: HiGHS did not solve the master LP ({self.h.modelStatusToString(self.h.getModelStatus())})"
-            )
-        dual = np.asarray(self.h.getSolution().row_dual)
-        pi = np.zeros(len(self.capacity))
-        pi[self.added] = np.maximum(-dual[self.p.n_blocks :], 0.0)
-        self._solved = float(self.h.getInfo().objective_function_value), pi, dual[: self.p.n_blocks]
-        return self._solved
-
-    def lambdas(self) -> np.ndarray:
-        """lambda of every column in the last LP solution."""
-        return np.asarray(self.h.getSolution().col_value)
-
-    def lp_optimal(self) -> bool:
-        return self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-
-    def set_bounds(self, indices, lower: float, upper) -> None:
-        """Bounds lower <= lambda <= upper (a number, or one per index) of the given columns."""
-        k = len(indices)
-        if k:
-            self.h.changeColsBounds(
-                k,
-                np.asarray(indices, dtype=np.int32),
-                np.full(k, float(lower)),
-                np.broadcast_to(np.asarray(upper, dtype=float), (k,)).copy(),
-            )
-            self._solved = None
-
-    def solve_ip(self, time_limit: float) -> tuple[float, np.ndarray] | None:
-        """Best integer solution over the columns so far (HiGHS MIP, binary lambda), a heuristic:
-        its bound is over these columns only. Presolve does not probe (``PRESOLVE_PROBING``)."""
-        n = len(self.columns)
-        self._solved = None
-        self.h.changeColsIntegrality(
-            n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger)
-        )
-        self.h.setOptionValue("time_limit", max(0.1, float(time_limit)))
-        self.h.setOptionValue("presolve_rule_off", PRESOLVE_PROBING)
-        run_interruptibly(self.h)
-        info = self.h.getInfo()
-        x = np.asarray(self.h.getSolution().col_value)
-        ok = info.primal_solution_status == 2  # kSolutionStatusFeasible
-        self.h.changeColsIntegrality(
-            n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kContinuous)
-        )
-        self.h.setOptionValue("time_limit", highspy.kHighsInf)
-        self.h.setOptionValue("presolve_rule_off", 0)
-        return (float(info.objective_function_value), x) if ok else None
 
 
 def _root(
@@ -223,12 +86,13 @@ def _root(
     seed: int,
     smoothing: float,
     cutoff: float = math.inf,
-) -> tuple[_Master, Generation]:
+) -> tuple[RestrictedMaster, Generation]:
     """The root's column generation: a master holding the initial columns, then the loop at
     every block's full cost range (the prices each block sees through ``problem.prepare``)."""
-    master = _Master(problem, seed)
+    master = RestrictedMaster(problem, seed)
     for col in problem.initial:
         master.add(col)
+    initial = {id(c) for c in problem.initial}
     full = (-math.inf, math.inf)
 
     def root_prices(pi: np.ndarray):
@@ -248,6 +112,8 @@ def _root(
         start=problem.initial_prices,
         auto_smoothing=problem.auto_smoothing,
         on_bound=problem.on_root_bound,
+        # the initial columns stay: they are the incumbent until a better one is found
+        shrink=lambda: master.shrink(lambda c: id(c) in initial),
     )
     return master, run
 
@@ -337,6 +203,7 @@ def solve_colgen(
         stats.fixed_blocks = bstats.fixed_blocks
         stats.nodes, stats.open_nodes = bstats.nodes, bstats.open_nodes
         stats.lagrangian_bound = max(stats.lagrangian_bound, min(bstats.bound, incumbent))
+    stats.purged = master.purged
     if chosen is None:  # the initial columns: a feasible solution by contract
         chosen = np.zeros(len(master.columns))
         chosen[: len(problem.initial)] = 1.0
@@ -357,7 +224,7 @@ def solve_colgen(
         f"Lagrangian bound {_fmt(stats.lagrangian_bound, shown)}, CG {stats.cg_seconds:.1f}s, "
         f"dive {_fmt(stats.dive, shown)}, integer master {stats.ip_seconds:.1f}s, "
         f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open, cost ranges of "
-        f"{stats.fixed_blocks} blocks narrowed by reduced costs)"
+        f"{stats.fixed_blocks} blocks narrowed by reduced costs); {stats.purged} columns purged"
     )
     return RawResult(
         status,
@@ -370,7 +237,7 @@ def solve_colgen(
 
 
 def _round_lp(
-    master: _Master, problem: DantzigWolfeProblem, lam: np.ndarray, incumbent: float
+    master: RestrictedMaster, problem: DantzigWolfeProblem, lam: np.ndarray, incumbent: float
 ) -> tuple[float, np.ndarray] | None:
     """The formulation's LP-guided rounding (``problem.round_lp``) of the LP solution ``lam``:
     (its cost, its lambda vector) if it is feasible and cheaper than ``incumbent``, else None.
@@ -392,7 +259,10 @@ def _round_lp(
 
 
 def _dive(
-    master: _Master, problem: DantzigWolfeProblem, deadline: float, iterations_per_step: int = 25
+    master: RestrictedMaster,
+    problem: DantzigWolfeProblem,
+    deadline: float,
+    iterations_per_step: int = 25,
 ) -> tuple[float, np.ndarray] | None:
     """Diving heuristic: repeatedly solve the master LP (pricing the free blocks, with rows the
     fixed columns exhaust priced out), then fix the free block whose column has the largest

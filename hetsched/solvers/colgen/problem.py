@@ -61,6 +61,11 @@ class DantzigWolfeProblem:
     # has a good schedule already and wants the time for the bound)
     integer_master: bool = True
     branch: bool = True  # then branch-and-price (row bans per block) until proven or out of time
+    # no two blocks can use one coupling row together (e.g. unit rows, one task per GPU-tick):
+    # only then do the row bans of branching partition the solutions (module doc of
+    # ``branching``); without it branching is on costs alone, and a node that cost branching
+    # cannot split is left unproven
+    exclusive_rows: bool = False
     # blocks of identical copies (e.g. the GPUs of one class): block b may use up to
     # block_copies[b] columns, each possibly empty (cost 0, no rows); None: exactly one each
     block_copies: np.ndarray | None = None
