@@ -1,7 +1,8 @@
-"""Deleting columns from the master as it grows (``RestrictedMaster.purge`` and ``shrink``): the
-LP keeps its optimum and its basis, and a search that shrinks the master at every round proves
-what one that never does proves."""
+"""Deleting columns from the master as it grows (``RestrictedMaster.purge`` and ``shrink``; at
+the root always, in the nodes with ``shrink_nodes``): the LP keeps its optimum and its basis, and
+a search that shrinks the master at every round proves what one that never does proves."""
 
+import dataclasses
 import itertools
 import math
 
@@ -55,7 +56,8 @@ def test_branch_and_price_purging_at_every_node_still_proves_the_optimum(seed):
     best = _brute_force(cost, size, cap)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(restricted, "PURGE_MIN", 0)
-        raw = solve_colgen(_gap_problem(cost, size, cap), SolverOptions(time_limit=30))
+        problem = dataclasses.replace(_gap_problem(cost, size, cap), shrink_nodes=True)
+        raw = solve_colgen(problem, SolverOptions(time_limit=30))
     chosen = raw.solution.columns
     assert sorted(c.block for c in chosen) == list(range(cost.shape[0]))
     used = np.zeros(cost.shape[1])
@@ -77,7 +79,7 @@ def test_purging_hare_branch_and_price_agrees_with_cpsat(seed):
     a = solve(inst, "hare-sched", "cpsat", time_limit=60)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(restricted, "PURGE_MIN", 0)
-        b = solve(inst, "hare-sched", "colgen", time_limit=60)
+        b = solve(inst, "hare-sched", "colgen", time_limit=60, options={"shrink_nodes": True})
     assert a.status == b.status == Status.OPTIMAL
     assert close(a.objective, b.objective) and b.validation.valid
     assert "; 0 columns purged" not in b.log and "columns purged" in b.log
@@ -93,7 +95,8 @@ def test_bins_two_items_share_are_not_branched_on_and_no_node_is_cut_off_by_the_
     best = _brute_force(cost, size, cap)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(restricted, "PURGE_MIN", 0)
-        raw = solve_colgen(_gap_problem(cost, size, cap), SolverOptions(time_limit=30))
+        problem = dataclasses.replace(_gap_problem(cost, size, cap), shrink_nodes=True)
+        raw = solve_colgen(problem, SolverOptions(time_limit=30))
     assert raw.bound <= best + 1e-9 <= raw.objective + 2e-9
     if raw.status == Status.OPTIMAL:
         assert close(raw.objective, best)

@@ -201,7 +201,11 @@ def branch_and_price(
             big=big,
             dead_end="cap",
             start=start,
-            shrink=lambda: master.shrink(lambda c: any(c is k for k in best)),
+            shrink=(
+                (lambda: master.shrink(lambda c: any(c is k for k in best)))
+                if problem.shrink_nodes
+                else None
+            ),
             # a column the node's pricing offers beside its best may break the node's branch
             # (its cost range or a banned row): it does not enter the node's master
             admitted=lambda col: allowed(col, bans, ranges),
