@@ -47,17 +47,23 @@ def _brute_force(cost, size, cap) -> float:
     )
 
 
+def _shrinking_everywhere(seed: int):
+    """(cost, size, capacity, enumerated optimum, the engine's result) of a generalized
+    assignment instance solved with the master shrunk wherever it passes its rows."""
+    cost, size, cap = _gap_data(np.random.default_rng(seed))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(restricted, "PURGE_MIN", 0)
+        problem = dataclasses.replace(_gap_problem(cost, size, cap), shrink_nodes=True)
+        raw = solve_colgen(problem, SolverOptions(time_limit=30))
+    return cost, size, cap, _brute_force(cost, size, cap), raw
+
+
 @given(st.integers(0, 10_000))
 def test_branch_and_price_purging_at_every_node_still_proves_the_optimum(seed):
     """With the threshold at its least (the master's rows), columns go in nearly every round of
     the root and the nodes; the search still returns a feasible solution and brackets (or
     proves) the enumerated optimum."""
-    cost, size, cap = _gap_data(np.random.default_rng(seed))
-    best = _brute_force(cost, size, cap)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(restricted, "PURGE_MIN", 0)
-        problem = dataclasses.replace(_gap_problem(cost, size, cap), shrink_nodes=True)
-        raw = solve_colgen(problem, SolverOptions(time_limit=30))
+    cost, size, cap, best, raw = _shrinking_everywhere(seed)
     chosen = raw.solution.columns
     assert sorted(c.block for c in chosen) == list(range(cost.shape[0]))
     used = np.zeros(cost.shape[1])
@@ -91,12 +97,7 @@ def test_bins_two_items_share_are_not_branched_on_and_no_node_is_cut_off_by_the_
     several items, so banning an item from a bin and the others from it is not a partition
     (the engine branches on costs only there, ``exclusive_rows``), and a node whose LP
     duals were inflated by the artificial columns was cut off as if it had no column."""
-    cost, size, cap = _gap_data(np.random.default_rng(seed))
-    best = _brute_force(cost, size, cap)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(restricted, "PURGE_MIN", 0)
-        problem = dataclasses.replace(_gap_problem(cost, size, cap), shrink_nodes=True)
-        raw = solve_colgen(problem, SolverOptions(time_limit=30))
+    *_, best, raw = _shrinking_everywhere(seed)
     assert raw.bound <= best + 1e-9 <= raw.objective + 2e-9
     if raw.status == Status.OPTIMAL:
         assert close(raw.objective, best)
