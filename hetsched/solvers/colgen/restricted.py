@@ -183,6 +183,7 @@ class RestrictedMaster:
         its bound is over these columns only. Presolve does not probe (``PRESOLVE_PROBING``)."""
         n = len(self.columns)
         self._solved = None
+        self.priced = 0  # the MIP leaves no reduced costs: ``shrink`` waits for the next LP
         self.h.changeColsIntegrality(
             n, np.arange(n, dtype=np.int32), np.full(n, highspy.HighsVarType.kInteger)
         )
