@@ -29,11 +29,13 @@ with cost ranges (for Hare: a job's completion times that cannot occur in a bett
 
 Each node's column generation adds columns, and the master's re-solves slow down with them
 (an iteration prices every column; the master is degenerate, hundreds of iterations a
-re-solve). So before each LP solve the master sheds columns once it holds more than its rows:
-those of largest reduced cost in the last LP, never a basic one, the incumbent's or an
-artificial one (``RestrictedMaster.shrink``; the root does the same, keeping the initial
-columns). A deleted column a node needs is priced again: every node bound is still a
-Lagrangian bound of the node.
+re-solve). With ``DantzigWolfeProblem.shrink_nodes``, before each LP solve of a node the master
+sheds columns once it holds more than its rows: those of largest reduced cost in the last LP,
+never a basic one, the incumbent's or an artificial one (``RestrictedMaster.shrink``; the root
+always does, keeping the initial columns). A deleted column a node needs is priced again:
+every node bound is still a Lagrangian bound of the node. It is off by default because the
+master is degenerate: other columns give other optimal vertices and so other branchings, and
+the tree can grow many times (docs/benchmarks.md, session 50).
 
 Nodes are explored best bound first. A node's column generation starts from its parent's best
 row prices: its first Lagrangian bound is taken there (any prices give a valid bound of the
