@@ -23,7 +23,7 @@ from hetsched.schedule.validate import validate
 from hetsched.solvers import SolverOptions, Status
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem, lp_relaxation, solve_colgen
 from hetsched.solvers.colgen.branching import fix_cost_ranges
-from hetsched.solvers.colgen.master import PRESOLVE_PROBING
+from hetsched.solvers.colgen.restricted import PRESOLVE_PROBING
 from hetsched.testing.strategies import hare_instances
 
 CERTIFIED = sorted(k for k, e in MANIFEST.items() if e["optimum"] is not None)

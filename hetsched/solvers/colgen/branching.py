@@ -65,7 +65,6 @@ class BranchStats:
     proven: bool = False
     bound: float = -math.inf
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed
-    purged: int = 0  # columns deleted from the master between nodes
 
 
 def fix_cost_ranges(
@@ -133,7 +132,6 @@ def branch_and_price(
     fixing at ``root_prices`` (the row prices of the root's best Lagrangian bound). Returns
     (incumbent, its lambda, stats)."""
     stats = BranchStats(bound=root_bound)
-    purged_before = master.purged
     big, _ = artificials(master, problem)  # keep every node LP feasible; priced at `big`
     # the incumbent as columns (the master's indices move when it shrinks): at first the
     # given solution, or the initial columns, the master's first ones
@@ -333,7 +331,6 @@ def branch_and_price(
         n = len(master.columns)
         master.set_bounds(np.arange(n), 0.0, np.inf)
         master.set_bounds([i for i, c in enumerate(master.columns) if c.artificial], 0.0, 0.0)
-        stats.purged = master.purged - purged_before
         held = {id(c) for c in best}
         chosen = np.array([1.0 if id(c) in held else 0.0 for c in master.columns])
     open_bounds = [

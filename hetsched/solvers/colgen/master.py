@@ -42,7 +42,7 @@ from hetsched.solvers.colgen.problem import (
     artificials,
     feasible,
 )
-from hetsched.solvers.colgen.restricted import PRESOLVE_PROBING, RestrictedMaster  # noqa: F401
+from hetsched.solvers.colgen.restricted import RestrictedMaster
 from hetsched.solvers.result import RawResult, SolverOptions, search_status
 
 
