@@ -67,15 +67,26 @@ def build(
     hint: TaskSchedule | None = None,
     prove: bool = False,
     shrink_nodes: bool = False,
+    strong_branching: int | None = None,
 ) -> DantzigWolfeProblem:
     """The master and its pricing; ``hint``: a schedule of ``instance`` (from Python, e.g. the
     portfolio's best so far) that sets the windows and the first incumbent when it is better than
     the local search's; ``prove``: spend the time on the bound (no dive, no integer master, which
     look for schedules: branch-and-price from the root); ``shrink_nodes``: the nodes shed columns
-    as the root does (faster nodes, other branchings: docs/benchmarks.md, session 50)."""
+    as the root does (faster nodes, other branchings: docs/benchmarks.md, session 50);
+    ``strong_branching``: how many cost splits branching compares by their children's LPs (1:
+    the most balanced, unscored; default the engine's)."""
     for name, value in (("prove", prove), ("shrink_nodes", shrink_nodes)):
         if not isinstance(value, bool):
             raise HetschedError(f"option {name}: true or false (got {value!r})")
+    if strong_branching is not None and (
+        isinstance(strong_branching, bool)
+        or not isinstance(strong_branching, int)
+        or strong_branching < 1
+    ):
+        raise HetschedError(
+            f"option strong_branching: a whole number >= 1 (got {strong_branching!r})"
+        )
     th = ticked_horizon(instance, hint, "hare-sched (colgen)")
     s, ws, ticked, v, start, weight = (
         th.scale,
@@ -187,6 +198,7 @@ def build(
         dive=not prove,
         integer_master=not prove,
         shrink_nodes=shrink_nodes,
+        **({} if strong_branching is None else {"strong_branching": strong_branching}),
         initial_prices=start_prices,
         # Pessoa et al.'s adaptive smoothing: a root cut short by the clock ends higher
         # (ladder(48, 4) at 30 s: 406.7-413.4 against 401.8-405.6 at a fixed 0.8)
@@ -221,5 +233,5 @@ SPEC = FormulationSpec(
     summary="Hare_Sched (4)-(8) as a Dantzig-Wolfe master over job schedules: column generation, "
     "Lagrangian bound, integer master over the columns",
     supports=too_large,
-    options=("hint", "prove", "shrink_nodes"),
+    options=("hint", "prove", "shrink_nodes", "strong_branching"),
 )

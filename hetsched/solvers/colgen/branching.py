@@ -2,10 +2,13 @@
 
 Branching is first on a block's cost: if block b's columns with lambda > 0 differ in cost, the
 children keep its columns of cost <= theta and > theta, theta their lambda-weighted mean (for
-Hare, a job's completion time: C_n <= t or C_n > t). Pricing takes the cost range. When every
-block's fractional columns cost the same, branching is on the coupling rows, per block: with x_{b,row} = sum_{c in b} usage_{c,row}
-lambda_c, pick a row that two blocks use and where some block b has x_{b,row} fractional. The
-two children partition the solutions when no two blocks can use a row together
+Hare, a job's completion time: C_n <= t or C_n > t). Pricing takes the cost range. With
+``DantzigWolfeProblem.strong_branching`` k > 1, the k most balanced such splits are compared by
+their two children's LPs over the master's columns (each an overestimate of the child's LP, a
+score only) and the largest product of the two rises is taken. When every block's fractional
+columns cost the same, branching is on the coupling rows, per block: with x_{b,row} = sum_{c in
+b} usage_{c,row} lambda_c, pick a row that two blocks use and where some block b has x_{b,row}
+fractional. The two children partition the solutions when no two blocks can use a row together
 (``DantzigWolfeProblem.exclusive_rows``, e.g. one task per GPU-tick):
 
     left:  block b does not use the row;     right: no other block uses the row.
@@ -65,6 +68,13 @@ class BranchStats:
     proven: bool = False
     bound: float = -math.inf
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed
+    strong_lps: int = 0  # LPs solved to compare cost splits (strong branching)
+
+
+def children(range_: tuple[float, float], theta: float) -> tuple[tuple[float, float], ...]:
+    """The cost ranges (lo, hi] of a block's two children split at ``theta``."""
+    lo, hi = range_
+    return (lo, min(hi, theta)), (max(lo, theta), hi)
 
 
 def fix_cost_ranges(
@@ -217,15 +227,18 @@ def branch_and_price(
             return "pruned", run.bound, None, prices
         return "done", run.bound, master.lambdas(), prices
 
-    def branch_cost(lam: np.ndarray):
+    def branch_cost(lam: np.ndarray, bans, ranges, value: float):
         """(block, theta) splitting a block whose fractional columns differ in cost at their
-        lambda-weighted mean cost theta, the most balanced such block; None if there is none."""
+        lambda-weighted mean cost theta; None if there is none. Of the
+        ``problem.strong_branching`` most balanced such splits, the one whose two children's
+        LPs over the master's columns rise most (product rule); the most balanced if fewer
+        than two are compared."""
         per: dict[int, list[tuple[float, float]]] = {}
         for i in np.flatnonzero(lam > 1e-9):
             col = master.columns[i]
             if not col.artificial:
                 per.setdefault(col.block, []).append((col.cost, float(lam[i])))
-        best, pick = 0.0, None
+        splits = []
         for b, items in per.items():
             costs = [c for c, _ in items]
             if max(costs) - min(costs) <= 1e-9 * max(1.0, abs(max(costs))):
@@ -233,9 +246,23 @@ def branch_and_price(
             mass = sum(x for _, x in items)
             theta = sum(c * x for c, x in items) / mass
             left = sum(x for c, x in items if c <= theta) / mass
-            balance = min(left, 1.0 - left)
-            if balance > best:
-                best, pick = balance, (b, theta)
+            splits.append((-min(left, 1.0 - left), b, theta))
+        splits.sort()
+        splits = splits[: max(1, problem.strong_branching)]
+        if len(splits) < 2:
+            return (splits[0][1], splits[0][2]) if splits else None
+        least = 1e-6 * max(1.0, abs(value))
+        best, pick = -1.0, None
+        for _, b, theta in splits:
+            score = 1.0
+            for child in children(ranges.get(b, (-math.inf, math.inf)), theta):
+                set_node(bans, {**ranges, b: child})
+                # the child's LP over the columns so far: above its true LP (columns are
+                # missing), a score only; over the incumbent it would be pruned anyway
+                score *= max(min(master.solve_lp()[0], incumbent) - value, least)
+            stats.strong_lps += 2
+            if score > best:
+                best, pick = score, (b, theta)
         return pick
 
     def branch_row(lam: np.ndarray):
@@ -286,11 +313,10 @@ def branch_and_price(
                 break
             if status == "pruned":
                 continue
-            split = branch_cost(lam)
+            split = branch_cost(lam, bans, ranges, master.solve_lp()[0])
             if split is not None:  # first on a block's cost (its completion time, for Hare)
                 b, theta = split
-                lo, hi = ranges.get(b, (-math.inf, math.inf))
-                for child in ((lo, min(hi, theta)), (max(lo, theta), hi)):
+                for child in children(ranges.get(b, (-math.inf, math.inf)), theta):
                     counter += 1
                     heapq.heappush(heap, (node_bound, counter, bans, {**ranges, b: child}, prices))
                 continue

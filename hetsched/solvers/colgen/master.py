@@ -60,6 +60,7 @@ class ColgenStats:
     open_nodes: int = 0  # left open when the clock stopped the search
     fixed_blocks: int = 0  # blocks whose cost range reduced-cost fixing narrowed before branching
     purged: int = 0  # columns deleted from the master as it grew (root and nodes)
+    strong_lps: int = 0  # LPs branch-and-price solved to compare cost splits
     prices: np.ndarray | None = (
         None  # coupling-row prices of the root's best Lagrangian bound (they certify it)
     )
@@ -200,7 +201,7 @@ def solve_colgen(
             lambda v: _round_up(v, problem.objective_step),
             center,
         )
-        stats.fixed_blocks = bstats.fixed_blocks
+        stats.fixed_blocks, stats.strong_lps = bstats.fixed_blocks, bstats.strong_lps
         stats.nodes, stats.open_nodes = bstats.nodes, bstats.open_nodes
         stats.lagrangian_bound = max(stats.lagrangian_bound, min(bstats.bound, incumbent))
     stats.purged = master.purged
@@ -224,7 +225,8 @@ def solve_colgen(
         f"Lagrangian bound {_fmt(stats.lagrangian_bound, shown)}, CG {stats.cg_seconds:.1f}s, "
         f"dive {_fmt(stats.dive, shown)}, integer master {stats.ip_seconds:.1f}s, "
         f"branch-and-price {stats.nodes} nodes ({stats.open_nodes} open, cost ranges of "
-        f"{stats.fixed_blocks} blocks narrowed by reduced costs); {stats.purged} columns purged"
+        f"{stats.fixed_blocks} blocks narrowed by reduced costs, {stats.strong_lps} strong "
+        f"branching LPs); {stats.purged} columns purged"
     )
     return RawResult(
         status,

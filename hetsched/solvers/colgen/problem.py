@@ -70,6 +70,11 @@ class DantzigWolfeProblem:
     # faster re-solves, but other LP vertices and so other branchings (benchmarks: 24 nodes
     # instead of 14 in 240 s on ladder(32, 4), and 9,399 instead of 635 to prove small-15)
     shrink_nodes: bool = False
+    # branch-and-price compares this many of the most balanced cost splits by their children's
+    # LPs over the master's columns (strong branching on the restricted master); 1: the most
+    # balanced split, unscored. Off by default: fewer nodes on small Hare instances (small-15:
+    # 459 against 635) but no better bound in the same time on the ladders (benchmarks, session 51)
+    strong_branching: int = 1
     # blocks of identical copies (e.g. the GPUs of one class): block b may use up to
     # block_copies[b] columns, each possibly empty (cost 0, no rows); None: exactly one each
     block_copies: np.ndarray | None = None
