@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hetsched.core.deadline import signals_held
-from hetsched.hadar import bnb_kernel, state_table, type_bound
+from hetsched.hadar import bnb_kernel, progress_kernel, state_table, type_bound
 from hetsched.hadar.slot import Candidate, Slot
-from hetsched.hadar.utility import utilities
+from hetsched.hadar.utility import numerators
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class SlotArrays:
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
     ordered: bool = False  # the search explores the child of the larger bound first
     utility_name: str | None = None  # the utility (None: the instance's)
+    numer: np.ndarray | None = None  # U_i(d) * d per queue position (utility.numerators)
 
     @classmethod
     def of(
@@ -94,6 +95,7 @@ class SlotArrays:
             float(comm_cost),
             select == "min-cost",
             utility_name=utility_name,
+            numer=numerators(view, utility_name, jobs),
         ).with_progress(slot)
 
     @staticmethod
@@ -119,25 +121,22 @@ class SlotArrays:
         computed again; the type bound is off, as from :meth:`of`."""
         if list(slot.queue) != list(self.slot.queue) or slot.view is not self.slot.view:
             raise ValueError("with_progress takes a slot of the same view and queue")
-        view, remaining, t, n = slot.view, slot.remaining, slot.t, len(self.need)
-        jobs = np.asarray(slot.queue, dtype=np.int64)
-        thr, need = self.thr, self.need
+        view, jobs = slot.view, np.asarray(slot.queue, dtype=np.int64)
         # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
-        # (view.jct) and U_i there; elementwise, the same arithmetic as the scalar functions
-        usable = thr > 0
-        workers = need if view.progress == "per-worker" else np.ones(n, dtype=np.int64)
-        rate = np.where(usable, thr * view.slot_seconds * workers[:, None], 1.0)
-        rem = np.asarray(remaining, dtype=float)[jobs][:, None] if n else np.zeros((0, 1))
-        finish = t + np.ceil(rem / rate - 1e-12) - 1
-        jct = (finish - view.arrival[jobs][:, None] + view.jct_offset) * view.slot_seconds
-        util = np.where(usable, utilities(view, self.utility_name, jobs[:, None], jct), -np.inf)
-        # the bound's u_j: job j at its fastest type (W_j GPUs of it)
-        ub = util[np.arange(n), np.argmax(thr, axis=1)] if n else np.zeros(0)
-        by_ratio = _best_first(ub, need)  # best u/W first
-        # V(G): the fractional knapsack of each queue suffix, flat past the suffix's total size
+        # (view.jct) and U_i there; the bound's u_i (job i at its fastest type), the jobs best
+        # u/W first, and V(G): the fractional knapsack of each queue suffix, one compiled call
         with signals_held():
-            suffix_value = bnb_kernel.suffix_knapsack(
-                need, ub.astype(float), by_ratio, int(self.free0.sum())
+            util, suffix_value, rank = progress_kernel.progress(
+                self.thr,
+                self.need,
+                view.progress == "per-worker",
+                float(view.slot_seconds),
+                np.asarray(slot.remaining, dtype=float)[jobs],
+                int(slot.t),
+                np.asarray(view.arrival, dtype=float)[jobs],
+                int(view.jct_offset),
+                self.numer,
+                int(self.free0.sum()),
             )
         return replace(
             self,
@@ -146,7 +145,7 @@ class SlotArrays:
             suffix_value=suffix_value,
             lam=np.zeros_like(self.lam),
             suffix_net=np.full_like(self.suffix_net, np.inf),
-            rank=_positions(by_ratio)[None, :],
+            rank=rank,
             ordered=False,
         )
 

@@ -46,6 +46,23 @@ UTILITIES: dict[str, Callable[[Any, Any, Any], Any]] = {
 assert tuple(UTILITIES) == UTILITY_NAMES  # the names the view accepts are the ones defined here
 
 
+#: U_j(d) * d for each job of an array of them: every utility above is this over d, the same
+#: arithmetic (the compiled slot arrays divide it by the JCT: hetsched.hadar.progress_kernel)
+NUMERATORS: dict[str, Callable[[Any, np.ndarray], np.ndarray]] = {
+    "effective-throughput": lambda view, jobs: np.asarray(view.work[jobs], dtype=float),
+    "reciprocal-jct": lambda view, jobs: np.ones(len(jobs)),
+    "finish-time-fairness": lambda view, jobs: np.asarray(_isolated(view, jobs), dtype=float),
+}
+
+
+assert tuple(NUMERATORS) == UTILITY_NAMES
+
+
+def numerators(view: Any, name: str | None, jobs: np.ndarray) -> np.ndarray:
+    """U_j(d) * d for each job of ``jobs`` (``name`` None: the instance's utility)."""
+    return NUMERATORS[name or view.utility](view, np.asarray(jobs, dtype=np.int64))
+
+
 def utility(view: Any, name: str | None, j: int, jct: float) -> float:
     """U_j(jct); ``name`` None means the instance's utility (``view.utility``)."""
     return float(UTILITIES[name or view.utility](view, j, jct))
