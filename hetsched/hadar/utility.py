@@ -35,39 +35,29 @@ def _isolated(view: Any, j: Any) -> Any:
     return np.array([isolated_jct(view, int(x)) for x in np.ravel(j)]).reshape(np.shape(j))
 
 
-#: U_j(d) for a job j and a JCT d, or elementwise for arrays of them (the same arithmetic)
-UTILITIES: dict[str, Callable[[Any, Any, Any], Any]] = {
-    "effective-throughput": lambda view, j, d: view.work[j] / d,
-    "reciprocal-jct": lambda view, j, d: 1.0 / d,
-    "finish-time-fairness": lambda view, j, d: _isolated(view, j) / d,
+#: U_j(d) * d for a job j, or for each job of an array of them: every utility is this over d
+#: (:func:`utility`; the compiled slot arrays divide it by the JCT: hetsched.hadar.progress_kernel)
+NUMERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "effective-throughput": lambda view, j: view.work[j],
+    "reciprocal-jct": lambda view, j: np.ones(np.shape(j)),
+    "finish-time-fairness": _isolated,
 }
 
 
-assert tuple(UTILITIES) == UTILITY_NAMES  # the names the view accepts are the ones defined here
-
-
-#: U_j(d) * d for each job of an array of them: every utility above is this over d, the same
-#: arithmetic (the compiled slot arrays divide it by the JCT: hetsched.hadar.progress_kernel)
-NUMERATORS: dict[str, Callable[[Any, np.ndarray], np.ndarray]] = {
-    "effective-throughput": lambda view, jobs: np.asarray(view.work[jobs], dtype=float),
-    "reciprocal-jct": lambda view, jobs: np.ones(len(jobs)),
-    "finish-time-fairness": lambda view, jobs: np.asarray(_isolated(view, jobs), dtype=float),
-}
-
-
-assert tuple(NUMERATORS) == UTILITY_NAMES
+assert tuple(NUMERATORS) == UTILITY_NAMES  # the names the view accepts are the ones defined here
 
 
 def numerators(view: Any, name: str | None, jobs: np.ndarray) -> np.ndarray:
     """U_j(d) * d for each job of ``jobs`` (``name`` None: the instance's utility)."""
-    return NUMERATORS[name or view.utility](view, np.asarray(jobs, dtype=np.int64))
+    jobs = np.asarray(jobs, dtype=np.int64)
+    return np.asarray(NUMERATORS[name or view.utility](view, jobs), dtype=float)
 
 
 def utility(view: Any, name: str | None, j: int, jct: float) -> float:
     """U_j(jct); ``name`` None means the instance's utility (``view.utility``)."""
-    return float(UTILITIES[name or view.utility](view, j, jct))
+    return float(NUMERATORS[name or view.utility](view, j) / jct)
 
 
 def utilities(view: Any, name: str | None, jobs: np.ndarray, jct: np.ndarray) -> np.ndarray:
     """U_j(jct) elementwise over arrays of jobs and JCTs (broadcast), as :func:`utility`."""
-    return np.asarray(UTILITIES[name or view.utility](view, jobs, jct), dtype=float)
+    return np.asarray(NUMERATORS[name or view.utility](view, jobs) / jct, dtype=float)
