@@ -133,7 +133,7 @@ class SlotArrays:
                 float(view.slot_seconds),
                 np.asarray(slot.remaining, dtype=float)[jobs],
                 int(slot.t),
-                np.asarray(view.arrival, dtype=float)[jobs],
+                view.arrival[jobs].astype(float),  # the queue's, not the whole trace's
                 int(view.jct_offset),
                 self.numer,
                 int(self.free0.sum()),

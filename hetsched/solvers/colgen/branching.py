@@ -188,6 +188,11 @@ def branch_and_price(
                 out[b] = shared
         return out
 
+    def shrink_keeping_best() -> None:
+        """Shed the master's columns, never the incumbent's (``RestrictedMaster.shrink``)."""
+        held = {id(c) for c in best}
+        master.shrink(lambda c: id(c) in held)
+
     def solve_node(bans, ranges, bound, start):
         """Column generation at a node from ``start`` (its parent's best prices: the node's
         first Lagrangian bound, already above the parent's where the branch bites, and the
@@ -211,11 +216,7 @@ def branch_and_price(
             big=big,
             dead_end="cap",
             start=start,
-            shrink=(
-                (lambda: master.shrink(lambda c: any(c is k for k in best)))
-                if problem.shrink_nodes
-                else None
-            ),
+            shrink=shrink_keeping_best if problem.shrink_nodes else None,
             # a column the node's pricing offers beside its best may break the node's branch
             # (its cost range or a banned row): it does not enter the node's master
             admitted=lambda col: allowed(col, bans, ranges),
