@@ -59,6 +59,24 @@ class PriceFunction:
         return max(1.0, math.log(self.u_max / self.u_min))
 
 
+def price_terms(
+    view: HadarView, jobs: np.ndarray | None = None, utility_name: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's term of (6), U_j(t_j^min) / W_j, and of (7) before its 1 / (4 eta),
+    U_j(T - a_j) / (t_j^max W_j), for ``jobs`` in their order (default: all). They do not
+    change from slot to slot, so an online run works them out once per job
+    (:class:`hetsched.hadar.job_table.JobTable`)."""
+    js = np.arange(view.n_jobs) if jobs is None else np.asarray(jobs, dtype=np.int64)
+    t_min, t_max = durations(view, js)
+    # elementwise, the arithmetic of utility() and view.jct() job by job (the same floats)
+    workers = view.workers[js]
+    u_max = utilities(view, utility_name, js, t_min) / workers
+    at_horizon = (view.horizon - view.arrival[js] + view.jct_offset).astype(
+        float
+    ) * view.slot_seconds
+    return u_max, utilities(view, utility_name, js, at_horizon) / (t_max * workers)
+
+
 def price_function(
     view: HadarView,
     jobs: list[int] | None = None,
@@ -66,16 +84,12 @@ def price_function(
     eta: float = 1.0,
 ) -> PriceFunction:
     """(6)-(8) over ``jobs`` (default: all; the online algorithm uses the current workload)."""
-    js = np.arange(view.n_jobs) if jobs is None else np.asarray(jobs, dtype=np.int64)
-    t_min, t_max = durations(view, js)
-    # elementwise, the arithmetic of utility() and view.jct() job by job (the same floats)
-    workers = view.workers[js]
-    u_max = np.max(utilities(view, utility_name, js, t_min) / workers)
-    at_horizon = (view.horizon - view.arrival[js] + view.jct_offset).astype(
-        float
-    ) * view.slot_seconds
-    u_min = np.min(utilities(view, utility_name, js, at_horizon) / (t_max * workers)) / (4 * eta)
-    return PriceFunction(float(u_max), float(u_min))
+    return prices_of_terms(*price_terms(view, jobs, utility_name), eta)
+
+
+def prices_of_terms(u_max_terms: np.ndarray, u_min_terms: np.ndarray, eta: float) -> PriceFunction:
+    """(6)-(7) from the jobs' terms (:func:`price_terms`): their largest and smallest."""
+    return PriceFunction(float(np.max(u_max_terms)), float(np.min(u_min_terms) / (4 * eta)))
 
 
 def eta_from_proof(view: HadarView) -> float:

@@ -9,8 +9,8 @@ import numpy as np
 
 from hetsched.core.deadline import signals_held
 from hetsched.hadar import bnb_kernel, progress_kernel, state_table, type_bound
+from hetsched.hadar.job_table import JobTable
 from hetsched.hadar.slot import Candidate, Slot
-from hetsched.hadar.utility import numerators
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class SlotArrays:
     ordered: bool = False  # the search explores the child of the larger bound first
     utility_name: str | None = None  # the utility (None: the instance's)
     numer: np.ndarray | None = None  # U_i(d) * d per queue position (utility.numerators)
+    table: JobTable | None = None  # the jobs' rows these arrays were read from
+    at: np.ndarray | None = None  # each queue position's row in ``table``
 
     @classmethod
     def of(
@@ -48,14 +50,19 @@ class SlotArrays:
         comm_cost: float = 0.0,
         select: str = "min-cost",
         like: SlotArrays | None = None,
+        table: JobTable | None = None,
     ) -> SlotArrays:
         """The arrays of ``slot``; each value is computed as the literal FIND_ALLOC
         (:func:`hetsched.hadar.dp_allocation.find_alloc`) computes it, in the same order.
         ``like``: the arrays of another slot (the last one), whose price tables are taken as
-        they are where its view and price function are this slot's."""
+        they are where its view and price function are this slot's. ``table``: the jobs' rows
+        (:class:`hetsched.hadar.job_table.JobTable`) for the view and utility, built once by an
+        online run (default: built for the queue)."""
         view, queue, prices = slot.view, slot.queue, slot.prices
         n = len(queue)
-        jobs = np.asarray(queue, dtype=np.int64)
+        if table is None or table.view is not view or table.utility_name != utility_name:
+            table = JobTable.of(view, utility_name, queue)
+        at = table.at(queue)
         if like is not None and like.slot.view is view and like.slot.prices == prices:
             cap, price, price_rank, price_sorted = (
                 like.cap,
@@ -66,12 +73,6 @@ class SlotArrays:
         else:
             cap, price, price_rank, price_sorted = cls._price_tables(view, prices)
         n_types = cap.shape[1]
-        need = view.workers[jobs].astype(np.int64) if n else np.zeros(0, np.int64)
-        thr = view.throughput[jobs].astype(float) if n else np.zeros((0, n_types))
-        # usable types fastest first (a stable sort puts the types of no throughput last)
-        order = np.argsort(-thr, axis=1, kind="stable").astype(np.int64)
-        n_order = (thr > 0).sum(axis=1).astype(np.int64)
-        order[np.arange(n_types) >= n_order[:, None]] = -1
         free0 = slot.free_gpus().astype(np.int64)
         empty = np.zeros((0, 0))  # the utilities and what depends on them: :meth:`with_progress`
         return cls(
@@ -80,10 +81,10 @@ class SlotArrays:
             cap,
             view.machine_class,
             price.shape[2],
-            order,
-            n_order,
-            need,
-            thr,
+            table.order[at],
+            table.n_order[at],
+            table.need[at],
+            table.thr[at],
             empty,
             price,
             price_rank,
@@ -95,7 +96,9 @@ class SlotArrays:
             float(comm_cost),
             select == "min-cost",
             utility_name=utility_name,
-            numer=numerators(view, utility_name, jobs),
+            numer=table.numer[at],
+            table=table,
+            at=at,
         ).with_progress(slot)
 
     @staticmethod
@@ -133,21 +136,32 @@ class SlotArrays:
                 float(view.slot_seconds),
                 np.asarray(slot.remaining, dtype=float)[jobs],
                 int(slot.t),
-                view.arrival[jobs].astype(float),  # the queue's, not the whole trace's
+                self.table.arrival[self.at],  # the queue's, not the whole trace's
                 int(view.jct_offset),
                 self.numer,
                 int(self.free0.sum()),
             )
-        return replace(
-            self,
+        if self.ordered:  # the type bound was on: off again, as from :meth:`of`
+            lam, suffix_net = np.zeros_like(self.lam), np.full_like(self.suffix_net, np.inf)
+        else:  # off already: its arrays are read, never written, so they serve as they are
+            lam, suffix_net = self.lam, self.suffix_net
+        return self._with(
             slot=slot,
             util=util,
             suffix_value=suffix_value,
-            lam=np.zeros_like(self.lam),
-            suffix_net=np.full_like(self.suffix_net, np.inf),
+            lam=lam,
+            suffix_net=suffix_net,
             rank=rank,
             ordered=False,
         )
+
+    def _with(self, **changes) -> SlotArrays:
+        """:func:`dataclasses.replace` without running ``__init__`` again: a later slot changes
+        a few of the fields, every slot (replace took about a fifth of :meth:`with_progress`)."""
+        new = object.__new__(SlotArrays)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
 
     def with_type_bound(self) -> SlotArrays:
         """The same slot with the search's second bound (:mod:`hetsched.hadar.type_bound`: the
@@ -202,22 +216,18 @@ class SlotArrays:
     def classes(self) -> np.ndarray:
         """Each job's class for :func:`hetsched.hadar.dp_kernel.reach`: jobs with the same
         type order, the same ties in throughput between consecutive types of it (a gang's
-        slowest type is the first of the least throughput) and the same gang size under the
-        min-cost rule; every job its own under max-payoff."""
+        slowest type is the first of the least throughput) and the same gang size
+        (:func:`hetsched.hadar.job_table.class_rows`) under the min-cost rule, numbered in
+        the rows' lexicographic order; every job its own under max-payoff."""
         if not self.min_cost or not len(self.need):
             return np.arange(len(self.need), dtype=np.int64)
-        return np.unique(self.class_rows(), axis=0, return_inverse=True)[1].astype(np.int64).ravel()
+        ids = self.table.class_id[self.at]  # ranks in the table's order: the same order
+        return np.unique(ids, return_inverse=True)[1].astype(np.int64).ravel()
 
     def class_rows_bytes(self) -> list[bytes]:
-        """Each job's :meth:`class_rows` row as bytes (a key of its class)."""
-        return [r.tobytes() for r in self.class_rows()]
-
-    def class_rows(self) -> np.ndarray:
-        """What makes a job's class (:meth:`classes`): [i] its type order, its ties, W_i."""
-        n = len(self.need)
-        at = self.thr[np.arange(n)[:, None], np.maximum(self.order, 0)]
-        ties = (at[:, 1:] == at[:, :-1]) & (self.order[:, 1:] >= 0)
-        return np.column_stack([self.order, ties, self.need])
+        """Each job's class row as bytes (a key of its class, the same in every slot)."""
+        key = self.table.class_key
+        return [key[p] for p in self.at.tolist()]
 
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs (left as they are), by the
@@ -236,15 +246,28 @@ class SlotArrays:
             out[self.slot.queue[i]] = cand
         return out
 
-    def _replayed(self, positions: np.ndarray, flat: np.ndarray) -> list[Candidate | None]:
-        """Each position's candidate (None: none) at the flat free GPUs the ones before it leave
-        (``flat`` is updated): the gangs replayed compiled
-        (:func:`hetsched.hadar.bnb_kernel.replay`), the rates by the view's own :meth:`rate`."""
+    def gangs(self, taken: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`chosen` as arrays, for a caller that needs the gangs alone: (the jobs, the
+        number of (machine, type, count) rows of each, the rows in order)."""
+        positions = np.ascontiguousarray(taken, dtype=np.int64)
+        flat = np.ascontiguousarray(self.slot.free_gpus(), dtype=np.int64).ravel()
+        payoff, _, count, triples = self._replay(positions, flat)
+        if len(payoff) and payoff.min() <= 0.0:
+            raise RuntimeError("a chosen job has no candidate at the GPUs the search took it at")
+        return np.asarray(self.slot.queue, dtype=np.int64)[positions], count, triples
+
+    def _replay(self, positions: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(payoff, cost, rows, triples) of :func:`hetsched.hadar.bnb_kernel.replay` at the flat
+        free GPUs ``flat`` (updated)."""
         H, R = self.cap.shape
         with signals_held():  # once for all of them, and one set of work arrays
-            payoff, cost, count, triples = bnb_kernel.replay(
-                positions, flat, self.find_args(), bnb_kernel.scratch(H, R)
-            )
+            return bnb_kernel.replay(positions, flat, self.find_args(), bnb_kernel.scratch(H, R))
+
+    def _replayed(self, positions: np.ndarray, flat: np.ndarray) -> list[Candidate | None]:
+        """Each position's candidate (None: none) at the flat free GPUs the ones before it leave
+        (``flat`` is updated): the gangs replayed compiled (:meth:`_replay`), the rates by the
+        view's own :meth:`rate`."""
+        payoff, cost, count, triples = self._replay(positions, flat)
         out: list[Candidate | None] = []
         rows = triples.tolist()
         at = 0

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsched.hadar.dp_allocation import DpPlan, dp_allocation
-from hetsched.hadar.price import durations, price_function
+from hetsched.hadar.job_table import JobTable
+from hetsched.hadar.price import durations, price_function, prices_of_terms
 from hetsched.hadar.slot import Slot
 from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.utility import utility
@@ -23,7 +24,7 @@ from hetsched.testing.hadar_slots import queue_slots
 def _same_arrays(a: SlotArrays, b: SlotArrays) -> bool:
     for name in a.__dataclass_fields__:
         x, y = getattr(a, name), getattr(b, name)
-        if name == "slot":
+        if name in ("slot", "table", "at"):  # where the arrays were read from, not what they are
             continue
         if isinstance(x, np.ndarray):
             if x.shape != y.shape or not np.array_equal(x, y):
@@ -84,6 +85,11 @@ def test_the_chosen_gangs_are_find_alloc_job_by_job(seed, n, keep):
             free[h, r] -= k
         one_by_one[slot.queue[i]] = cand
     assert arrays.chosen(taken) == one_by_one == chosen
+    jobs, count, rows = arrays.gangs(taken)  # the same gangs as arrays, in queue order
+    assert jobs.tolist() == list(chosen) and count.tolist() == [
+        len(c.alloc) for c in chosen.values()
+    ]
+    assert [tuple(r) for r in rows.tolist()] == [t for c in chosen.values() for t in c.alloc]
 
 
 @settings(max_examples=25, deadline=None)
@@ -117,6 +123,30 @@ def test_the_price_function_is_the_per_job_formula(seed, n):
         ) / (4 * 1.5)
         got = price_function(v, queue, name, eta=1.5)
         assert (got.u_max, got.u_min) == (u_max, u_min)  # the same floats
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 30))
+def test_a_table_of_every_job_gives_the_arrays_and_prices_of_the_queue_alone(seed, n):
+    """What an online run reads from one table of the whole trace (JobTable) is what a slot
+    works out over its queue: the arrays, the class keys and classes, the prices (6)-(7)."""
+    v = hadar_view(hadar_cluster(seed, n_jobs=n))
+    rng = np.random.default_rng(seed)
+    queue = rng.permutation(n)[: int(rng.integers(1, n + 1))].tolist()  # a subset, any order
+    for name in ("effective-throughput", "reciprocal-jct", "finish-time-fairness"):
+        table = JobTable.of(v, name)
+        at = np.asarray(queue)
+        prices = prices_of_terms(table.u_max_term[at], table.u_min_term[at], 1.5)
+        assert prices == price_function(v, queue, name, eta=1.5)  # the same floats
+        slot = Slot(v, queue, prices, v.work.astype(float), 2)
+        alone, shared = SlotArrays.of(slot, name), SlotArrays.of(slot, name, table=table)
+        assert _same_arrays(alone, shared)
+        assert alone.class_rows_bytes() == shared.class_rows_bytes()
+        assert np.array_equal(alone.classes(), shared.classes())
+        # a table of another utility is not taken for this one
+        assert SlotArrays.of(slot, "reciprocal-jct", table=table).table.utility_name == (
+            "reciprocal-jct"
+        )
 
 
 def test_a_run_that_carries_the_last_slot_equals_one_that_rebuilds_every_slot():

@@ -34,12 +34,14 @@ import numpy as np
 from hetsched.core.errors import InputError
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb, search_slot
 from hetsched.hadar.dp_allocation import DpPlan, OverBudget, dp_allocation
-from hetsched.hadar.price import price_function
-from hetsched.hadar.slot import Candidate, Slot
+from hetsched.hadar.job_table import JobTable
+from hetsched.hadar.price import prices_of_terms
+from hetsched.hadar.slot import Slot
 from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.view import HadarView
 from hetsched.instance.extensions import HadarOptions
 from hetsched.sim.gang_engine import GangState
+from hetsched.sim.gang_policies.cell_gpus import CellGpus
 
 #: states a slot's DP may have under ``hadar:dp`` before the slot takes the branch and bound's
 #: decision: twice the most any slot of the 1-GPU 480-job Philly windows needs (101,428 with
@@ -65,7 +67,7 @@ class _Last:
     queue: list[int]
     arrays: SlotArrays
     taken: np.ndarray
-    chosen: dict[int, Candidate]
+    gangs: tuple[np.ndarray, np.ndarray, np.ndarray]  # SlotArrays.gangs of ``taken``
     plan: dict[int, tuple[int, ...]]
     by_plan: bool  # chosen by the plan's DP
 
@@ -172,10 +174,7 @@ class Hadar:
         self.remaining = np.zeros(jobs.n_jobs)
         self.utility = (instance.extensions.hadar or HadarOptions()).utility
         # the GPUs of each (machine, type) cell, in index order: a gang's GPUs come from these
-        self.cell_gpus: dict[tuple[int, int], list[int]] = {}
-        for g in range(jobs.n_gpus):
-            cell = (int(jobs.gpu_server[g]), int(jobs.gpu_type[g]))
-            self.cell_gpus.setdefault(cell, []).append(g)
+        self.cells = CellGpus.of(jobs.gpu_server, jobs.gpu_type, len(jobs.servers), len(jobs.types))
 
     def _view(self, state: GangState) -> HadarView:
         d, L = self.data, state.round_seconds
@@ -205,6 +204,7 @@ class Hadar:
     def allocate(self, state: GangState) -> dict[int, tuple[int, ...]]:
         if not hasattr(self, "view"):
             self.view = self._view(state)
+            self.table = JobTable.of(self.view)  # what a slot reads of a job, once per job
         v = self.view
         queue = state.active()
         remaining = self.remaining
@@ -213,11 +213,12 @@ class Hadar:
         last = self.last
         same = last is not None and last.queue == queue
         if same:  # a slot of the same queue: the same prices (6)-(7), new utilities
-            slot = Slot(v, queue, last.arrays.slot.prices, remaining, state.round + 1)
-        else:
-            slot = Slot(
-                v, queue, price_function(v, queue, None, self.eta), remaining, state.round + 1
-            )
+            prices = last.arrays.slot.prices
+        else:  # (6)-(7) over the queue, from each job's terms (worked out once)
+            at = np.asarray(queue, dtype=np.int64)
+            t = self.table
+            prices = prices_of_terms(t.u_max_term[at], t.u_min_term[at], self.eta)
+        slot = Slot(v, queue, prices, remaining, state.round + 1)
         self.slots += 1
         if self.solver == "dp":
             self.last = None
@@ -231,37 +232,25 @@ class Hadar:
                 self.unproven_rounds += not res.proven
                 self.nodes += res.nodes
                 chosen = res.chosen
-            return self._gpus(state, chosen)
+            jobs = np.array(sorted(chosen), dtype=np.int64)
+            rows = [row for j in jobs.tolist() for row in chosen[j].alloc]
+            count = np.array([len(chosen[j].alloc) for j in jobs.tolist()], dtype=np.int64)
+            return self.cells.place(jobs, count, np.array(rows, dtype=np.int64), state.held)
         if same:
             arrays = last.arrays.with_progress(slot)
         else:
-            arrays = SlotArrays.of(slot, like=None if last is None else last.arrays)
+            like = None if last is None else last.arrays
+            arrays = SlotArrays.of(slot, like=like, table=self.table)
         taken, by_plan = self._bnb_then_plan(arrays, same and last.by_plan)
         if same and np.array_equal(taken, last.taken):
             # the same jobs at the same free GPUs and prices: FIND_ALLOC's gangs (min-cost)
             # are the last slot's, and so are their GPUs if the jobs hold what they were given
-            chosen = last.chosen
-            plan = dict(last.plan) if state.held == last.plan else self._gpus(state, chosen)
+            gangs = last.gangs
+            plan = (
+                dict(last.plan) if state.held == last.plan else self.cells.place(*gangs, state.held)
+            )
         else:
-            chosen = arrays.chosen(taken)
-            plan = self._gpus(state, chosen)
-        self.last = _Last(queue, arrays, taken, chosen, plan, by_plan)
-        return plan
-
-    def _gpus(self, state: GangState, chosen: dict) -> dict[int, tuple[int, ...]]:
-        """The chosen (machine, type, count) triples as concrete GPUs, each job keeping its
-        GPUs of last round where they fit (a move costs a restore)."""
-        d = self.data
-        free = set(range(d.n_gpus))
-        plan: dict[int, tuple[int, ...]] = {}
-        others = {g for gs in state.held.values() for g in gs}
-        for j, cand in sorted(chosen.items()):
-            mine = set(state.held.get(j, ()))
-            gpus: list[int] = []
-            for h, r, n in cand.alloc:
-                pool = [g for g in self.cell_gpus.get((h, r), ()) if g in free]
-                pool.sort(key=lambda g: (g not in mine, g in others, g))
-                gpus += pool[:n]
-            plan[j] = tuple(gpus)
-            free -= set(gpus)
+            gangs = arrays.gangs(taken)
+            plan = self.cells.place(*gangs, state.held)
+        self.last = _Last(queue, arrays, taken, gangs, plan, by_plan)
         return plan

@@ -1,0 +1,101 @@
+"""Concrete GPUs for gangs given as (machine, type, count) cells, compiled: the placement of a
+policy that decides per cell (Hadar's FIND_ALLOC), each job keeping its GPUs of last round where
+they fit (a move costs a restore).
+
+A cell's GPUs are taken in tiers: the job's own of last round, then those nobody held, then those
+another job held; within a tier in index order. One call places a round's gangs, so a round costs
+its gangs, not a Python loop over every GPU of every cell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CellGpus:
+    """The GPUs of each (machine, type) cell in index order, as one flat array: cell c = h * R + r
+    holds ``gpus[start[c]:start[c + 1]]``."""
+
+    start: np.ndarray
+    gpus: np.ndarray
+    n_types: int
+
+    @classmethod
+    def of(cls, server: np.ndarray, gpu_type: np.ndarray, n_servers: int, n_types: int) -> CellGpus:
+        """The cells of GPUs g on ``server[g]`` of type ``gpu_type[g]``."""
+        cell = np.asarray(server, np.int64) * n_types + np.asarray(gpu_type, np.int64)
+        order = np.argsort(cell, kind="stable").astype(np.int64)  # by cell, then by index
+        counts = np.bincount(cell, minlength=n_servers * n_types)
+        start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(start, order, n_types)
+
+    def place(
+        self,
+        jobs: np.ndarray,
+        count: np.ndarray,
+        triples: np.ndarray,
+        held: dict[int, tuple[int, ...]],
+    ) -> dict[int, tuple[int, ...]]:
+        """Job ``jobs[p]`` takes ``triples[s_p : s_p + count[p]]`` ((machine, type, count) rows,
+        ``s_p`` the sum of the counts before p), the jobs in increasing index; ``held``: each
+        job's GPUs of last round. Returns job -> its GPUs."""
+        owner = np.full(self.gpus.shape[0], -1, np.int64)
+        for j, gs in held.items():
+            owner[list(gs)] = j
+        by_job = np.argsort(jobs, kind="stable").astype(np.int64)
+        first = np.concatenate([[0], np.cumsum(count)]).astype(np.int64)
+        out, ends = place(
+            np.asarray(jobs, np.int64),
+            by_job,
+            first,
+            np.asarray(triples, np.int64).reshape(-1, 3),
+            owner,
+            self.start,
+            self.gpus,
+            self.n_types,
+        )
+        flat = out.tolist()
+        plan: dict[int, tuple[int, ...]] = {}
+        at = 0
+        for p, end in zip(by_job.tolist(), ends.tolist()):
+            plan[int(jobs[p])] = tuple(flat[at:end])
+            at = end
+        return plan
+
+
+@nb.njit(cache=True)
+def place(jobs, by_job, first, triples, owner, start, gpus, R):
+    """The GPUs of each job ``jobs[by_job[k]]`` in turn, its rows ``triples[first[p]:first[p +
+    1]]`` taken from the GPUs the jobs before it left: (the GPUs, each job's end in them)."""
+    taken = np.zeros(gpus.shape[0], np.bool_)
+    total = 0
+    for t in range(triples.shape[0]):
+        total += triples[t, 2]
+    out = np.empty(total, np.int64)
+    ends = np.empty(by_job.shape[0], np.int64)
+    m = 0
+    for k in range(by_job.shape[0]):
+        p = by_job[k]
+        j = jobs[p]
+        for t in range(first[p], first[p + 1]):
+            cell = triples[t, 0] * R + triples[t, 1]
+            want = triples[t, 2]
+            got = 0
+            for tier in range(3):  # its own, nobody's, another's
+                for s in range(start[cell], start[cell + 1]):
+                    if got == want:
+                        break
+                    g = gpus[s]
+                    if taken[g]:
+                        continue
+                    o = owner[g]
+                    if (0 if o == j else (1 if o < 0 else 2)) == tier:
+                        taken[g] = True
+                        out[m] = g
+                        m += 1
+                        got += 1
+        ends[k] = m
+    return out[:m], ends
