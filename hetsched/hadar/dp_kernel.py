@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from hetsched.hadar import state_table
-from hetsched.hadar.bnb_kernel import apply, find, scratch
+from hetsched.hadar.bnb_kernel import apply, find, memo_codes, scratch
 
 # a class's take at a free-GPU vector: no job of the class from the vector's first index on,
 # one that fills the cluster, or no gang that fits (else the entry of the free GPUs it leaves)
@@ -85,7 +85,8 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     n = classes.shape[0]
     H, R = cap.shape
     HR = H * R
-    work = scratch(H, R)
+    n_jobs = order.shape[0]  # a memo of consolidated gangs per machine state and job
+    work = scratch(H, R, memo_codes(job[1], job[2], R, n_jobs), n_jobs)
     gang_q, gang_cost = work[3], work[4]
     n_cls = 1
     for i in range(n):
