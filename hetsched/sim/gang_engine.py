@@ -54,7 +54,7 @@ from hetsched.core.errors import HetschedError, InputError
 from hetsched.gavel.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.instance.model import Instance
 from hetsched.sim.gang_interference import interference_of, round_speeds
-from hetsched.sim.gang_model import GangJobs, Run, gang_jobs
+from hetsched.sim.gang_model import GangJobs, Run, gang_jobs, plan_runs
 from hetsched.sim.gang_packing import PairRates, packed_round
 from hetsched.sim.gang_validate import GangReport, Segment, validate_gang
 
@@ -258,8 +258,9 @@ def _simulate_gang(
             state.held, state.held_rows, state.held_ps = {}, {}, {}
             open_seg = {}
             continue
-        plan, rows, given = _runs(policy.allocate(state), data)
-        pairs = _check_plan(plan, rows, state, data, policy, pair_rates)
+        plan, rows, given = plan_runs(policy.allocate(state), data)
+        checked: dict[int, float] = {}  # the rates of the runs the check worked out
+        pairs = _check_plan(plan, rows, state, data, policy, pair_rates, checked)
         factor, ps = round_speeds(plan, given, data, harmony, policy.name, t)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
@@ -301,7 +302,9 @@ def _simulate_gang(
                 gpus, base = known[0], known[2]  # the run the rate was worked out for
             else:
                 gpus = tuple(int(g) for g in gpus)
-                base = data.run_rate(j, gpus, row)
+                base = checked.get(j)
+                if base is None:
+                    base = data.run_rate(j, gpus, row)
                 rate_of[j] = (gpus, row, base)
             rate = base * factor.get(j, 1.0)
             progress = rate * (L - delay)
@@ -400,24 +403,6 @@ def _simulate_gang(
     return result
 
 
-def _runs(plan: dict, data: GangJobs) -> tuple[dict, dict[int, str], dict[int, tuple[int, ...]]]:
-    """A policy's plan as (job -> GPUs, job -> the row of a resized run that names another
-    row than the job's own, job -> the servers of its parameter servers where the plan says)."""
-    gpus: dict[int, tuple[int, ...]] = {}
-    rows: dict[int, str] = {}
-    ps: dict[int, tuple[int, ...]] = {}
-    for j, v in plan.items():
-        if isinstance(v, Run):
-            gpus[j] = tuple(v.gpus)
-            if v.row is not None and v.row != data.models[j]:
-                rows[j] = v.row
-            if v.ps is not None:
-                ps[j] = tuple(int(h) for h in v.ps)
-        else:
-            gpus[j] = v
-    return gpus, rows, ps
-
-
 def _check_plan(
     plan: dict[int, tuple[int, ...]],
     rows: dict[int, str],
@@ -425,12 +410,14 @@ def _check_plan(
     data: GangJobs,
     policy,
     pair_rates: PairRates,
+    checked: dict[int, float],
 ) -> dict[tuple[int, int], tuple[float, float]]:
     """Every decision is legal: an active job, a full gang of distinct GPUs it can run on (or a
     resized run the workload allows), no GPU twice unless two jobs share the same gang as a
     pair that may be packed. A job that runs on as it ran (the same GPUs in the same order, the
     same row) passed the first checks when it started, so only its GPUs are counted again.
-    Returns the packed pairs (a, b), a < b, and their pair rates."""
+    Returns the packed pairs (a, b), a < b, and their pair rates; ``checked`` receives the
+    rate of each run checked anew (the round's loop asks for it next)."""
     owner: dict[int, int] = {}  # GPU -> the last job placed there so far
     shared: set[int] = set()  # GPUs two jobs hold already
     pairs: dict[tuple[int, int], tuple[float, float]] = {}
@@ -438,7 +425,7 @@ def _check_plan(
     for j, gpus in plan.items():
         was = held.get(j)
         if was is None or was != gpus or rows.get(j) != held_rows.get(j):
-            gs = _check_run(j, gpus, rows, state, data, policy)
+            gs, checked[j] = _check_run(j, gpus, rows, state, data, policy)
         else:
             gs = was  # Python ints already
         low = None  # the lowest of j's GPUs that an earlier job of the plan holds, and that job
@@ -472,9 +459,9 @@ def _check_plan(
 
 def _check_run(
     j: int, gpus, rows: dict[int, str], state: GangState, data: GangJobs, policy
-) -> list[int]:
+) -> tuple[list[int], float]:
     """Job j is active and may run on these GPUs (distinct, its gang or a resized run the
-    workload allows, a positive rate); returns them as Python ints."""
+    workload allows, a positive rate); returns them as Python ints, and the rate."""
     if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
         raise HetschedError(
             f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
@@ -488,10 +475,10 @@ def _check_run(
     if (
         not gs
         or any(not (0 <= g < data.n_gpus) for g in gs)
-        or data.run_rate(j, gs, rows.get(j)) <= 0
+        or (rate := data.run_rate(j, gs, rows.get(j))) <= 0
     ):
         raise HetschedError(
             f"policy {policy.name} put {data.job_ids[j]} on GPUs it cannot run on"
             + (f" as {len(gs)} GPUs of row {rows.get(j) or data.models[j]!r}" if resized else "")
         )
-    return gs
+    return gs, rate

@@ -352,3 +352,23 @@ def gang_jobs(instance: Instance) -> GangJobs:
                 f"a gang of {s} GPUs, but only {usable} GPUs can run the job",
             )
     return data
+
+
+def plan_runs(
+    plan: dict, data: GangJobs
+) -> tuple[dict, dict[int, str], dict[int, tuple[int, ...]]]:
+    """A policy's plan as (job -> GPUs, job -> the row of a resized run that names another
+    row than the job's own, job -> the servers of its parameter servers where the plan says)."""
+    gpus: dict[int, tuple[int, ...]] = {}
+    rows: dict[int, str] = {}
+    ps: dict[int, tuple[int, ...]] = {}
+    for j, v in plan.items():
+        if isinstance(v, Run):
+            gpus[j] = tuple(v.gpus)
+            if v.row is not None and v.row != data.models[j]:
+                rows[j] = v.row
+            if v.ps is not None:
+                ps[j] = tuple(int(h) for h in v.ps)
+        else:
+            gpus[j] = v
+    return gpus, rows, ps
