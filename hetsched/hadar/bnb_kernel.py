@@ -85,7 +85,8 @@ def find(i, free, job, scratch):
     (:meth:`hetsched.hadar.slot_arrays.SlotArrays.find_args`); ``scratch``: those of
     :func:`scratch`."""
     cap, mclass, base, order, n_order, need, thr, util, price, comm_cost, min_cost = job
-    gh, gr, gn, gang_q, gang_cost, gang_slow, gang_code, memo_q, memo_cost, memo_slow = scratch
+    gh, gr, gn, gang_q, gang_cost, gang_slow, gang_code = scratch[:7]
+    memo_row, memo_q, memo_cost, memo_slow = scratch[7:]
     H, R = cap.shape
     nd = need[i]
     # one gang per machine (the first of each state) and the spread gang
@@ -94,25 +95,25 @@ def find(i, free, job, scratch):
         for r in range(R):
             code = code * base + free[h * R + r]
         gang_code[h] = code
-    n_memo = memo_q.shape[0] // max(need.shape[0], 1)  # 0: no memo (:func:`scratch`)
+    row = memo_row[i] if i < memo_row.shape[0] else -1  # -1: no memo (:func:`scratch`)
     for h in range(H + 1):
         gang_q[h] = 0
-        if h < H and n_memo > 0:
-            # a consolidated gang depends on the machine's state and the job alone (its prices
-            # on the cell's capacity): remembered per (state, job), so a machine in a state met
-            # before costs a lookup; a later machine in the same state then ties with the
-            # first and loses the tie, as if skipped
-            at = gang_code[h] * need.shape[0] + i
-            if memo_q[at] < 0:
+        if h < H and row >= 0:
+            # a consolidated gang depends on the machine's state and the job's class alone
+            # (its prices on the cell's capacity): remembered per (state, class), so a machine
+            # in a state met before costs a lookup; a later machine in the same state then ties
+            # with the first and loses the tie, as if skipped
+            at = gang_code[h]
+            if memo_q[at, row] < 0:
                 q, k, slow = fill(h, i, free, order, n_order, nd, R, H, thr, gh, gr, gn)
                 cost = 0.0
                 for e in range(k):
                     hh, rr = gh[e], gr[e]
                     cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
-                memo_q[at], memo_cost[at], memo_slow[at] = q, cost, slow
-            gang_q[h] = memo_q[at]
-            gang_cost[h] = memo_cost[at]
-            gang_slow[h] = memo_slow[at]
+                memo_q[at, row], memo_cost[at, row], memo_slow[at, row] = q, cost, slow
+            gang_q[h] = memo_q[at, row]
+            gang_cost[h] = memo_cost[at, row]
+            gang_slow[h] = memo_slow[at, row]
             continue
         if h < H:
             dup = False
@@ -167,13 +168,19 @@ def find(i, free, job, scratch):
 
 
 @nb.njit(cache=True)
-def scratch(H, R, n_codes=0, n_jobs=0):
+def scratch(H, R, memo_row=np.empty(0, np.int64), n_codes=0):
     """The work arrays of :func:`find`: a gang's (machine, type, count) entries, per gang
-    (machine, or H for the spread) its q, cost, slowest type and machine state code, and with
-    ``n_codes`` > 0 a memo of the consolidated gangs (q, cost, slowest type) of each of the
-    ``n_codes`` machine states and ``n_jobs`` queue positions (q -1: not yet found), for a
-    caller whose arrays stay the same over many calls (:func:`memo_codes`)."""
-    size = n_codes * n_jobs
+    (machine, or H for the spread) its q, cost, slowest type and machine state code, and a
+    memo of the consolidated gangs (q, cost, slowest type; q -1: not yet found) of each of the
+    ``n_codes`` machine states (:func:`memo_codes`; 0: no memo) and each memo row, queue
+    position i's row being ``memo_row[i]`` (-1: none). Jobs of one class (the same type order,
+    ties and gang size) get the same consolidated gangs, so a caller whose arrays stay the same
+    over many calls (:func:`hetsched.hadar.dp_kernel.sweep`) gives a class one row."""
+    rows = 0
+    for i in range(memo_row.shape[0]):
+        rows = max(rows, memo_row[i] + 1)
+    if n_codes == 0 or rows == 0:
+        n_codes, rows = 0, 0
     return (
         np.empty(H * R + 1, np.int64),
         np.empty(H * R + 1, np.int64),
@@ -182,29 +189,30 @@ def scratch(H, R, n_codes=0, n_jobs=0):
         np.zeros(H + 1, np.float64),
         np.zeros(H + 1, np.int64),
         np.zeros(H + 1, np.int64),
-        np.full(size, -1, np.int64),
-        np.zeros(size, np.float64),
-        np.zeros(size, np.int64),
+        memo_row if rows > 0 else np.empty(0, np.int64),
+        np.full((n_codes, rows), -1, np.int64),
+        np.zeros((n_codes, rows), np.float64),
+        np.zeros((n_codes, rows), np.int64),
     )
 
 
-#: the most entries a memo of :func:`scratch` may have (machine states x queue positions)
-MEMO_ENTRIES = 1 << 22
+#: the most entries a memo of :func:`scratch` may have (machine states x rows): 24 MB
+MEMO_ENTRIES = 1 << 20
 
 
 @nb.njit(cache=True)
-def memo_codes(mclass, base, R, n_jobs):
+def memo_codes(mclass, base, R, n_rows):
     """How many machine state codes :func:`find` can meet (capacity classes x base^R), or 0
-    if a memo of them for ``n_jobs`` jobs would pass ``MEMO_ENTRIES`` (the codes then may
+    if a memo of them with ``n_rows`` rows would pass ``MEMO_ENTRIES`` (the codes then may
     wrap, and :func:`find` goes without)."""
     n = 1
     for h in range(mclass.shape[0]):
         n = max(n, mclass[h] + 1)
     for _ in range(R):
         n *= base
-        if n * max(n_jobs, 1) > MEMO_ENTRIES:
+        if n * max(n_rows, 1) > MEMO_ENTRIES:
             return 0
-    return n if n * max(n_jobs, 1) <= MEMO_ENTRIES else 0
+    return n
 
 
 @nb.njit(cache=True)

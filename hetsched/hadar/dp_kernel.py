@@ -85,12 +85,20 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     n = classes.shape[0]
     H, R = cap.shape
     HR = H * R
-    n_jobs = order.shape[0]  # a memo of consolidated gangs per machine state and job
-    work = scratch(H, R, memo_codes(job[1], job[2], R, n_jobs), n_jobs)
-    gang_q, gang_cost = work[3], work[4]
     n_cls = 1
     for i in range(n):
         n_cls = max(n_cls, classes[i] + 1)
+    # a memo of consolidated gangs per machine state and class: the memo row of the job
+    # FIND_ALLOC is asked for (``rep[c]``, or each job itself if ``literal``) is its class
+    memo_row = np.full(order.shape[0], -1, np.int64)
+    if literal:
+        memo_row[:] = classes
+    else:
+        for c in range(rep.shape[0]):
+            if rep[c] >= 0:
+                memo_row[rep[c]] = c
+    work = scratch(H, R, memo_row, memo_codes(job[1], job[2], R, n_cls))
+    gang_q, gang_cost = work[3], work[4]
     take = _widen(take, n_cls, _NONE)
     slow_of = _widen(slow_of, n_cls, 0)
     cost_of = _widen(cost_of, n_cls, 0.0)

@@ -98,26 +98,28 @@ def test_every_state_of_a_search_gets_the_literal_candidate(seed, n, opts):
 
 @pytest.mark.parametrize("opts", OPTIONS)
 def test_a_memo_of_consolidated_gangs_changes_no_candidate(opts):
-    """FIND_ALLOC with the sweep's memo (one per slot, kept over every call) returns what it
-    returns without, at the free GPUs of random partial allocations, each met several times."""
+    """FIND_ALLOC with the sweep's memo (a row per class of jobs, kept over every call) returns
+    what it returns without, at the free GPUs of random partial allocations, each met several
+    times."""
     inst = hadar_cluster(3, n_jobs=12)
     v = hadar_view(inst)
     queue = list(range(12))
     slot = Slot(v, queue, price_function(v, queue), v.work.astype(float), 2)
     arrays = SlotArrays.of(slot, **opts)
-    job, (H, R), n = arrays.find_args(), arrays.cap.shape, len(queue)
-    codes = bnb_kernel.memo_codes(arrays.mclass, arrays.base, R, n)
+    job, (H, R), classes = arrays.find_args(), arrays.cap.shape, arrays.classes()
+    codes = bnb_kernel.memo_codes(arrays.mclass, arrays.base, R, int(classes.max()) + 1)
     assert codes > 0
-    memo, plain = bnb_kernel.scratch(H, R, codes, n), bnb_kernel.scratch(H, R)
+    memo, plain = bnb_kernel.scratch(H, R, classes, codes), bnb_kernel.scratch(H, R)
+    assert memo[8].shape == (codes, int(classes.max()) + 1) and plain[8].size == 0
     rng = np.random.default_rng(0)
     hits = 0
     for _ in range(300):
         free = (arrays.free0 * rng.uniform(0, 1, arrays.free0.shape)).round().astype(np.int64)
-        for i in rng.permutation(n)[:4].tolist():
-            known = int((memo[7] >= 0).sum())
+        for i in rng.permutation(len(queue))[:4].tolist():
+            known = int((memo[8] >= 0).sum())
             got = bnb_kernel.find(i, free, job, memo)
             assert got == bnb_kernel.find(i, free, job, plain)
-            hits += int((memo[7] >= 0).sum()) == known
+            hits += int((memo[8] >= 0).sum()) == known
     assert hits > 100  # the memo answered from what it knew
 
 
