@@ -1,5 +1,5 @@
-"""The compiled arithmetic of :mod:`hetsched.hadar.branch_and_bound`: FIND_ALLOC, the node bound,
-the first incumbents and the depth-first search, on arrays.
+"""The compiled arithmetic of :mod:`hetsched.hadar.branch_and_bound`: the node bound, the
+first incumbents and the depth-first search, on arrays (FIND_ALLOC: :mod:`hetsched.hadar.find_kernel`).
 
 A queued job is its queue position i. Free GPUs are one flat array over the (machine, type)
 cells, ``free[h * R + r]``. What a job gets does not depend on the slot beyond the arrays below,
@@ -12,16 +12,7 @@ all worked out once per slot by the caller:
   into its distinct values in ascending order (``price_rank``, ``price_sorted``);
 * ``suffix_value[idx, G]``: the fractional knapsack V(G) of the bound over the queue from idx.
 
-FIND_ALLOC here returns the candidate of the literal
-:func:`hetsched.hadar.dp_allocation.find_alloc`, ties included (the tests compare the two on
-every state of whole searches). The literal one builds every gang for every q (the q fastest
-types); here each machine and the spread yield one gang, at the first q whose types hold W_j
-free GPUs (the fill stops there, so larger q repeat it), and only the first machine of each
-(capacity, free GPUs) state is priced (later ones tie with it and lose the tie). The gangs are
-taken in the literal order (q ascending; within q, machines in index order, then the spread
-gang); the least cost wins, and among the gangs at that cost the first of largest payoff (with
-``min_cost`` false, the first of largest payoff among all). Every float is computed in the same
-order as there.
+FIND_ALLOC, the gangs and their replay: :mod:`hetsched.hadar.find_kernel`.
 
 A node's state (idx, free GPUs) is remembered with the best value it was reached with
 (:mod:`hetsched.hadar.state_table`); the chosen jobs are a chain of (parent, queue position)
@@ -36,6 +27,7 @@ import numba as nb
 import numpy as np
 
 from hetsched.hadar import state_table
+from hetsched.hadar.find_kernel import apply, find, scratch
 
 #: how many nodes pass between two looks at the clock
 CLOCK_EVERY = 1 << 12
@@ -46,218 +38,6 @@ def _now():
     with nb.objmode(t="float64"):
         t = time.perf_counter()
     return t
-
-
-@nb.njit(cache=True)
-def fill(h, i, free, order, n_order, need, R, H, thr, out_h, out_r, out_n):
-    """The gang of ``need`` GPUs taken type by type (job i's fastest first) on machine h, or over
-    all machines in index order when h == H. Returns (q, entries, slowest type); q = 0: none."""
-    left = need
-    k = 0
-    slow = -1
-    for qi in range(n_order[i]):
-        r = order[i, qi]
-        lo = h if h < H else 0
-        hi = h + 1 if h < H else H
-        for m in range(lo, hi):
-            c = free[m * R + r]
-            take = left if left < c else c
-            if take > 0:
-                out_h[k] = m
-                out_r[k] = r
-                out_n[k] = take
-                k += 1
-                left -= take
-                if slow < 0 or thr[i, r] < thr[i, slow]:
-                    slow = r
-            if left == 0:
-                return qi + 1, k, slow
-    return 0, 0, -1
-
-
-@nb.njit(cache=True)
-def find(i, free, job, scratch):
-    """FIND_ALLOC (Algorithm 2, lines 22-34) for job i at ``free``: (payoff, h) of its candidate,
-    h the machine of a consolidated gang or H for the spread gang (:func:`fill` rebuilds it);
-    payoff <= 0 means no candidate (line 29), h < 0 that no gang fits. Two machines are in the
-    same state when they have the same capacity class ``mclass`` and the same free GPUs
-    (``base``: one more than the largest cell). ``job``: the slot's arrays
-    (:meth:`hetsched.hadar.slot_arrays.SlotArrays.find_args`); ``scratch``: those of
-    :func:`scratch`."""
-    cap, mclass, base, order, n_order, need, thr, util, price, comm_cost, min_cost = job
-    gh, gr, gn, gang_q, gang_cost, gang_slow, gang_code = scratch[:7]
-    memo_row, memo_q, memo_cost, memo_slow = scratch[7:]
-    H, R = cap.shape
-    nd = need[i]
-    # one gang per machine (the first of each state) and the spread gang
-    for h in range(H):  # a machine's state: its capacity class and its free GPUs
-        code = mclass[h]
-        for r in range(R):
-            code = code * base + free[h * R + r]
-        gang_code[h] = code
-    row = memo_row[i] if i < memo_row.shape[0] else -1  # -1: no memo (:func:`scratch`)
-    for h in range(H + 1):
-        gang_q[h] = 0
-        if h < H and row >= 0:
-            # a consolidated gang depends on the machine's state and the job's class alone
-            # (its prices on the cell's capacity): remembered per (state, class), so a machine
-            # in a state met before costs a lookup; a later machine in the same state then ties
-            # with the first and loses the tie, as if skipped
-            at = gang_code[h]
-            if memo_q[at, row] < 0:
-                q, k, slow = fill(h, i, free, order, n_order, nd, R, H, thr, gh, gr, gn)
-                cost = 0.0
-                for e in range(k):
-                    hh, rr = gh[e], gr[e]
-                    cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
-                memo_q[at, row], memo_cost[at, row], memo_slow[at, row] = q, cost, slow
-            gang_q[h] = memo_q[at, row]
-            gang_cost[h] = memo_cost[at, row]
-            gang_slow[h] = memo_slow[at, row]
-            continue
-        if h < H:
-            dup = False
-            for h2 in range(h):
-                if gang_code[h2] == gang_code[h] and mclass[h2] == mclass[h]:
-                    dup = True  # the code is a filter; the rows decide (it may wrap)
-                    for r in range(R):
-                        if free[h2 * R + r] != free[h * R + r]:
-                            dup = False
-                            break
-                    if dup:
-                        break
-            if dup:
-                continue
-        q, k, slow = fill(h, i, free, order, n_order, nd, R, H, thr, gh, gr, gn)
-        if q == 0:
-            continue
-        cost = 0.0
-        for e in range(k):
-            hh, rr = gh[e], gr[e]
-            cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
-        if h == H:
-            used = 0
-            for e in range(k):  # machines used (entries come type by type: count distinct)
-                seen = False
-                for e2 in range(e):
-                    if gh[e2] == gh[e]:
-                        seen = True
-                        break
-                if not seen:
-                    used += 1
-            cost += comm_cost * (used - 1) * nd
-        gang_q[h] = q
-        gang_cost[h] = cost
-        gang_slow[h] = slow
-    least = np.inf
-    for h in range(H + 1):
-        if gang_q[h] > 0 and gang_cost[h] < least:
-            least = gang_cost[h]
-    best_h = -1
-    best_payoff = -np.inf
-    for q in range(1, R + 1):  # the literal order: q ascending, machines, then the spread
-        for h in range(H + 1):
-            if gang_q[h] != q or (min_cost and gang_cost[h] != least):
-                continue
-            payoff = util[i, gang_slow[h]] - gang_cost[h]
-            if best_h < 0 or payoff > best_payoff:
-                best_h, best_payoff = h, payoff
-    if best_h < 0:
-        return -np.inf, -1
-    return best_payoff, best_h
-
-
-@nb.njit(cache=True)
-def scratch(H, R, memo_row=np.empty(0, np.int64), n_codes=0):
-    """The work arrays of :func:`find`: a gang's (machine, type, count) entries, per gang
-    (machine, or H for the spread) its q, cost, slowest type and machine state code, and a
-    memo of the consolidated gangs (q, cost, slowest type; q -1: not yet found) of each of the
-    ``n_codes`` machine states (:func:`memo_codes`; 0: no memo) and each memo row, queue
-    position i's row being ``memo_row[i]`` (-1: none). Jobs of one class (the same type order,
-    ties and gang size) get the same consolidated gangs, so a caller whose arrays stay the same
-    over many calls (:func:`hetsched.hadar.dp_kernel.sweep`) gives a class one row."""
-    rows = 0
-    for i in range(memo_row.shape[0]):
-        rows = max(rows, memo_row[i] + 1)
-    if n_codes == 0 or rows == 0:
-        n_codes, rows = 0, 0
-    return (
-        np.empty(H * R + 1, np.int64),
-        np.empty(H * R + 1, np.int64),
-        np.empty(H * R + 1, np.int64),
-        np.zeros(H + 1, np.int64),
-        np.zeros(H + 1, np.float64),
-        np.zeros(H + 1, np.int64),
-        np.zeros(H + 1, np.int64),
-        memo_row if rows > 0 else np.empty(0, np.int64),
-        np.full((n_codes, rows), -1, np.int64),
-        np.zeros((n_codes, rows), np.float64),
-        np.zeros((n_codes, rows), np.int64),
-    )
-
-
-#: the most entries a memo of :func:`scratch` may have (machine states x rows): 24 MB
-MEMO_ENTRIES = 1 << 20
-
-
-@nb.njit(cache=True)
-def memo_codes(mclass, base, R, n_rows):
-    """How many machine state codes :func:`find` can meet (capacity classes x base^R), or 0
-    if a memo of them with ``n_rows`` rows would pass ``MEMO_ENTRIES`` (the codes then may
-    wrap, and :func:`find` goes without)."""
-    n = 1
-    for h in range(mclass.shape[0]):
-        n = max(n, mclass[h] + 1)
-    for _ in range(R):
-        n *= base
-        if n * max(n_rows, 1) > MEMO_ENTRIES:
-            return 0
-    return n
-
-
-@nb.njit(cache=True)
-def apply(h, i, free, job, scratch):
-    """Take job i's gang ending at ``h`` (from :func:`find`) out of ``free``."""
-    cap, _, _, order, n_order, need, thr = job[:7]
-    H, R = cap.shape
-    gh, gr, gn = scratch[0], scratch[1], scratch[2]
-    _, k, _ = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
-    for e in range(k):
-        free[gh[e] * R + gr[e]] -= gn[e]
-
-
-@nb.njit(cache=True)
-def replay(taken, free, job, scratch):
-    """The gangs of the jobs at queue positions ``taken`` (in order), each found by
-    :func:`find` at the free GPUs the ones before it leave (``free`` is updated): (payoff, cost
-    and number of (machine, type, count) triples of each, the triples in order). A position
-    with no candidate there has payoff <= 0 and no triples."""
-    cap, order, n_order, need, thr = job[0], job[3], job[4], job[5], job[6]
-    H, R = cap.shape
-    gh, gr, gn, gang_cost = scratch[0], scratch[1], scratch[2], scratch[4]
-    m = taken.shape[0]
-    payoff = np.zeros(m)
-    cost = np.zeros(m)
-    count = np.zeros(m, np.int64)
-    triples = np.empty((m * H * R, 3), np.int64)
-    t = 0
-    for p in range(m):
-        i = taken[p]
-        value, h = find(i, free, job, scratch)
-        if h < 0 or value <= 0.0:
-            payoff[p] = min(value, 0.0)
-            continue
-        payoff[p] = value
-        cost[p] = gang_cost[h]
-        _, k, _ = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
-        for e in range(k):
-            triples[t, 0] = gh[e]
-            triples[t, 1] = gr[e]
-            triples[t, 2] = gn[e]
-            free[gh[e] * R + gr[e]] -= gn[e]
-            t += 1
-        count[p] = k
-    return payoff, cost, count, triples[:t]
 
 
 @nb.njit(cache=True)

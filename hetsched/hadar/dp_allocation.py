@@ -49,7 +49,7 @@ def find_alloc(
     select: str = "min-cost",
 ) -> Candidate | None:
     """FIND_ALLOC (lines 22-34), as printed; ``free`` and ``allocated`` are [h, r] GPU counts.
-    The searches run a compiled one (:func:`hetsched.hadar.bnb_kernel.find`) that returns the
+    The searches run a compiled one (:func:`hetsched.hadar.find_kernel.find`) that returns the
     same candidate; this literal version is its reference in the tests."""
     need = int(view.workers[j])
     order = [r for r in np.argsort(-view.throughput[j], kind="stable") if view.throughput[j, r] > 0]

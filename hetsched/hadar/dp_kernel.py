@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from hetsched.hadar import state_table
-from hetsched.hadar.bnb_kernel import apply, find, memo_codes, scratch
+from hetsched.hadar.find_kernel import apply, find, memo_codes, scratch
 
 # a class's take at a free-GPU vector: no job of the class from the vector's first index on,
 # one that fills the cluster, or no gang that fits (else the entry of the free GPUs it leaves)

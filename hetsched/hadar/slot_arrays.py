@@ -1,5 +1,6 @@
 """One slot of DP_allocation as the arrays its compiled search works on
-(:mod:`hetsched.hadar.bnb_kernel`), by queue position i rather than job index."""
+(:mod:`hetsched.hadar.find_kernel`, :mod:`hetsched.hadar.bnb_kernel`), by queue position i rather
+than job index."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hetsched.core.deadline import signals_held
-from hetsched.hadar import bnb_kernel, progress_kernel, state_table, type_bound
+from hetsched.hadar import bnb_kernel, find_kernel, progress_kernel, state_table, type_bound
 from hetsched.hadar.job_table import JobTable
 from hetsched.hadar.slot import Candidate, Slot
 
@@ -180,7 +181,7 @@ class SlotArrays:
         return replace(self, lam=lam, suffix_net=suffix_net, rank=rank, ordered=True)
 
     def find_args(self) -> tuple:
-        """FIND_ALLOC's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.find`."""
+        """FIND_ALLOC's arrays, in the order of :func:`hetsched.hadar.find_kernel.find`."""
         return (
             self.cap,
             self.mclass,
@@ -231,7 +232,7 @@ class SlotArrays:
 
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs (left as they are), by the
-        compiled search's own code (:func:`hetsched.hadar.bnb_kernel.find`)."""
+        compiled search's own code (:func:`hetsched.hadar.find_kernel.find`)."""
         flat = np.array(free, dtype=np.int64).ravel()  # a copy: the replay takes the gang out
         return self._replayed(np.array([i], dtype=np.int64), flat)[0]
 
@@ -257,11 +258,11 @@ class SlotArrays:
         return np.asarray(self.slot.queue, dtype=np.int64)[positions], count, triples
 
     def _replay(self, positions: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(payoff, cost, rows, triples) of :func:`hetsched.hadar.bnb_kernel.replay` at the flat
+        """(payoff, cost, rows, triples) of :func:`hetsched.hadar.find_kernel.replay` at the flat
         free GPUs ``flat`` (updated)."""
         H, R = self.cap.shape
         with signals_held():  # once for all of them, and one set of work arrays
-            return bnb_kernel.replay(positions, flat, self.find_args(), bnb_kernel.scratch(H, R))
+            return find_kernel.replay(positions, flat, self.find_args(), find_kernel.scratch(H, R))
 
     def _replayed(self, positions: np.ndarray, flat: np.ndarray) -> list[Candidate | None]:
         """Each position's candidate (None: none) at the flat free GPUs the ones before it leave

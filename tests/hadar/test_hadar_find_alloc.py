@@ -1,4 +1,4 @@
-"""The compiled FIND_ALLOC of the searches (:mod:`hetsched.hadar.bnb_kernel`) returns exactly the
+"""The compiled FIND_ALLOC of the searches (:mod:`hetsched.hadar.find_kernel`) returns exactly the
 literal one's candidate on every state of whole searches (several utilities, select rules and a
 communication cost); the compiled DP and branch and bound reach the literal DP's optimum, and
 the DP's states are counted exactly without evaluating them; and
@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from hetsched.hadar import bnb_kernel, dp_kernel
+from hetsched.hadar import dp_kernel, find_kernel
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
 from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
@@ -107,9 +107,9 @@ def test_a_memo_of_consolidated_gangs_changes_no_candidate(opts):
     slot = Slot(v, queue, price_function(v, queue), v.work.astype(float), 2)
     arrays = SlotArrays.of(slot, **opts)
     job, (H, R), classes = arrays.find_args(), arrays.cap.shape, arrays.classes()
-    codes = bnb_kernel.memo_codes(arrays.mclass, arrays.base, R, int(classes.max()) + 1)
+    codes = find_kernel.memo_codes(arrays.mclass, arrays.base, R, int(classes.max()) + 1)
     assert codes > 0
-    memo, plain = bnb_kernel.scratch(H, R, classes, codes), bnb_kernel.scratch(H, R)
+    memo, plain = find_kernel.scratch(H, R, classes, codes), find_kernel.scratch(H, R)
     assert memo[8].shape == (codes, int(classes.max()) + 1) and plain[8].size == 0
     rng = np.random.default_rng(0)
     hits = 0
@@ -117,8 +117,8 @@ def test_a_memo_of_consolidated_gangs_changes_no_candidate(opts):
         free = (arrays.free0 * rng.uniform(0, 1, arrays.free0.shape)).round().astype(np.int64)
         for i in rng.permutation(len(queue))[:4].tolist():
             known = int((memo[8] >= 0).sum())
-            got = bnb_kernel.find(i, free, job, memo)
-            assert got == bnb_kernel.find(i, free, job, plain)
+            got = find_kernel.find(i, free, job, memo)
+            assert got == find_kernel.find(i, free, job, plain)
             hits += int((memo[8] >= 0).sum()) == known
     assert hits > 100  # the memo answered from what it knew
 
