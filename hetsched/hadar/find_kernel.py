@@ -58,7 +58,7 @@ def find(i, free, job, scratch):
     (``base``: one more than the largest cell). ``job``: the slot's arrays
     (:meth:`hetsched.hadar.slot_arrays.SlotArrays.find_args`); ``scratch``: those of
     :func:`scratch`."""
-    cap, mclass, base, order, n_order, need, thr, util, price, comm_cost, min_cost = job
+    cap, mclass, base, _, _, need, _, util, _, comm_cost, min_cost = job
     gh, gr, gn, gang_q, gang_cost, gang_slow, gang_code = scratch[:7]
     memo_row, memo_q, memo_cost, memo_slow = scratch[7:]
     H, R = cap.shape
@@ -79,11 +79,7 @@ def find(i, free, job, scratch):
             # with the first and loses the tie, as if skipped
             at = gang_code[h]
             if memo_q[at, row] < 0:
-                q, k, slow = fill(h, i, free, order, n_order, nd, R, H, thr, gh, gr, gn)
-                cost = 0.0
-                for e in range(k):
-                    hh, rr = gh[e], gr[e]
-                    cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
+                q, _, slow, cost = _priced(h, i, free, job, gh, gr, gn)
                 memo_q[at, row], memo_cost[at, row], memo_slow[at, row] = q, cost, slow
             gang_q[h] = memo_q[at, row]
             gang_cost[h] = memo_cost[at, row]
@@ -102,13 +98,9 @@ def find(i, free, job, scratch):
                         break
             if dup:
                 continue
-        q, k, slow = fill(h, i, free, order, n_order, nd, R, H, thr, gh, gr, gn)
+        q, k, slow, cost = _priced(h, i, free, job, gh, gr, gn)
         if q == 0:
             continue
-        cost = 0.0
-        for e in range(k):
-            hh, rr = gh[e], gr[e]
-            cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
         if h == H:
             used = 0
             for e in range(k):  # machines used (entries come type by type: count distinct)
@@ -139,6 +131,21 @@ def find(i, free, job, scratch):
     if best_h < 0:
         return -np.inf, -1
     return best_payoff, best_h
+
+
+@nb.njit(cache=True)
+def _priced(h, i, free, job, gh, gr, gn):
+    """Job i's gang on machine h (H: the spread gang; :func:`fill`, into ``gh``, ``gr``, ``gn``)
+    and its cost at the current prices (line 26), the communication cost apart: (q, entries,
+    slowest type, cost)."""
+    cap, order, n_order, need, thr, price = job[0], job[3], job[4], job[5], job[6], job[8]
+    H, R = cap.shape
+    q, k, slow = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
+    cost = 0.0
+    for e in range(k):
+        hh, rr = gh[e], gr[e]
+        cost += price[hh, rr, cap[hh, rr] - free[hh * R + rr]] * gn[e]
+    return q, k, slow, cost
 
 
 @nb.njit(cache=True)

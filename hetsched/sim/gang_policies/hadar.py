@@ -215,8 +215,8 @@ class Hadar:
         if same:  # a slot of the same queue: the same prices (6)-(7), new utilities
             prices = last.arrays.slot.prices
         else:  # (6)-(7) over the queue, from each job's terms (worked out once)
-            at = np.asarray(queue, dtype=np.int64)
             t = self.table
+            at = t.at(queue)
             prices = prices_of_terms(t.u_max_term[at], t.u_min_term[at], self.eta)
         slot = Slot(v, queue, prices, remaining, state.round + 1)
         self.slots += 1
