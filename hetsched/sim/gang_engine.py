@@ -53,6 +53,7 @@ from hetsched.core.collector import collector_paused
 from hetsched.core.errors import HetschedError, InputError
 from hetsched.gavel.conventions import CONVENTIONS as ALLOCATION_CONVENTIONS
 from hetsched.instance.model import Instance
+from hetsched.sim.gang_checks import check_moved, check_plan
 from hetsched.sim.gang_interference import interference_of, round_speeds
 from hetsched.sim.gang_model import GangJobs, Run, gang_jobs, plan_runs
 from hetsched.sim.gang_packing import PairRates, packed_round
@@ -260,7 +261,12 @@ def _simulate_gang(
             continue
         plan, rows, given = plan_runs(policy.allocate(state), data)
         checked: dict[int, float] = {}  # the rates of the runs the check worked out
-        pairs = _check_plan(plan, rows, state, data, policy, pair_rates, checked)
+        # the short path (run_on below) where every rate is the job's own and nothing is shared
+        plain = not gavel and harmony is None and not rows and not state.held_rows
+        if plain and check_moved(plan, state, data, policy, pair_rates, checked):
+            pairs = {}
+        else:
+            plain, pairs = False, check_plan(plan, rows, state, data, policy, pair_rates, checked)
         factor, ps = round_speeds(plan, given, data, harmony, policy.name, t)
         idle_rounds = idle_rounds + 1 if not plan else 0
         if idle_rounds > IDLE_LIMIT:
@@ -279,7 +285,12 @@ def _simulate_gang(
         held_before, rows_before, ps_before = state.held, state.held_rows, state.held_ps
         same_gpus: dict[int, bool] = {}  # the job runs on as it ran: no restore
         delays: dict[int, float] = {}
-        for j, g in plan.items():
+        if plain:  # the jobs that run on and do not complete, advanced in one short loop
+            slow = run_on(plan, state, open_seg, rate_of, run_end, held, new_open, t, L)
+        else:
+            slow = sorted(plan)
+        for j in slow:
+            g = plan[j]
             was = held_before.get(j)
             same = (
                 j in open_seg
@@ -295,7 +306,8 @@ def _simulate_gang(
         attained, executed, rounds_run = state.attained, state.executed, state.rounds_run
         for pair, rates in pairs.items():
             finish.update(packed_round(remaining, data, plan, rows, delays, t, L, pair, rates))
-        for j, gpus in sorted(plan.items()):
+        for j in slow:
+            gpus = plan[j]
             same, delay, row = same_gpus[j], delays[j], rows.get(j)
             known = rate_of.get(j)
             if known is not None and known[0] == gpus and known[1] == row:
@@ -363,9 +375,11 @@ def _simulate_gang(
             attained[j] += len(gpus) * (end - t)
             executed[j] += end - t
             rounds_run[j] += 1
+        if plain and slow:  # the jobs of the short loop came first: the round's order is by job
+            held = dict(sorted(held.items()))
         state.held = held
-        state.held_rows = {j: rows[j] for j in held if j in rows}
-        state.held_ps = {j: ps[j] for j in held if j in ps}
+        state.held_rows = {j: rows[j] for j in held if j in rows} if rows else {}
+        state.held_ps = {j: ps[j] for j in held if j in ps} if ps else {}
         open_seg = new_open
         k += 1
         if gavel:
@@ -403,82 +417,46 @@ def _simulate_gang(
     return result
 
 
-def _check_plan(
+def run_on(
     plan: dict[int, tuple[int, ...]],
-    rows: dict[int, str],
     state: GangState,
-    data: GangJobs,
-    policy,
-    pair_rates: PairRates,
-    checked: dict[int, float],
-) -> dict[tuple[int, int], tuple[float, float]]:
-    """Every decision is legal: an active job, a full gang of distinct GPUs it can run on (or a
-    resized run the workload allows), no GPU twice unless two jobs share the same gang as a
-    pair that may be packed. A job that runs on as it ran (the same GPUs in the same order, the
-    same row) passed the first checks when it started, so only its GPUs are counted again.
-    Returns the packed pairs (a, b), a < b, and their pair rates; ``checked`` receives the
-    rate of each run checked anew (the round's loop asks for it next)."""
-    owner: dict[int, int] = {}  # GPU -> the last job placed there so far
-    shared: set[int] = set()  # GPUs two jobs hold already
-    pairs: dict[tuple[int, int], tuple[float, float]] = {}
-    type_of, held, held_rows = data.type_of, state.held, state.held_rows
-    for j, gpus in plan.items():
-        was = held.get(j)
-        if was is None or was != gpus or rows.get(j) != held_rows.get(j):
-            gs, checked[j] = _check_run(j, gpus, rows, state, data, policy)
-        else:
-            gs = was  # Python ints already
-        low = None  # the lowest of j's GPUs that an earlier job of the plan holds, and that job
-        for g in gs:
-            k = owner.get(g)
-            if k is not None and (low is None or g < low):
-                low, mate = g, k
-            owner[g] = j
-        if low is not None:
-            k, mine = mate, set(gs)
-            a, b = (j, k) if j < k else (k, j)
-            if not (
-                state.convention == "hetsched"
-                and set(plan[k]) == mine
-                and len({type_of[g] for g in gs}) == 1
-                and not shared & mine
-                and min(
-                    rates := pair_rates(a, b, type_of[gs[0]], len(gs), rows.get(a), rows.get(b))
-                )
-                > 0
-            ):
-                raise HetschedError(
-                    f"policy {policy.name} gave a GPU to two jobs at t={state.now} "
-                    "(only a pair that may be packed can share a gang, under the hetsched convention)"
-                )
-            shared |= mine
-            pairs[a, b] = rates
-    pair_rates.next_round()
-    return pairs
-
-
-def _check_run(
-    j: int, gpus, rows: dict[int, str], state: GangState, data: GangJobs, policy
-) -> tuple[list[int], float]:
-    """Job j is active and may run on these GPUs (distinct, its gang or a resized run the
-    workload allows, a positive rate); returns them as Python ints, and the rate."""
-    if not (0 <= j < data.n_jobs and state.arrived[j] and not state.done[j]):
-        raise HetschedError(
-            f"policy {policy.name} placed job index {j}, which is not active at t={state.now}"
-        )
-    gs = [int(g) for g in gpus]
-    resized = j in rows or len(gs) != data.gang_sizes[j]
-    if len(set(gs)) != len(gs) or (resized and data.resize == "none"):
-        raise HetschedError(
-            f"policy {policy.name} gave {data.job_ids[j]} {len(set(gs))} GPUs, its gang is {data.gang[j]}"
-        )
-    if (
-        not gs
-        or any(not (0 <= g < data.n_gpus) for g in gs)
-        or (rate := data.run_rate(j, gs, rows.get(j))) <= 0
-    ):
-        raise HetschedError(
-            f"policy {policy.name} put {data.job_ids[j]} on GPUs it cannot run on"
-            + (f" as {len(gs)} GPUs of row {rows.get(j) or data.models[j]!r}" if resized else "")
-        )
-    return gs, rate
+    open_seg: dict[int, int],
+    rate_of: dict[int, tuple[tuple[int, ...], str | None, float]],
+    run_end: list[float],
+    held: dict[int, tuple[int, ...]],
+    new_open: dict[int, int],
+    t: float,
+    L: float,
+) -> list[int]:
+    """The round of every job of ``plan`` that runs on as it ran (the same GPUs in the same
+    order, its own rate, no restore) and does not complete in it: the same arithmetic as the
+    round's loop, in one short loop. Fills ``held`` and ``new_open`` for them and returns the
+    other jobs, by index, for the round's loop."""
+    slow = []
+    held_before = state.held
+    remaining, attained, executed, rounds_run = (
+        state._remaining,
+        state.attained,
+        state.executed,
+        state.rounds_run,
+    )
+    end = t + L
+    span = end - t
+    for j in sorted(plan):
+        was = held_before.get(j)
+        known = rate_of.get(j)
+        if was is None or known is None or known[0] is not was or plan[j] != was:
+            slow.append(j)
+            continue
+        progress = known[2] * L  # the loop's rate * factor * (L - delay): factor 1, delay 0
+        if remaining[j] <= progress * (1 + 1e-12):
+            slow.append(j)  # completes: the loop records it
+            continue
+        remaining[j] -= progress
+        held[j] = was
+        idx = new_open[j] = open_seg[j]
+        run_end[idx] = end
+        attained[j] += len(was) * span
+        executed[j] += span
+        rounds_run[j] += 1
+    return slow
