@@ -219,8 +219,7 @@ def signal_pending() -> bool:
     return bool(_HOLDS.deferred)
 
 
-@contextmanager
-def signals_held() -> Iterator[None]:
+def signals_held() -> "_SignalsHeld":
     """Run compiled code (a numba kernel) with the signal handlers' exceptions held back until
     it returns.
 
@@ -235,16 +234,32 @@ def signals_held() -> Iterator[None]:
     Hadar's searches); a kernel that runs as long as its own time limit also polls
     :func:`signal_pending` and stops (the Hare dispatch search). A kernel's first call compiles
     it, in Python: an exception is raised there at once (:func:`_watch_compiles`)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    _watch_compiles()
-    _HOLDS.depth += 1
-    try:
-        yield
-    finally:
+    return _SIGNALS_HELD
+
+
+class _SignalsHeld:
+    """:func:`signals_held`'s context manager: a class, not a generator, since Hadar's slots
+    enter it several times each (a generator-based one cost 4 us an entry); the count of open
+    blocks is process state (``_HOLDS``), so one instance serves every block, nested or not."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        if _current() is _main():
+            if not _HOLDS.watching:
+                _watch_compiles()
+            _HOLDS.depth += 1
+
+    def __exit__(self, *exc_info) -> bool:
+        if _current() is not _main():
+            return False
         _HOLDS.depth -= 1
         if _HOLDS.depth == 0 and _HOLDS.deferred:
             exc = _HOLDS.deferred[0]
             _HOLDS.deferred.clear()
             raise exc
+        return False
+
+
+_SIGNALS_HELD = _SignalsHeld()
+_current, _main = threading.current_thread, threading.main_thread
