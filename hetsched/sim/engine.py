@@ -122,6 +122,8 @@ class SimState:
         self.changed: set[int] = set()
         self._task_times: list[list[float]] | None = None
         self._anywhere: list[bool] | None = None
+        self._fastest: list[list[int] | None] = [None] * n  # fastest_first, per job
+        self._fastest_of_row: dict[tuple[float, ...], list[int]] = {}  # ... per row of times
         self._rounds: list[int] = view.rounds.tolist()
 
     @property
@@ -145,6 +147,21 @@ class SimState:
         if self._task_times is None:
             self._task_times = (self.view.train + self.view.sync).tolist()
         return self._task_times
+
+    def fastest_first(self, n: int) -> list[int]:
+        """Job n's GPUs by task time T^c + T^s, ties by index: the order in which it takes idle
+        GPUs when it wants the fastest. One list per distinct row of times, made when first
+        asked (a trace's jobs share a few dozen rows)."""
+        order = self._fastest[n]
+        if order is None:
+            times = self.task_times[n]
+            row = tuple(times)
+            order = self._fastest_of_row.get(row)
+            if order is None:
+                order = sorted(range(len(times)), key=times.__getitem__)  # stable: by index
+                self._fastest_of_row[row] = order
+            self._fastest[n] = order
+        return order
 
     @property
     def runs_anywhere(self) -> list[bool]:

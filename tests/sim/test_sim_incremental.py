@@ -385,3 +385,58 @@ def test_hlas_p_inline_key_is_its_definitions(seed, hinted):
     KeyFromDefinitions.checked = 0
     run = simulate(inst, KeyFromDefinitions(min_rounds=hints), record_events=False)
     assert run.validation.valid and KeyFromDefinitions.checked > inst.n_tasks // 2
+
+
+def _fill_fastest_by_min(state, order, free=None):
+    """fill_fastest as first written: a pass over the idle GPUs for each task."""
+    free = state.idle_gpus if free is None else list(free)
+    every, out = state.task_times, []
+    for n in order:
+        left, times = state.ready[n], every[n]
+        while left and free:
+            m = min(free, key=times.__getitem__)
+            if times[m] >= NEVER:
+                break
+            free.remove(m)
+            out.append((n, m))
+            left -= 1
+        if not free:
+            break
+    return out
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "gavel-fifo"])
+@pytest.mark.parametrize("never", [False, True])
+def test_fill_fastest_reads_each_jobs_gpu_order_as_a_pass_over_the_idle_ones(
+    monkeypatch, seed, policy, never
+):
+    """fill_fastest reads a job's GPUs sorted by time (SimState.fastest_first) instead of taking
+    the least of the idle GPUs for each task: the same starts, under a light and a long queue
+    (SRTF's one-job and one-GPU short paths and its heap), with jobs that cannot use a type."""
+    from hetsched.sim.policies import fifo
+
+    for rate in (20.0, 60.0):
+        inst = gavel_poisson(seed=seed, n_jobs=300, rate_per_hour=rate, per_type=3)
+        if never:
+            inst = _banned(inst, seed)
+        fast = simulate(inst, make_policy(policy), record_events=False)
+        with monkeypatch.context() as patch:
+            patch.setattr(fifo, "fill_fastest", _fill_fastest_by_min)
+            patch.setattr(srtf, "fill_fastest", _fill_fastest_by_min)
+            plain = simulate(inst, make_policy(policy), record_events=False)
+        assert fast.schedule.assignments == plain.schedule.assignments
+        assert fast.completion == plain.completion
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_gavel_fifo_waits_for_the_gpus_a_job_can_run_on_not_for_the_cluster(seed):
+    """A round with more tasks than the GPUs its job can run on starts once those are idle (it
+    used to wait for as many GPUs as the cluster has: the head job then blocked the queue for
+    good, and the engine stopped with jobs unfinished)."""
+    inst = _banned(gavel_poisson(seed=seed, n_jobs=300, rate_per_hour=20.0, per_type=3), seed)
+    view = hare_view(inst)
+    usable = (view.train < NEVER).sum(axis=1)
+    assert (view.tasks_per_round > usable).any()  # the case occurs
+    run = simulate(inst, make_policy("gavel-fifo"), record_events=False)
+    assert run.validation.valid and len(run.completion) == view.n_jobs

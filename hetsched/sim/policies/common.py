@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from hetsched.hare.view import HareView
@@ -15,25 +17,35 @@ def task_time(state: SimState, n: int) -> np.ndarray:
 
 
 def fill_fastest(
-    state: SimState, order: list[int], free: list[int] | None = None
+    state: SimState, order: Iterable[int], free: list[int] | None = None
 ) -> list[tuple[int, int]]:
-    """Give idle GPUs to jobs in ``order``: each job takes, one task at a time, the idle GPU where
-    its task is fastest, until its ready tasks or the idle GPUs it can run on run out."""
-    free = state.idle_gpus if free is None else list(free)  # idle_gpus is a new list
-    every = state.task_times
-    out = []
+    """Give idle GPUs (``free``, in index order; default: every idle GPU) to jobs in ``order``:
+    each job takes, one task at a time, the GPU left where its task is fastest (the first in
+    index order of least time), until its ready tasks or the GPUs it can run on run out. Read off
+    the job's GPUs sorted by time (:meth:`SimState.fastest_first`): the first one left is the
+    least, with no pass over the idle GPUs per task."""
+    if free is None:
+        avail, left_gpus = state.idle, state.n_idle
+    else:
+        member = set(free)
+        avail, left_gpus = [m in member for m in range(state.n_gpus)], len(free)
+    every, ready, out = state.task_times, state.ready, []
+    used: set[int] = set()
     for n in order:
-        left = state.ready[n]
-        times = every[n]
-        least = times.__getitem__
-        while left and free:
-            m = min(free, key=least)  # the first GPU (in index order) of least time
-            if times[m] >= NEVER:
-                break  # no idle GPU it can run on
-            free.remove(m)
-            out.append((n, m))
-            left -= 1
-        if not free:
+        left = ready[n]
+        if left:
+            times = every[n]
+            for m in state.fastest_first(n):
+                if avail[m] and m not in used:
+                    if times[m] >= NEVER:
+                        break  # no GPU left that it can run on
+                    used.add(m)
+                    out.append((n, m))
+                    left_gpus -= 1
+                    left -= 1
+                    if not left or not left_gpus:
+                        break
+        if not left_gpus:
             break
     return out
 
@@ -79,7 +91,11 @@ def mean_task_times(view: HareView) -> list[float]:
 
 def gang_size(state: SimState, n: int) -> int:
     """GPUs a gang policy waits for before starting job n's round: all its tasks (at most the
-    cluster's GPUs); a round already started takes any idle GPU."""
+    GPUs it can run on: every GPU, or those of a type its train time is not ``NEVER`` on); a
+    round already started takes any idle GPU."""
     if state.started[n] > 0:
         return 1
-    return min(state.ready[n], state.n_gpus)
+    if state.runs_anywhere[n]:
+        return min(state.ready[n], state.n_gpus)
+    usable = sum(1 for t in state.task_times[n] if t < NEVER)
+    return min(state.ready[n], usable)
