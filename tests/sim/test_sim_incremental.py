@@ -440,3 +440,36 @@ def test_gavel_fifo_waits_for_the_gpus_a_job_can_run_on_not_for_the_cluster(seed
     assert (view.tasks_per_round > usable).any()  # the case occurs
     run = simulate(inst, make_policy("gavel-fifo"), record_events=False)
     assert run.validation.valid and len(run.completion) == view.n_jobs
+
+
+class _NoShortPath:
+    """A policy that sees one more waiting job than there is, so that its short path for a lone
+    waiting job is never taken (the full loop then decides for it; the extra count changes
+    nothing else in these policies' loops)."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.clairvoyant = inner, inner.name, inner.clairvoyant
+
+    def prepare(self, instance, view):
+        self.inner.prepare(instance, view)
+
+    def assign(self, state):
+        state.n_waiting += 1
+        try:
+            return self.inner.assign(state)
+        finally:
+            state.n_waiting -= 1
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("policy", ["hlas", "hlas-p", "las2d", "srtf"])
+@pytest.mark.parametrize("never", [False, True])
+def test_a_lone_waiting_job_is_placed_as_the_full_loop_places_it(seed, policy, never):
+    for rate in (8.0, 40.0):  # mostly one job waiting; a queue
+        inst = gavel_poisson(seed=seed, n_jobs=300, rate_per_hour=rate, per_type=3)
+        if never:
+            inst = _banned(inst, seed)
+        fast = simulate(inst, make_policy(policy), record_events=False)
+        full = simulate(inst, _NoShortPath(make_policy(policy)), record_events=False)
+        assert fast.schedule.assignments == full.schedule.assignments
+        assert fast.completion == full.completion

@@ -48,8 +48,21 @@ class AlloX(Policy):
         self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
         self._width = view.tasks_per_round.tolist()
         self._train = view.train.tolist()
+        self._order: list[list[int] | None] = [None] * view.n_jobs  # _by_train, per job
+        self._order_of: dict[tuple[float, ...], list[int]] = {}  # ... per row of T^c
         # one heap per class, brought up to date only when a decision reads it (LazyHeap.note)
         self.heaps = [LazyHeap() for _ in columns]
+
+    def _by_train(self, n: int) -> list[int]:
+        """Job n's GPUs by T^c, ties by index (one list per class of jobs with the same row)."""
+        order = self._order[n]
+        if order is None:
+            times = self._train[n]
+            order = self._order_of.setdefault(
+                tuple(times), sorted(range(len(times)), key=times.__getitem__)
+            )
+            self._order[n] = order
+        return order
 
     def _heap(self, state: SimState, c: int) -> LazyHeap:
         """Class c's heap, with a current entry for every waiting job."""
@@ -96,20 +109,22 @@ class AlloX(Policy):
         v = state.view
         for heap in self.heaps:  # the jobs that changed since the last decision
             heap.note(state.changed)
-        gpus = state.idle_gpus
-        if len(gpus) == 1:  # Smith's rule on that GPU (module doc)
-            n = self._first_on(state, gpus[0])
-            return [(n, gpus[0])] if n is not None and state.can_run(n, gpus[0]) else []
+        if state.n_idle == 1:  # Smith's rule on that GPU (module doc)
+            (m,) = state.idle_gpus
+            n = self._first_on(state, m)
+            return [(n, m)] if n is not None and state.can_run(n, m) else []
+        if state.n_waiting == 1:  # the matching puts it first on the GPU of least p_{n,m}:
+            n = state.waiting_jobs()[0]  # least T^c (ties: the lowest index)
+            idle = state.idle
+            m = next(m for m in self._by_train(n) if idle[m])
+            return [(n, m)] if state.can_run(n, m) else []
         # AlloX weighs every waiting job: all of them when they are few (in arrival order)
+        gpus = state.idle_gpus
         k = CANDIDATES * len(gpus)
         if state.n_waiting <= k:
             jobs = list(state.waiting_jobs())
         else:
             jobs = self._least_work(state, gpus, k)
-        if len(jobs) == 1:  # the matching puts it first on the GPU of least p_{n,m}: least T^c
-            n = jobs[0]
-            m = min(gpus, key=self._train[n].__getitem__)  # ties: the lowest index
-            return [(n, m)] if state.can_run(n, m) else []
         left = np.array([self._left(state, n) for n in jobs], dtype=float)
         p = left[:, None] * v.train[np.asarray(jobs)[:, None], gpus]  # p_{n,m}
         # columns: (position k = 1..|jobs| from the end, GPU)

@@ -99,10 +99,16 @@ class Hlas(_Queues):
         self._heap.refresh(
             state, lambda n: self._key(state, n, state.rank[n], state.started[n] > 0)
         )
+        heap = self._heap
+        if state.n_waiting == 1:  # one job (most instants of a light load): the first idle GPUs
+            top = heap.peek(state)  # it can run on, as the loop below gives them (its entry
+            if top is None:  # goes stale as its tasks start, or stays where it is)
+                return []
+            n = top[1]
+            return [(n, m) for m in take_runnable(state, n, state.idle_gpus, state.ready[n])]
         ready: dict[int, int] = {}
         out = []
         times = state.task_times
-        heap = self._heap
         for m in state.idle_gpus:  # Algorithm 1, lines 6-10: each idle GPU in turn
             top, passed = heap.peek(state), []
             while top is not None and (
@@ -154,10 +160,18 @@ class Las2d(_Queues):
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
         self._setup(state)
+        fresh = []
         for n in state.changed:
             if state.ready[n] > 0:
-                heap = self._by_gang.setdefault(gang_size(state, n), LazyHeap())
+                size = gang_size(state, n)
+                heap = self._by_gang.setdefault(size, LazyHeap())
                 heap.push(state, (self.queue_of(state.service[n]), state.rank[n]), n)
+                fresh.append((size, n))
+        if state.n_waiting == 1 and len(fresh) == 1:  # the one waiting job just changed: it
+            size, n = fresh[0]  # takes its GPUs if its gang fits, as the loop below gives them
+            if size > state.n_idle:  # (its entry goes stale as its tasks start, or stays)
+                return []
+            return [(n, m) for m in take_runnable(state, n, state.idle_gpus, state.ready[n])]
         free = state.idle_gpus
         out: list[tuple[int, int]] = []
         placed: set[int] = set()
