@@ -25,10 +25,9 @@ def fill_fastest(
     the job's GPUs sorted by time (:meth:`SimState.fastest_first`): the first one left is the
     least, with no pass over the idle GPUs per task."""
     if free is None:
-        avail, left_gpus = state.idle, state.n_idle
+        avail, left_gpus = state.idle.__getitem__, state.n_idle
     else:
-        member = set(free)
-        avail, left_gpus = [m in member for m in range(state.n_gpus)], len(free)
+        avail, left_gpus = set(free).__contains__, len(free)
     every, ready, out = state.task_times, state.ready, []
     used: set[int] = set()
     for n in order:
@@ -36,7 +35,7 @@ def fill_fastest(
         if left:
             times = every[n]
             for m in state.fastest_first(n):
-                if avail[m] and m not in used:
+                if avail(m) and m not in used:
                     if times[m] >= NEVER:
                         break  # no GPU left that it can run on
                     used.add(m)

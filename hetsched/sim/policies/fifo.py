@@ -34,7 +34,7 @@ class GavelFifo(Policy):
                 times = every[n]
                 if need > sum(1 for m in free if times[m] < NEVER):
                     break
-            out += fill_fastest(state, [n], free)
+            out += fill_fastest(state, [n], free if out else None)  # None: every idle GPU
         return out
 
 
