@@ -34,15 +34,26 @@ def candidate_rewards(
     n, so only the slowdowns from job n move (the interference of n on each job, where n's
     presence changes), its own slowdown, span and server factor."""
     u = (tasks > 0).astype(float)
-    co = view.interference @ u  # [j, s] before the candidate
-    weight = view.weight()
     out = np.empty(len(added))
     if not len(added):
         return out
     step = max(1, CHUNK_ELEMENTS // max(1, view.n_jobs * view.n_servers))
     others = None if view.server_speed is None else server_factor(view, tasks)
+    if (
+        view.min_speed_fraction <= 1.0
+        and not view.communication.any()
+        and not view.interference.any()
+    ):
+        return _separable_rewards(view, u, n, added, counted, others, step, out)
+    return _general_rewards(view, u, n, added, counted, others, step, out)
+
+
+def _general_rewards(view, u, n, added, counted, others, step, out) -> np.ndarray:
+    """:func:`candidate_rewards` with interference and communication costs."""
+    weight = view.weight()
+    co = view.interference @ u  # [j, s] before the candidate
     for lo in range(0, len(added), step):
-        row = tasks[n][None, :] + added[lo : lo + step]  # [c, s]
+        row = u[n][None, :] + added[lo : lo + step]  # [c, s]: > 0 where n has tasks
         r = (row > 0).astype(float)
         uc = np.repeat(u[None], len(row), axis=0)  # [c, j, s]
         uc[:, n, :] = r
@@ -57,6 +68,28 @@ def candidate_rewards(
             f = f * factor
         f = np.where(spans > 0, f, 0.0)
         out[lo : lo + step] = f[:, counted] @ weight[counted]
+    return out
+
+
+def _separable_rewards(view, u, n, added, counted, others, step, out) -> np.ndarray:
+    """:func:`candidate_rewards` where no job slows another and none pays for spanning servers
+    (the gang simulator's Harmony policy): every speed fraction is then 1 before the server
+    factor, so a candidate moves job n's own factor alone. The same array, built without the
+    (candidates, jobs, servers) steps, goes through the same product, so the values are the same
+    to the bit."""
+    tasks_n = u[n] > 0  # where job n has tasks already (u is 0/1)
+    present = u.sum(axis=1) > 0
+    base = np.where(present, 1.0 if others is None else others, 0.0)
+    for lo in range(0, len(added), step):
+        row = tasks_n[None, :] | (added[lo : lo + step] > 0)  # [c, s]: n's servers
+        f = np.repeat(base[None], len(row), axis=0)
+        if others is None:
+            own = 1.0
+        else:
+            own = np.where(row, view.server_speed[n][None, :], np.inf).min(axis=1)
+            own = np.where(np.isfinite(own), own, 1.0)
+        f[:, n] = np.where(row.any(axis=1), own, 0.0)
+        out[lo : lo + step] = f[:, counted] @ view.weight()[counted]
     return out
 
 

@@ -405,3 +405,40 @@ def test_candidate_rewards_are_each_candidates_reward(seed, servers, old, speeds
             assert got[c] == pytest.approx(expect, rel=1e-12, abs=1e-12)
     one_by_one = greedy_by_reward(v, lambda view, tasks: speed_fractions(view, tasks))
     assert greedy_by_reward(v) == one_by_one
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    servers=st.integers(1, 4),
+    old=st.integers(0, 3),
+    speeds=st.booleans(),
+)
+def test_separable_rewards_are_the_general_ones_to_the_bit(seed, servers, old, speeds):
+    """With no interference and no communication cost (the gang simulator's Harmony policy),
+    candidate_rewards takes a short path: the same values, bit for bit, as the general one."""
+    from dataclasses import replace
+
+    from hetsched.harmony import evaluate
+
+    v = placement_view(random_instance(seed, n_servers=servers, n_new=3, n_old=old))
+    v = replace(v, interference=np.zeros_like(v.interference), communication=np.zeros(v.n_jobs))
+    if speeds:
+        rng = np.random.default_rng(seed)
+        v = replace(v, server_speed=rng.uniform(0.5, 1.0, (v.n_jobs, v.n_servers)))
+    st_ = _State(v)
+    base, counted = st_.tasks(), ~v.new
+    u = (base > 0).astype(float)
+    others = None if v.server_speed is None else evaluate.server_factor(v, base)
+    for n in np.flatnonzero(v.new):
+        counted[n] = True
+        found = job_candidates(v, int(n), st_)
+        if not found:
+            continue
+        added = np.array([w + p for w, p in found])
+        for step in (1, 3, len(added)):
+            args = (v, u, int(n), added, counted, others, step)
+            short = evaluate._separable_rewards(*args, np.empty(len(added)))
+            general = evaluate._general_rewards(*args, np.empty(len(added)))
+            assert short.tobytes() == general.tobytes()
+        assert candidate_rewards(v, base, int(n), added, counted).tobytes() == short.tobytes()
