@@ -234,9 +234,9 @@ class DpPlan:
             todo[classes[len(self.rows) :]] = True
         bits, n_words = arrays.key_args()
         table = self.table
-        if new:
-            table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1))
-        with signals_held():
+        with signals_held():  # every compiled call (a time limit's signal defers to the end)
+            if new:
+                table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1))
             count, over, table = dp_kernel.sweep(
                 table,
                 arrays.find_args(),
@@ -257,7 +257,8 @@ class DpPlan:
             self.found = self.table = None
             return
         self.table = table
-        k_min = dp_kernel.first_indices(table)
+        with signals_held():
+            k_min = dp_kernel.first_indices(table)
         self.found = (k_min, table[9], table[5], table[6], table[7], table[8])
 
     def _extend(self, key: tuple, rows: list, arrays: SlotArrays) -> bool:

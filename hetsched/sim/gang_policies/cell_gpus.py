@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from hetsched.core.deadline import signals_held
+
 
 @dataclass(frozen=True)
 class CellGpus:
@@ -46,15 +48,16 @@ class CellGpus:
         for j, gs in held.items():
             for g in gs:
                 owner[g] = j
-        out, ends, by_job = place(
-            np.asarray(jobs, np.int64),
-            np.asarray(count, np.int64),
-            np.asarray(triples, np.int64).reshape(-1, 3),
-            np.array(owner, np.int64),
-            self.start,
-            self.gpus,
-            self.n_types,
-        )
+        with signals_held():  # compiled: a time limit's signal is raised after it returns
+            out, ends, by_job = place(
+                np.asarray(jobs, np.int64),
+                np.asarray(count, np.int64),
+                np.asarray(triples, np.int64).reshape(-1, 3),
+                np.array(owner, np.int64),
+                self.start,
+                self.gpus,
+                self.n_types,
+            )
         flat, job_of = out.tolist(), np.asarray(jobs).tolist()
         plan: dict[int, tuple[int, ...]] = {}
         at = 0
