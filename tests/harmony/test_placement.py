@@ -372,32 +372,50 @@ def test_place_puts_every_method_at_or_below_the_certified_optimum(name):
     assert optimum == pytest.approx(entry["optimum"], rel=1e-6)  # waiting allowed, as eq. (1)
 
 
-@settings(max_examples=30, deadline=None)
-@given(
+#: a random placement problem's shape, for :func:`_random_view`
+VIEWS = dict(
     seed=st.integers(0, 10_000),
     servers=st.integers(1, 4),
     old=st.integers(0, 3),
     speeds=st.booleans(),
 )
-def test_candidate_rewards_are_each_candidates_reward(seed, servers, old, speeds):
-    """All candidates of a job at once give the reward :func:`speed_fractions` gives on each
-    candidate's own task matrix (with and without per-server speeds); the greedy placement is
-    the one the candidate-by-candidate loop picks."""
+
+
+def _random_view(seed: int, servers: int, old: int, speeds: bool, separable: bool = False):
+    """A random placement view with 3 new jobs; ``speeds``: per-server speeds; ``separable``: no
+    interference and no communication cost (the gang simulator's setting)."""
     from dataclasses import replace
 
     v = placement_view(random_instance(seed, n_servers=servers, n_new=3, n_old=old))
+    if separable:
+        v = replace(v, interference=np.zeros_like(v.interference), communication=np.zeros(v.n_jobs))
     if speeds:
         rng = np.random.default_rng(seed)
         v = replace(v, server_speed=rng.uniform(0.5, 1.0, (v.n_jobs, v.n_servers)))
+    return v
+
+
+def _new_jobs_candidates(v):
+    """For each new job n in order with a candidate next to the fixed jobs: (n, the tasks
+    placed, the jobs counted so far, n included, the candidates' tasks per server)."""
     st_ = _State(v)
     base, counted = st_.tasks(), ~v.new
     for n in np.flatnonzero(v.new):
         counted[n] = True
         found = job_candidates(v, int(n), st_)
-        if not found:
-            continue
-        added = np.array([w + p for w, p in found])
-        got = candidate_rewards(v, base, int(n), added, counted)
+        if found:
+            yield int(n), base, counted, np.array([w + p for w, p in found])
+
+
+@settings(max_examples=30, deadline=None)
+@given(**VIEWS)
+def test_candidate_rewards_are_each_candidates_reward(seed, servers, old, speeds):
+    """All candidates of a job at once give the reward :func:`speed_fractions` gives on each
+    candidate's own task matrix (with and without per-server speeds); the greedy placement is
+    the one the candidate-by-candidate loop picks."""
+    v = _random_view(seed, servers, old, speeds)
+    for n, base, counted, added in _new_jobs_candidates(v):
+        got = candidate_rewards(v, base, n, added, counted)
         for c, extra in enumerate(added):
             tasks = base.copy()
             tasks[n] += extra
@@ -408,37 +426,19 @@ def test_candidate_rewards_are_each_candidates_reward(seed, servers, old, speeds
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    servers=st.integers(1, 4),
-    old=st.integers(0, 3),
-    speeds=st.booleans(),
-)
+@given(**VIEWS)
 def test_separable_rewards_are_the_general_ones_to_the_bit(seed, servers, old, speeds):
     """With no interference and no communication cost (the gang simulator's Harmony policy),
     candidate_rewards takes a short path: the same values, bit for bit, as the general one."""
-    from dataclasses import replace
-
     from hetsched.harmony import evaluate
 
-    v = placement_view(random_instance(seed, n_servers=servers, n_new=3, n_old=old))
-    v = replace(v, interference=np.zeros_like(v.interference), communication=np.zeros(v.n_jobs))
-    if speeds:
-        rng = np.random.default_rng(seed)
-        v = replace(v, server_speed=rng.uniform(0.5, 1.0, (v.n_jobs, v.n_servers)))
-    st_ = _State(v)
-    base, counted = st_.tasks(), ~v.new
-    u = (base > 0).astype(float)
-    others = None if v.server_speed is None else evaluate.server_factor(v, base)
-    for n in np.flatnonzero(v.new):
-        counted[n] = True
-        found = job_candidates(v, int(n), st_)
-        if not found:
-            continue
-        added = np.array([w + p for w, p in found])
+    v = _random_view(seed, servers, old, speeds, separable=True)
+    for n, base, counted, added in _new_jobs_candidates(v):
+        u = (base > 0).astype(float)
+        others = None if v.server_speed is None else evaluate.server_factor(v, base)
         for step in (1, 3, len(added)):
-            args = (v, u, int(n), added, counted, others, step)
+            args = (v, u, n, added, counted, others, step)
             short = evaluate._separable_rewards(*args, np.empty(len(added)))
             general = evaluate._general_rewards(*args, np.empty(len(added)))
             assert short.tobytes() == general.tobytes()
-        assert candidate_rewards(v, base, int(n), added, counted).tobytes() == short.tobytes()
+        assert candidate_rewards(v, base, n, added, counted).tobytes() == short.tobytes()
