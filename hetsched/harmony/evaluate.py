@@ -80,6 +80,7 @@ def _separable_rewards(view, u, n, added, counted, others, step, out) -> np.ndar
     tasks_n = u[n] > 0  # where job n has tasks already (u is 0/1)
     present = u.sum(axis=1) > 0
     base = np.where(present, 1.0 if others is None else others, 0.0)
+    weight = view.weight()[counted]
     for lo in range(0, len(added), step):
         row = tasks_n[None, :] | (added[lo : lo + step] > 0)  # [c, s]: n's servers
         f = np.repeat(base[None], len(row), axis=0)
@@ -89,7 +90,7 @@ def _separable_rewards(view, u, n, added, counted, others, step, out) -> np.ndar
             own = np.where(row, view.server_speed[n][None, :], np.inf).min(axis=1)
             own = np.where(np.isfinite(own), own, 1.0)
         f[:, n] = np.where(row.any(axis=1), own, 0.0)
-        out[lo : lo + step] = f[:, counted] @ view.weight()[counted]
+        out[lo : lo + step] = f[:, counted] @ weight
     return out
 
 

@@ -86,6 +86,28 @@ class Waiting:
 SHORT = 4096
 
 
+class GpuOrders:
+    """Each job's GPUs sorted by a table of times (``times[n][m]``), ties by index, made when
+    first asked: one list per distinct row (a trace's jobs share a few dozen rows)."""
+
+    __slots__ = ("times", "_of_job", "_of_row")
+
+    def __init__(self, times: list[list[float]]):
+        self.times = times
+        self._of_job: list[list[int] | None] = [None] * len(times)
+        self._of_row: dict[tuple[float, ...], list[int]] = {}
+
+    def of(self, n: int) -> list[int]:
+        order = self._of_job[n]
+        if order is None:
+            row = self.times[n]
+            order = self._of_row.get(key := tuple(row))
+            if order is None:
+                order = self._of_row[key] = sorted(range(len(row)), key=row.__getitem__)
+            self._of_job[n] = order
+        return order
+
+
 class SimState:
     """What a policy may observe at a decision instant (indices: jobs n, GPUs m).
 
@@ -122,8 +144,7 @@ class SimState:
         self.changed: set[int] = set()
         self._task_times: list[list[float]] | None = None
         self._anywhere: list[bool] | None = None
-        self._fastest: list[list[int] | None] = [None] * n  # fastest_first, per job
-        self._fastest_of_row: dict[tuple[float, ...], list[int]] = {}  # ... per row of times
+        self._fastest: GpuOrders | None = None  # fastest_first's lists, made when first asked
         self._rounds: list[int] = view.rounds.tolist()
 
     @property
@@ -150,18 +171,10 @@ class SimState:
 
     def fastest_first(self, n: int) -> list[int]:
         """Job n's GPUs by task time T^c + T^s, ties by index: the order in which it takes idle
-        GPUs when it wants the fastest. One list per distinct row of times, made when first
-        asked (a trace's jobs share a few dozen rows)."""
-        order = self._fastest[n]
-        if order is None:
-            times = self.task_times[n]
-            row = tuple(times)
-            order = self._fastest_of_row.get(row)
-            if order is None:
-                order = sorted(range(len(times)), key=times.__getitem__)  # stable: by index
-                self._fastest_of_row[row] = order
-            self._fastest[n] = order
-        return order
+        GPUs when it wants the fastest (:class:`GpuOrders`)."""
+        if self._fastest is None:
+            self._fastest = GpuOrders(self.task_times)
+        return self._fastest.of(n)
 
     @property
     def runs_anywhere(self) -> list[bool]:

@@ -27,7 +27,7 @@ import heapq
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from hetsched.sim.engine import Policy, SimState
+from hetsched.sim.engine import GpuOrders, Policy, SimState
 from hetsched.sim.policies.heaps import LazyHeap
 
 CANDIDATES = 4
@@ -48,21 +48,9 @@ class AlloX(Policy):
         self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
         self._width = view.tasks_per_round.tolist()
         self._train = view.train.tolist()
-        self._order: list[list[int] | None] = [None] * view.n_jobs  # _by_train, per job
-        self._order_of: dict[tuple[float, ...], list[int]] = {}  # ... per row of T^c
+        self._by_train = GpuOrders(self._train)  # each job's GPUs by T^c, ties by index
         # one heap per class, brought up to date only when a decision reads it (LazyHeap.note)
         self.heaps = [LazyHeap() for _ in columns]
-
-    def _by_train(self, n: int) -> list[int]:
-        """Job n's GPUs by T^c, ties by index (one list per class of jobs with the same row)."""
-        order = self._order[n]
-        if order is None:
-            times = self._train[n]
-            order = self._order_of.setdefault(
-                tuple(times), sorted(range(len(times)), key=times.__getitem__)
-            )
-            self._order[n] = order
-        return order
 
     def _heap(self, state: SimState, c: int) -> LazyHeap:
         """Class c's heap, with a current entry for every waiting job."""
@@ -116,7 +104,7 @@ class AlloX(Policy):
         if state.n_waiting == 1:  # the matching puts it first on the GPU of least p_{n,m}:
             n = state.waiting_jobs()[0]  # least T^c (ties: the lowest index)
             idle = state.idle
-            m = next(m for m in self._by_train(n) if idle[m])
+            m = next(m for m in self._by_train.of(n) if idle[m])
             return [(n, m)] if state.can_run(n, m) else []
         # AlloX weighs every waiting job: all of them when they are few (in arrival order)
         gpus = state.idle_gpus

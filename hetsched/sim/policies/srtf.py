@@ -5,7 +5,6 @@ there (a job may not run on every type: Gavel's traces)."""
 
 from __future__ import annotations
 
-from hetsched.instance.gavel_table import NEVER
 from hetsched.sim.engine import SimState
 from hetsched.sim.policies.common import fill_fastest, mean_task_times
 from hetsched.sim.policies.heaps import LazyHeap
@@ -40,8 +39,6 @@ class Srtf:
         self._heap.note(state.changed)
         if state.n_waiting == 1:  # the usual instant under a light load: one job, its fastest GPUs
             return fill_fastest(state, state.waiting_jobs())
-        if state.n_waiting <= SHORT_QUEUE and state.n_idle == 1:
-            return self._one_gpu(state)
         if state.n_waiting <= SHORT_QUEUE:  # few waiting jobs: sort them (no heap to keep)
             key = self._key
             jobs = iter(sorted((key(state, n), n) for n in state.waiting_jobs()))
@@ -54,19 +51,6 @@ class Srtf:
             if n not in placed:  # are still valid
                 heap.push(state, k, n)
         return decided
-
-    def _one_gpu(self, state: SimState) -> list[tuple[int, int]]:
-        """One idle GPU and a short queue (most decisions: a task ended): the least key among
-        the jobs that can run there, what sorting them and filling the GPU in that order gives."""
-        (m,) = state.idle_gpus
-        every, key = state.task_times, self._key
-        best = None
-        for n in state.waiting_jobs():
-            if every[n][m] < NEVER:
-                k = key(state, n)
-                if best is None or k < best:
-                    best, job = k, n
-        return [] if best is None else [(job, m)]
 
     def _fill(self, state: SimState, best) -> tuple[list[tuple[int, int]], list]:
         """Starts for the jobs ``best()`` gives in order ((key, job), None past the last), and the
