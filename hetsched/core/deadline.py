@@ -233,7 +233,9 @@ def signals_held() -> "_SignalsHeld":
     here when the block ends. For kernels that return within a fraction of a second (a slot of
     Hadar's searches); a kernel that runs as long as its own time limit also polls
     :func:`signal_pending` and stops (the Hare dispatch search). A kernel's first call compiles
-    it, in Python: an exception is raised there at once (:func:`_watch_compiles`)."""
+    it, in Python: an exception is raised there at once (:func:`_watch_compiles`). Every kernel
+    compiled with :func:`hetsched.core.compiled.kernel` enters this block on each call from
+    Python by itself; a block here is for Python work that must not be cut between calls."""
     return _SIGNALS_HELD
 
 

@@ -10,14 +10,13 @@ feasible. Columns x_{c,r} in row-major order, then z."""
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from hetsched.core.deadline import signals_held
+from hetsched.core.compiled import kernel
 from hetsched.solvers.dense_simplex import solve_dense
 
 
-@nb.njit(cache=True)
+@kernel
 def max_min_matrix(a, demand, count):  # pragma: no cover - compiled
     """(A, b, c) of the LP above for rows ``a`` (classes x types), ``demand`` d_c, ``count`` N."""
     n, k = a.shape
@@ -44,12 +43,11 @@ def dense_max_min(
     ``tiebreak``, one of most sum_c a_c . x_c among the optima. None where it declines (too
     large, non-finite, or not certified)."""
     n, k = a.shape
-    with signals_held():  # compiled
-        A, b, c = max_min_matrix(
-            np.ascontiguousarray(a, dtype=float),
-            np.ascontiguousarray(demand, dtype=float),
-            np.ascontiguousarray(count, dtype=float),
-        )
+    A, b, c = max_min_matrix(
+        np.ascontiguousarray(a, dtype=float),
+        np.ascontiguousarray(demand, dtype=float),
+        np.ascontiguousarray(count, dtype=float),
+    )
     second = np.append(np.ravel(a), 0.0) if tiebreak else None  # sum_c a_c . x_c
     found = solve_dense(A, b, c, second)
     if found is None:

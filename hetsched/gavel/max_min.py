@@ -28,10 +28,9 @@ Wentges smoothing) stops when the master's value meets it, within 1e-9.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from hetsched.core.deadline import signals_held
+from hetsched.core.compiled import kernel
 from hetsched.solvers.colgen import Column, DantzigWolfeProblem, lp_relaxation
 
 #: the master's HiGHS feasibility tolerance (see ``DantzigWolfeProblem.lp_tolerance``)
@@ -40,7 +39,7 @@ MASTER_TOLERANCE = 1e-10
 MAX_ROUNDS = 500
 
 
-@nb.njit(cache=True)
+@kernel
 def _hulls(a: np.ndarray, cost: np.ndarray):
     """Each job's lower convex hull from (0, 0) over the points (a[j, r], cost[j, r]), as up to
     K segments (gift wrapping; of collinear points the farthest): start z, end z and slope
@@ -68,7 +67,7 @@ def _hulls(a: np.ndarray, cost: np.ndarray):
     return start, end, slope, first, last
 
 
-@nb.njit(cache=True)
+@kernel
 def _allocation_at(start, end, first, last, z: float) -> np.ndarray:
     """Every job's point of its hull at throughput z: shares of the two types its segment joins."""
     n, k = start.shape
@@ -84,7 +83,7 @@ def _allocation_at(start, end, first, last, z: float) -> np.ndarray:
     return x
 
 
-@nb.njit(cache=True)
+@kernel
 def _best_z(start, slope, z_max: float) -> tuple[float, float]:
     """The z where the slope of sum_j c_j reaches 1 (at most ``z_max``), and the breakpoint
     below it (-1 if none, or if z = 0)."""
@@ -130,12 +129,11 @@ def best_allocations(
     segment where the slope passes 1: the master often needs both)."""
     if not len(a):
         return [(0.0, np.zeros_like(a))]
-    with signals_held():  # compiled: a deadline's exception waits for the kernels
-        start, end, slope, first, last = _hulls(a, scale[:, None] * lam[None, :])
-        z, below = _best_z(start, slope, float(a.max(axis=1).min()))  # the slowest job's best
-        best = [(z, _allocation_at(start, end, first, last, z))]
-        if below > 0.0:
-            best.append((below, _allocation_at(start, end, first, last, below)))
+    start, end, slope, first, last = _hulls(a, scale[:, None] * lam[None, :])
+    z, below = _best_z(start, slope, float(a.max(axis=1).min()))  # the slowest job's best
+    best = [(z, _allocation_at(start, end, first, last, z))]
+    if below > 0.0:
+        best.append((below, _allocation_at(start, end, first, last, below)))
     return best
 
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba as nb
 import numpy as np
 
-from hetsched.core.deadline import signals_held
+from hetsched.core.compiled import kernel
 from hetsched.gavel.problem import AllocationView
 
 
@@ -36,8 +35,7 @@ class RoundScheduler:
 
     def priorities(self) -> np.ndarray:
         elapsed = np.full(len(self.x), float(self.elapsed))
-        with signals_held():  # compiled
-            return priorities(self.x, self.x > 1e-12, self.received, elapsed)
+        return priorities(self.x, self.x > 1e-12, self.received, elapsed)
 
     def next_round(self) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Job id -> (GPU type, GPU ids) for the next round; updates the received shares."""
@@ -52,7 +50,7 @@ class RoundScheduler:
         return {v.job_ids[j]: (t, gs) for j, (t, gs) in placed.items()}
 
 
-@nb.njit(cache=True)
+@kernel
 def priorities(x, usable, received, elapsed):  # pragma: no cover - compiled
     """x_{j,r} over the share of job j's ``elapsed[j]`` rounds it received on r (inf where it
     received none); -inf where ``usable`` is False: the pair never runs."""
@@ -94,15 +92,14 @@ def priority_placement(priority: np.ndarray, scale, types, free: dict, previous:
     prev_type, prev_gpus = previous_arrays(
         n, {j: (kinds[t], [number[g] for g in gs]) for j, (t, gs) in previous.items()}
     )
-    with signals_held():  # compiled
-        placed_type, placed_gpus = place_indexed(
-            np.asarray(priority, dtype=float),
-            np.asarray(scale, dtype=np.int64),
-            type_gpus,
-            prev_type,
-            prev_gpus,
-            len(labels),
-        )
+    placed_type, placed_gpus = place_indexed(
+        np.asarray(priority, dtype=float),
+        np.asarray(scale, dtype=np.int64),
+        type_gpus,
+        prev_type,
+        prev_gpus,
+        len(labels),
+    )
     out = {}
     for j, (r, gs) in enumerate(zip(placed_type.tolist(), placed_gpus.tolist())):
         if r >= 0:
@@ -123,7 +120,7 @@ def previous_arrays(n: int, previous: dict) -> tuple[np.ndarray, np.ndarray]:
     return prev_type, prev_gpus
 
 
-@nb.njit(cache=True)
+@kernel
 def place_indexed(priority, scale, type_gpus, prev_type, prev_gpus, n_gpus):  # pragma: no cover
     """:func:`priority_placement` on numbered GPUs: ``type_gpus[r]`` the free GPUs of type r in
     preference order (-1 padded), ``prev_type[j]`` / ``prev_gpus[j]`` what job j held last

@@ -26,6 +26,7 @@ import time
 import numba as nb
 import numpy as np
 
+from hetsched.core.compiled import kernel
 from hetsched.hadar import state_table
 from hetsched.hadar.find_kernel import apply, find, scratch
 
@@ -33,14 +34,14 @@ from hetsched.hadar.find_kernel import apply, find, scratch
 CLOCK_EVERY = 1 << 12
 
 
-@nb.njit(cache=True)
+@kernel
 def _now():
     with nb.objmode(t="float64"):
         t = time.perf_counter()
     return t
 
 
-@nb.njit(cache=True)
+@kernel
 def suffix_knapsack(need, ub, by_ratio, n_free):
     """``suffix_value``: for each queue position idx, the fractional knapsack V(G), G = 0..n_free,
     of the jobs from idx on taken in the order ``by_ratio`` (best u/W first): the piecewise-linear
@@ -86,7 +87,7 @@ def suffix_knapsack(need, ub, by_ratio, n_free):
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def node_bound(
     idx, n, free, cap, price_rank, price_sorted, w_max, suffix_value, lam, suffix_net, counts
 ):
@@ -133,7 +134,7 @@ def node_bound(
     return best if best > 0.0 else 0.0
 
 
-@nb.njit(cache=True)
+@kernel
 def _chain_push(ch_parent, ch_pos, n_ch, parent, pos):
     """Entry ``n_ch`` of the chains: (parent entry, queue position); returns the arrays."""
     if n_ch == ch_pos.shape[0]:
@@ -144,7 +145,7 @@ def _chain_push(ch_parent, ch_pos, n_ch, parent, pos):
     return ch_parent, ch_pos
 
 
-@nb.njit(cache=True)
+@kernel
 def _push(stack, top, idx, free, value, chain, bound):
     """A node onto the search's stack (its arrays ``stack``) at ``top``; returns the new top."""
     s_idx, s_free, s_val, s_chain, s_pb = stack
@@ -156,7 +157,7 @@ def _push(stack, top, idx, free, value, chain, bound):
     return top + 1
 
 
-@nb.njit(cache=True)
+@kernel
 def search(free0, job, bound, bits, n_words, node_limit, deadline):
     """The first incumbents, then the depth-first search of :mod:`hetsched.hadar.branch_and_bound`.
     ``job``: FIND_ALLOC's arrays, ``bound``: the bound's

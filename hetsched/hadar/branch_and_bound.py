@@ -48,7 +48,6 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from hetsched.core.deadline import signals_held
 from hetsched.hadar import bnb_kernel
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.slot import Candidate, Prices, Slot
@@ -96,15 +95,14 @@ def search_slot(arrays: SlotArrays, node_limit: int, deadline: float) -> tuple:
 
 def _search(arrays: SlotArrays, node_limit: int, deadline: float) -> tuple:
     """One compiled search: (value, queue positions taken, upper bound, proven, nodes)."""
-    with signals_held():
-        return bnb_kernel.search(
-            arrays.free0,
-            arrays.find_args(),
-            arrays.bound_args(),
-            *arrays.key_args(),
-            int(node_limit),
-            deadline,
-        )
+    return bnb_kernel.search(
+        arrays.free0,
+        arrays.find_args(),
+        arrays.bound_args(),
+        *arrays.key_args(),
+        int(node_limit),
+        deadline,
+    )
 
 
 def lp_bound(

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.core.deadline import signals_held
 from hetsched.hadar import dp_kernel
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.slot import Alloc, Candidate, Prices, Slot
@@ -121,10 +120,9 @@ def dp_allocation(
     their values are computed (:func:`hetsched.hadar.dp_kernel.reach`)."""
     arrays = SlotArrays.of(slot, utility_name, comm_cost, select)
     budget = -1 if state_budget is None else int(state_budget)
-    with signals_held():
-        value, taken, states, over = dp_kernel.dp(
-            arrays.free0, arrays.find_args(), *arrays.key_args(), arrays.classes(), budget
-        )
+    value, taken, states, over = dp_kernel.dp(
+        arrays.free0, arrays.find_args(), *arrays.key_args(), arrays.classes(), budget
+    )
     if over:
         raise OverBudget(budget)
     if stats is not None:
@@ -211,10 +209,9 @@ class DpPlan:
         if self.last is None:
             return None
         classes, k_min = self.last
-        with signals_held():
-            value, taken, self.buffer = dp_kernel.values(
-                arrays.util, classes, k_min, *self.found[1:], self.buffer
-            )
+        value, taken, self.buffer = dp_kernel.values(
+            arrays.util, classes, k_min, *self.found[1:], self.buffer
+        )
         return float(value), taken
 
     def _sweep(
@@ -234,20 +231,19 @@ class DpPlan:
             todo[classes[len(self.rows) :]] = True
         bits, n_words = arrays.key_args()
         table = self.table
-        with signals_held():  # every compiled call (a time limit's signal defers to the end)
-            if new:
-                table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1))
-            count, over, table = dp_kernel.sweep(
-                table,
-                arrays.find_args(),
-                bits,
-                n_words,
-                classes,
-                rep,
-                todo,
-                int(self.state_budget),
-                False,
-            )
+        if new:
+            table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1))
+        count, over, table = dp_kernel.sweep(
+            table,
+            arrays.find_args(),
+            bits,
+            n_words,
+            classes,
+            rep,
+            todo,
+            int(self.state_budget),
+            False,
+        )
         self.key, self.rows, self.states = key, rows, int(count)
         if new:
             self.reaches.append(self.states)
@@ -257,8 +253,7 @@ class DpPlan:
             self.found = self.table = None
             return
         self.table = table
-        with signals_held():
-            k_min = dp_kernel.first_indices(table)
+        k_min = dp_kernel.first_indices(table)
         self.found = (k_min, table[9], table[5], table[6], table[7], table[8])
 
     def _extend(self, key: tuple, rows: list, arrays: SlotArrays) -> bool:

@@ -14,9 +14,9 @@ over k with no search. On the multi-GPU Philly window a 480-job slot has 40 mill
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from hetsched.core.compiled import kernel
 from hetsched.hadar import state_table
 from hetsched.hadar.find_kernel import apply, find, memo_codes, scratch
 
@@ -25,7 +25,7 @@ from hetsched.hadar.find_kernel import apply, find, memo_codes, scratch
 _NONE, _FULL, _NOFIT = -1, -2, -3
 
 
-@nb.njit(cache=True)
+@kernel
 def start(free0, bits, n_words, n_cls):
     """A plan with the root alone (free GPUs ``free0``, first index 0) and no take known, for
     :func:`sweep`: (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e,
@@ -56,7 +56,7 @@ def start(free0, bits, n_words, n_cls):
     return slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, 1, filled
 
 
-@nb.njit(cache=True)
+@kernel
 def _widen(a, n_cls, fill):
     """``a`` with its columns padded to ``n_cls`` with ``fill`` (a class first met)."""
     if a.shape[1] >= n_cls:
@@ -66,7 +66,7 @@ def _widen(a, n_cls, fill):
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     """Every take not yet known in ``plan`` (:func:`start`) for the queue of ``classes``
     (``classes[i]``: job i's class), and the vectors they reach: (states, over budget, plan).
@@ -211,7 +211,7 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     return count, over, plan
 
 
-@nb.njit(cache=True)
+@kernel
 def first_indices(plan):
     """k_min(F) of each entry of ``plan``."""
     e_val, n_e = plan[3], plan[10]
@@ -221,7 +221,7 @@ def first_indices(plan):
     return k_min
 
 
-@nb.njit(cache=True)
+@kernel
 def reach(free0, job, bits, n_words, classes, budget, literal=True):
     """The free-GPU vectors F that DP_allocation reaches from ``free0``, each with the first
     queue index k_min(F) at which it is reached and, per class of jobs, its take there: the
@@ -260,13 +260,13 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
     return count, over, n_e, rows, first_indices(plan), head, link, take, slow_of, cost_of
 
 
-@nb.njit(cache=True)
+@kernel
 def count_states(free0, job, bits, n_words, classes, budget):
     """How many states DP_allocation evaluates (:func:`reach`), counted up to ``budget``."""
     return reach(free0, job, bits, n_words, classes, budget)[0]
 
 
-@nb.njit(cache=True)
+@kernel
 def dp(free0, job, bits, n_words, classes, budget):
     """DP_allocation over the reachable free-GPU vectors (module doc): (value, queue positions
     taken, states, over budget); over the budget, value and positions are empty."""
@@ -280,7 +280,7 @@ def dp(free0, job, bits, n_words, classes, budget):
     return value, taken, count, False
 
 
-@nb.njit(cache=True)
+@kernel
 def values(util, classes, k_min, head, link, take, slow_of, cost_of, buffer):
     """The DP's values over what :func:`reach` found, and its choice: (value, queue positions
     taken, the array of the values). ``buffer``: that array from an earlier call, used again

@@ -18,11 +18,12 @@ order as there.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from hetsched.core.compiled import kernel
 
-@nb.njit(cache=True)
+
+@kernel
 def fill(h, i, free, order, n_order, need, R, H, thr, out_h, out_r, out_n):
     """The gang of ``need`` GPUs taken type by type (job i's fastest first) on machine h, or over
     all machines in index order when h == H. Returns (q, entries, slowest type); q = 0: none."""
@@ -49,7 +50,7 @@ def fill(h, i, free, order, n_order, need, R, H, thr, out_h, out_r, out_n):
     return 0, 0, -1
 
 
-@nb.njit(cache=True)
+@kernel
 def find(i, free, job, scratch):
     """FIND_ALLOC (Algorithm 2, lines 22-34) for job i at ``free``: (payoff, h) of its candidate,
     h the machine of a consolidated gang or H for the spread gang (:func:`fill` rebuilds it);
@@ -133,7 +134,7 @@ def find(i, free, job, scratch):
     return best_payoff, best_h
 
 
-@nb.njit(cache=True)
+@kernel
 def _priced(h, i, free, job, gh, gr, gn):
     """Job i's gang on machine h (H: the spread gang; :func:`fill`, into ``gh``, ``gr``, ``gn``)
     and its cost at the current prices (line 26), the communication cost apart: (q, entries,
@@ -148,7 +149,7 @@ def _priced(h, i, free, job, gh, gr, gn):
     return q, k, slow, cost
 
 
-@nb.njit(cache=True)
+@kernel
 def scratch(H, R, memo_row=np.empty(0, np.int64), n_codes=0):
     """The work arrays of :func:`find`: a gang's (machine, type, count) entries, per gang
     (machine, or H for the spread) its q, cost, slowest type and machine state code, and a
@@ -181,7 +182,7 @@ def scratch(H, R, memo_row=np.empty(0, np.int64), n_codes=0):
 MEMO_ENTRIES = 1 << 20
 
 
-@nb.njit(cache=True)
+@kernel
 def memo_codes(mclass, base, R, n_rows):
     """How many machine state codes :func:`find` can meet (capacity classes x base^R), or 0
     if a memo of them with ``n_rows`` rows would pass ``MEMO_ENTRIES`` (the codes then may
@@ -196,7 +197,7 @@ def memo_codes(mclass, base, R, n_rows):
     return n
 
 
-@nb.njit(cache=True)
+@kernel
 def apply(h, i, free, job, scratch):
     """Take job i's gang ending at ``h`` (from :func:`find`) out of ``free``."""
     cap, _, _, order, n_order, need, thr = job[:7]
@@ -207,7 +208,7 @@ def apply(h, i, free, job, scratch):
         free[gh[e] * R + gr[e]] -= gn[e]
 
 
-@nb.njit(cache=True)
+@kernel
 def replay(taken, free, job, scratch):
     """The gangs of the jobs at queue positions ``taken`` (in order), each found by
     :func:`find` at the free GPUs the ones before it leave (``free`` is updated): (payoff, cost

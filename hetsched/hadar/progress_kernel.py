@@ -10,13 +10,13 @@ dozen array operations on a queue of 15-40 jobs.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from hetsched.core.compiled import kernel
 from hetsched.hadar.bnb_kernel import suffix_knapsack
 
 
-@nb.njit(cache=True)
+@kernel
 def progress(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, numer, n_free):
     """(util, suffix_value, rank) of a slot: ``thr`` [i, r] X_i^r, ``need`` W_i, ``rem`` the
     remaining work, ``arrival`` a_i (slots), ``numer`` U_i(d) * d (E_i N_i, 1 or t_i^iso: the

@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hetsched.core.deadline import signals_held
 from hetsched.hadar import bnb_kernel, find_kernel, progress_kernel, state_table, type_bound
 from hetsched.hadar.job_table import JobTable
 from hetsched.hadar.slot import Candidate, Slot
@@ -129,19 +128,18 @@ class SlotArrays:
         # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
         # (view.jct) and U_i there; the bound's u_i (job i at its fastest type), the jobs best
         # u/W first, and V(G): the fractional knapsack of each queue suffix, one compiled call
-        with signals_held():
-            util, suffix_value, rank = progress_kernel.progress(
-                self.thr,
-                self.need,
-                view.progress == "per-worker",
-                float(view.slot_seconds),
-                np.asarray(slot.remaining, dtype=float)[jobs],
-                int(slot.t),
-                self.table.arrival[self.at],  # the queue's, not the whole trace's
-                int(view.jct_offset),
-                self.numer,
-                int(self.free0.sum()),
-            )
+        util, suffix_value, rank = progress_kernel.progress(
+            self.thr,
+            self.need,
+            view.progress == "per-worker",
+            float(view.slot_seconds),
+            np.asarray(slot.remaining, dtype=float)[jobs],
+            int(slot.t),
+            self.table.arrival[self.at],  # the queue's, not the whole trace's
+            int(view.jct_offset),
+            self.numer,
+            int(self.free0.sum()),
+        )
         if self.ordered:  # the type bound was on: off again, as from :meth:`of`
             lam, suffix_net = np.zeros_like(self.lam), np.full_like(self.suffix_net, np.inf)
         else:  # off already: its arrays are read, never written, so they serve as they are
@@ -174,8 +172,7 @@ class SlotArrays:
         lam, share = type_bound.type_multipliers(*args, least, free_types)
         net = type_bound.net_payoffs(*args, lam + least)
         by_net = _best_first(net, self.need)
-        with signals_held():
-            suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
+        suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
         by_lp = _best_first(share + 1e-9 * net, np.ones_like(self.need))  # ties: by net payoff
         rank = np.vstack([self.rank[:1], _positions(by_net), _positions(by_lp)])
         return replace(self, lam=lam, suffix_net=suffix_net, rank=rank, ordered=True)
@@ -261,8 +258,7 @@ class SlotArrays:
         """(payoff, cost, rows, triples) of :func:`hetsched.hadar.find_kernel.replay` at the flat
         free GPUs ``flat`` (updated)."""
         H, R = self.cap.shape
-        with signals_held():  # once for all of them, and one set of work arrays
-            return find_kernel.replay(positions, flat, self.find_args(), find_kernel.scratch(H, R))
+        return find_kernel.replay(positions, flat, self.find_args(), find_kernel.scratch(H, R))
 
     def _replayed(self, positions: np.ndarray, flat: np.ndarray) -> list[Candidate | None]:
         """Each position's candidate (None: none) at the flat free GPUs the ones before it leave

@@ -7,8 +7,9 @@ doubling, so the function that adds returns them."""
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from hetsched.core.compiled import kernel
 
 _EMPTY = -1
 _START = 1 << 11  # entries before the first growth
@@ -21,7 +22,7 @@ def key_layout(cap: np.ndarray) -> tuple[int, int]:
     return bits, max(1, -(-cap.size // per_word))
 
 
-@nb.njit(cache=True)
+@kernel
 def pack(free, bits, key):
     """Write the free GPUs into ``key``, ``bits`` to a cell, 64 // bits cells a word."""
     per_word = 64 // bits
@@ -31,7 +32,7 @@ def pack(free, bits, key):
         key[w] |= np.uint64(free[c]) << np.uint64((c % per_word) * bits)
 
 
-@nb.njit(cache=True)
+@kernel
 def _hash(idx, key):
     x = np.uint64(idx) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1)
     for w in key:
@@ -40,7 +41,7 @@ def _hash(idx, key):
     return x
 
 
-@nb.njit(cache=True)
+@kernel
 def grow(a, size):
     """``a`` copied into the first rows of a new array of ``size`` rows (the rest uninitialized)."""
     out = np.empty((size,) + a.shape[1:], a.dtype)
@@ -48,7 +49,7 @@ def grow(a, size):
     return out
 
 
-@nb.njit(cache=True)
+@kernel
 def new(n_words, n_values):
     """An empty table: (slots, entry idx, entry keys, entry values)."""
     return (
@@ -59,7 +60,7 @@ def new(n_words, n_values):
     )
 
 
-@nb.njit(cache=True)
+@kernel
 def find(slots, e_idx, e_key, idx, key):
     """The entry of state (idx, key), or -1."""
     mask = slots.shape[0] - 1
@@ -78,7 +79,7 @@ def find(slots, e_idx, e_key, idx, key):
     return -1
 
 
-@nb.njit(cache=True)
+@kernel
 def add(slots, e_idx, e_key, e_val, n_e, idx, key):
     """Add state (idx, key), not in the table, as entry ``n_e`` (its values are the caller's to
     write); returns the arrays, grown (and rehashed at load 1/4) when full."""
@@ -94,7 +95,7 @@ def add(slots, e_idx, e_key, e_val, n_e, idx, key):
     return slots, e_idx, e_key, e_val
 
 
-@nb.njit(cache=True)
+@kernel
 def _place(slots, hv, e):
     mask = slots.shape[0] - 1
     s = np.int64(hv & np.uint64(mask))

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numba as nb
 import numpy as np
+
+from hetsched.core.compiled import kernel
 
 INF = 1e300
 #: a round's first start is charged in groups of 1, 1, 2, 4, ... starts before the latest it
@@ -43,7 +44,7 @@ INF = 1e300
 GROUPS = 6
 
 
-@nb.njit(cache=True)
+@kernel
 def task_prices(pi, T, B, lo, hi):
     """w[c, t - lo]: the price of one task of class c training T_c ticks from tick t, for t in
     [lo, hi] (INF where it would pass hi), and its sparse table of range minima."""
@@ -69,7 +70,7 @@ def task_prices(pi, T, B, lo, hi):
     return st
 
 
-@nb.njit(cache=True)
+@kernel
 def _range_min(st, c, a, b):
     k = 0
     while (1 << (k + 1)) <= b - a + 1:
@@ -77,7 +78,7 @@ def _range_min(st, c, a, b):
     return min(st[k, c, a], st[k, c, b - (1 << k) + 1])
 
 
-@nb.njit(cache=True)
+@kernel
 def _fill(st, m, T, S, cap, K, xs, e, counts, s, hull):
     """A lower bound on the price of a round whose first task starts at or after xs and which
     ends by e (ticks relative to the window), with k_c <= cap_c tasks on class c and sum k_c =
@@ -143,7 +144,7 @@ def scratch(caps: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, ...]:
     return np.empty(C, dtype=np.int64), np.empty((C, depth + 2)), np.empty(depth + 2, np.int64)
 
 
-@nb.njit(cache=True)
+@kernel
 def _group_start(i, x0, L):
     """(earliest, latest) first start of window group i before x0: i = 0 is x0 itself, group
     i in 1..L the 2^(i-1) starts x0 - 2^i + 1 .. x0 - 2^(i-1), and L + 1 every earlier one; a
@@ -156,7 +157,7 @@ def _group_start(i, x0, L):
     return 0, x0 - (1 << L)
 
 
-@nb.njit(cache=True)
+@kernel
 def forward(st, m, T, S, caps, D, K, W, L, counts, s, hull, R, ready_lo, ready_hi):
     """F_{R-1} over the window's ticks and each (round, e)'s choice: -1 (done by e - 1 already)
     or j * (L + 2) + i, the duration class j of the round and the window group i of its first

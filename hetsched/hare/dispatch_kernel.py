@@ -14,6 +14,7 @@ import time
 import numba as nb
 import numpy as np
 
+from hetsched.core.compiled import kernel
 from hetsched.core.deadline import signal_pending
 
 #: how many nodes pass between two looks at the clock
@@ -21,7 +22,7 @@ CLOCK_EVERY = 1 << 16
 BIG = 1 << 62
 
 
-@nb.njit(cache=True)
+@kernel
 def _poll(deadline, shared, part, parts):
     """A look at the clock, at a held-back signal and at the other parts (in object mode, so that
     the other threads' writes are read from memory): (stop, the least objective
@@ -34,7 +35,7 @@ def _poll(deadline, shared, part, parts):
     return stop, other
 
 
-@nb.njit(cache=True)
+@kernel
 def job_alone(n, s_last, f, bar, end, r, k, Tc, Ts, R, K, cnt):
     """The earliest completion of job n alone from this node: every later task starts at or
     after ``s_last``, its round's barrier and its GPU's free time; a round of q tasks ends at the
@@ -68,7 +69,7 @@ def job_alone(n, s_last, f, bar, end, r, k, Tc, Ts, R, K, cnt):
     return e
 
 
-@nb.njit(cache=True)
+@kernel
 def _fluid_end(work, free, spd):
     """The least T with sum_m spd_m (T - free_m)^+ >= work (``free`` ascending)."""
     rate = 0.0
@@ -83,7 +84,7 @@ def _fluid_end(work, free, spd):
     return free[M - 1]
 
 
-@nb.njit(cache=True)
+@kernel
 def node_bound(s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, best, work):
     """A lower bound on the objective of every completion of this node (the larger of two):
     sum of w_n x (job n alone), and a min over completion orders of the open jobs (a subset DP)
@@ -144,7 +145,7 @@ def node_bound(s_last, f, bar, end, r, k, closed, Tc, Ts, w, R, K, pmin, speed, 
     return dp if dp > simple else simple
 
 
-@nb.njit(cache=True, nogil=True)  # the progress line on stderr goes on while it runs
+@kernel(nogil=True)  # the progress line on stderr goes on while it runs
 def search(
     Tc,
     Ts,
@@ -367,7 +368,7 @@ def search(
     return best, found, best_n, best_m, best_s, nodes, finished, dominated_nodes, root_bound
 
 
-@nb.njit(cache=True)
+@kernel
 def _children(d, f, bar, r, R, Tc, gpu_class, s_last, n_last, cand_n, cand_m, cand_s, sort_key):
     """The children of a node, earliest finish first: each open job's next task on each GPU, at
     its earliest start, if that start keeps the (start, job) order; of identical GPUs with the
@@ -404,7 +405,7 @@ def _children(d, f, bar, r, R, Tc, gpu_class, s_last, n_last, cand_n, cand_m, ca
     return c
 
 
-@nb.njit(cache=True)
+@kernel
 def _dominated(
     f,
     bar,

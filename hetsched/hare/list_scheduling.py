@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numba import njit
 
+from hetsched.core.compiled import kernel
 from hetsched.hare.view import HareView
 from hetsched.instance.gavel_table import NEVER
 from hetsched.schedule.model import TaskSchedule
@@ -85,10 +85,10 @@ def schedule_in_order(
     table = np.concatenate((view.arrival.astype(float), np.full(int(np.sum(view.rounds)), -np.inf)))
     start = np.empty(len(order))
     gpu = np.empty(len(order), dtype=np.int32)  # the schedule's own column type
-    kernel = _earliest_available if rule == "earliest_available" else _earliest_finish
+    run = _earliest_available if rule == "earliest_available" else _earliest_finish
     if not compiled:  # the same loop run by the interpreter (a benchmark baseline)
-        kernel = kernel.py_func
-    kernel(
+        run = run.py_func
+    run(
         order,
         n_arr,
         slot,
@@ -102,7 +102,7 @@ def schedule_in_order(
     return start, gpu
 
 
-@njit(cache=True)
+@kernel
 def _earliest_available(
     order, job, slot, prev, table, train, cycle, start, gpu
 ):  # pragma: no cover - compiled
@@ -149,7 +149,7 @@ def _earliest_available(
         key[pos], ids[pos] = k, v
 
 
-@njit(cache=True)
+@kernel
 def _earliest_finish(
     order, job, slot, prev, table, train, cycle, start, gpu
 ):  # pragma: no cover - compiled

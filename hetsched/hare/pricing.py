@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
+
+from hetsched.core.compiled import kernel
 
 INF = 1e300
 
 
-@nb.njit(cache=True)
+@kernel
 def _gpu_tables(P, Tc, K, lo, W, ri, H, best):
     """best[g, k, x - lo] = b_g^k(lo + ri, x) for x in [lo + ri, lo + W)."""
     G = Tc.shape[0]
@@ -52,7 +53,7 @@ def _gpu_tables(P, Tc, K, lo, W, ri, H, best):
                 best[g, k, xi] = keep if keep < new else new
 
 
-@nb.njit(cache=True)
+@kernel
 def round_table(P, Tc, cy, K, lo, hi, H, ready):
     """f[rho - lo, e - lo] for every ready tick rho with ``ready[rho - lo]`` and e in [rho, hi]."""
     G = Tc.shape[0]
@@ -87,7 +88,7 @@ def round_table(P, Tc, cy, K, lo, hi, H, ready):
     return f
 
 
-@nb.njit(cache=True)
+@kernel
 def round_placement(P, Tc, cy, K, lo, hi, H, ri, ei):
     """The tasks (GPU, start tick) of a round ready at lo + ri, done by lo + ei, of least price f."""
     G = Tc.shape[0]

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from numba import njit
 
+from hetsched.core.compiled import kernel
 from hetsched.hare.list_scheduling import arrays_objective
 from hetsched.hare.view import HareView, hare_view
 from hetsched.instance.gavel_table import NEVER
@@ -82,7 +82,7 @@ def serial_schedule(view: HareView, job_order: np.ndarray) -> tuple[np.ndarray, 
         capacity *= 2
 
 
-@njit(cache=True)
+@kernel
 def _earliest_gap(lo, hi, count, ready, length, tail, best):  # pragma: no cover - compiled
     """(start, index) of the earliest x >= ready with [x, x + length) free on one GPU whose busy
     intervals are lo[:count], hi[:count] (sorted, disjoint); index: where it is inserted. The
@@ -109,7 +109,7 @@ def _earliest_gap(lo, hi, count, ready, length, tail, best):  # pragma: no cover
     return x, count
 
 
-@njit(cache=True)
+@kernel
 def _serial(
     order, arrival, rounds, per_round, offset, train, cycle, busy_lo, busy_hi, count, start, gpu
 ):  # pragma: no cover - compiled

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
-from hetsched.core.deadline import signals_held
+from hetsched.core.compiled import kernel
 
 #: LPs with more rows go to HiGHS (a pivot costs rows x columns)
 MAX_ROWS = 400
@@ -46,7 +45,7 @@ class DenseLPResult:
     pivots: int
 
 
-@nb.njit(cache=True)
+@kernel
 def _tableau_simplex(A, b, c, c2, max_pivots):  # pragma: no cover - compiled
     m, n = A.shape
     width = n + m + 1
@@ -133,7 +132,7 @@ def _tableau_simplex(A, b, c, c2, max_pivots):  # pragma: no cover - compiled
     return status, x, y, pivots
 
 
-@nb.njit(cache=True)
+@kernel
 def _certified(A, b, c, x, y, tol):  # pragma: no cover - compiled
     m, n = A.shape
     big = 0.0
@@ -172,7 +171,7 @@ def _certified(A, b, c, x, y, tol):  # pragma: no cover - compiled
     return abs(primal - dual) <= tol * (1.0 + abs(primal) + dual_size)
 
 
-@nb.njit(cache=True)
+@kernel
 def _solve_certified(A, b, c, c2, max_pivots, tol):  # pragma: no cover - compiled
     """Status 0 (certified optimum), 1 (pivot cap), 2 (unbounded), 3 (certificate failed) or 4
     (b < 0 or a non-finite entry), x, y, pivots."""
@@ -213,8 +212,7 @@ def solve_dense(
     b = np.ascontiguousarray(b, dtype=float)
     c = np.ascontiguousarray(c, dtype=float)
     c2 = np.zeros(n) if tiebreak is None else np.ascontiguousarray(tiebreak, dtype=float)
-    with signals_held():  # compiled
-        status, x, y, pivots = _solve_certified(A, b, c, c2, cap, CERTIFICATE_TOL)
+    status, x, y, pivots = _solve_certified(A, b, c, c2, cap, CERTIFICATE_TOL)
     if status != 0:
         return None
     return DenseLPResult(x, y, float(c @ x), int(pivots))

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
-from hetsched.core.deadline import signals_held
+from hetsched.core.compiled import kernel
 
 
 @dataclass(frozen=True)
@@ -48,16 +47,15 @@ class CellGpus:
         for j, gs in held.items():
             for g in gs:
                 owner[g] = j
-        with signals_held():  # compiled: a time limit's signal is raised after it returns
-            out, ends, by_job = place(
-                np.asarray(jobs, np.int64),
-                np.asarray(count, np.int64),
-                np.asarray(triples, np.int64).reshape(-1, 3),
-                np.array(owner, np.int64),
-                self.start,
-                self.gpus,
-                self.n_types,
-            )
+        out, ends, by_job = place(
+            np.asarray(jobs, np.int64),
+            np.asarray(count, np.int64),
+            np.asarray(triples, np.int64).reshape(-1, 3),
+            np.array(owner, np.int64),
+            self.start,
+            self.gpus,
+            self.n_types,
+        )
         flat, job_of = out.tolist(), np.asarray(jobs).tolist()
         plan: dict[int, tuple[int, ...]] = {}
         at = 0
@@ -67,7 +65,7 @@ class CellGpus:
         return plan
 
 
-@nb.njit(cache=True)
+@kernel
 def place(jobs, count, triples, owner, start, gpus, R):
     """The GPUs of each job in increasing index, job ``jobs[p]`` taking its ``count[p]`` rows
     of ``triples`` from the GPUs the jobs before it left: (the GPUs, each job's end in them,

@@ -32,7 +32,6 @@ import random
 
 import numpy as np
 
-from hetsched.core.deadline import signals_held
 from hetsched.core.errors import HetschedError, InputError
 from hetsched.gavel.conventions import isolated_throughput
 from hetsched.gavel.fast import solve_max_min, solve_max_sum
@@ -210,11 +209,10 @@ class Gavel:
         if tuple(active) != self.active_set:
             self._enter(state, active)
         rec = self._rec
-        with signals_held():  # compiled
-            p = priorities(self.x, self._usable, rec, self._elapsed)
-            placed, gpus = place_indexed(
-                p, self._gang, self._type_gpus, self._prev_type, self._prev_gpus, d.n_gpus
-            )
+        p = priorities(self.x, self._usable, rec, self._elapsed)
+        placed, gpus = place_indexed(
+            p, self._gang, self._type_gpus, self._prev_type, self._prev_gpus, d.n_gpus
+        )
         # while the set stays, every job placed runs the round on and holds those GPUs next
         self._prev_type, self._prev_gpus = placed, gpus
         self._elapsed += 1

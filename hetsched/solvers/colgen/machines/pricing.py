@@ -15,13 +15,14 @@ infeasible) uses the same DP with every cost set to zero (``weight = 0``).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from hetsched.core.compiled import kernel
 
 INF = 1e300
 
 
-@nb.njit(cache=True)
+@kernel
 def _dp(order, p, w, const, pi, lo, hi, allowed, horizon, weight, F, take):
     """Fill F (horizon + 1) and take (n, horizon + 1); take[i, t]: job order[i] ends at t."""
     F[:] = INF
@@ -46,7 +47,7 @@ def _dp(order, p, w, const, pi, lo, hi, allowed, horizon, weight, F, take):
                     take[i, t] = True
 
 
-@nb.njit(cache=True)
+@kernel
 def _trace(order, p, take, end):
     """The jobs (in order) and end ticks of the column that ends at ``end``."""
     jobs = np.empty(order.shape[0], dtype=np.int64)
