@@ -3,9 +3,9 @@ min-cost bipartite matching of waiting jobs to (idle GPU, position) slots, where
 k-th from the end on GPU m costs k p_{n,m} (its remaining work there delays itself and the k-1
 jobs after it; the sum is the total completion time of the GPUs' sequences: Bruno, Coffman and
 Sethi's exact model of R||sum C_j). Each GPU starts one task of the job it runs first: the one
-matched to its highest position. Clairvoyant: p_{n,m} = tasks left x T^c_{n,m}. Solved with
-scipy's ``linear_sum_assignment``, with as many positions per GPU as jobs (a fast GPU may take
-them all).
+matched to its highest position. Clairvoyant: p_{n,m} = tasks left x T^c_{n,m}. Solved by
+the shortest augmenting path method (scipy's), with as many positions per GPU as jobs (a fast
+GPU may take them all).
 
 One idle GPU: the matching on one GPU is Smith's shortest-processing-time order, so the job it
 runs first is the one of least p_{n,m} (ties: arrival), the top of that GPU's heap below; no
@@ -25,9 +25,9 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from hetsched.sim.engine import GpuOrders, Policy, SimState
+from hetsched.sim.policies.allox_matching import first_jobs
 from hetsched.sim.policies.heaps import LazyHeap
 
 CANDIDATES = 4
@@ -48,6 +48,7 @@ class AlloX(Policy):
         self._column = [view.train[:, m].tolist() for m in member]  # T^c of each class
         self._width = view.tasks_per_round.tolist()
         self._train = view.train.tolist()
+        self._train_array = np.ascontiguousarray(view.train, dtype=float)
         self._by_train = GpuOrders(self._train)  # each job's GPUs by T^c, ties by index
         # one heap per class, brought up to date only when a decision reads it (LazyHeap.note)
         self.heaps = [LazyHeap() for _ in columns]
@@ -94,7 +95,6 @@ class AlloX(Policy):
         return None if top is None else top[1]
 
     def assign(self, state: SimState) -> list[tuple[int, int]]:
-        v = state.view
         for heap in self.heaps:  # the jobs that changed since the last decision
             heap.note(state.changed)
         if state.n_idle == 1:  # Smith's rule on that GPU (module doc)
@@ -114,14 +114,10 @@ class AlloX(Policy):
         else:
             jobs = self._least_work(state, gpus, k)
         left = np.array([self._left(state, n) for n in jobs], dtype=float)
-        p = left[:, None] * v.train[np.asarray(jobs)[:, None], gpus]  # p_{n,m}
-        # columns: (position k = 1..|jobs| from the end, GPU)
-        cost = (np.arange(1, len(jobs) + 1)[:, None, None] * p[None, :, :]).transpose(1, 0, 2)
-        rows, cols = linear_sum_assignment(cost.reshape(len(jobs), -1))
-        first: dict[int, tuple[int, int]] = {}  # GPU -> (its highest position, the job there)
-        for i, col in zip(rows.tolist(), cols.tolist()):
-            k, g = divmod(col, len(gpus))
-            if k >= first.get(g, (-1, 0))[0]:
-                first[g] = (k, jobs[i])
+        first = first_jobs(self._train_array, np.array(jobs), np.array(gpus), left)
         # a job first on a GPU it cannot run on (train time NEVER) waits
-        return [(n, gpus[g]) for g, (_, n) in sorted(first.items()) if state.can_run(n, gpus[g])]
+        return [
+            (jobs[i], m)
+            for m, i in zip(gpus, first.tolist())
+            if i >= 0 and state.can_run(jobs[i], m)
+        ]
