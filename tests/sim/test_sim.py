@@ -224,6 +224,9 @@ def test_bench_sim_quick(tmp_path, capsys):
     for r in stable:
         assert r["valid"] and r["workload"] == "gavel-poisson:stable"
         assert list(r["cpu_seconds"]) == ["100", "200"]
+        yardstick = next(y for y in stable if y["policy"] == "yarn-cs")["cpu_seconds"]
+        for n, ratio in r["per_yardstick"].items():  # the same process's yarn-cs, as a unit
+            assert ratio == pytest.approx(r["cpu_seconds"][n] / yardstick[n], abs=1e-3)
         assert all(0 < b["mean"] <= b["max"] <= 200 for b in r["jobs_in_system"].values())
 
 
