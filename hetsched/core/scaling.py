@@ -20,7 +20,11 @@ def exact_decimal_scale(values: Iterable[float], max_digits: int = 6) -> int | N
 
 
 def _whole(y: np.ndarray) -> bool:
-    return bool(np.all(np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))))
+    """Every value an integer up to float noise; a positive value is never the integer 0."""
+    r = np.round(y)
+    return bool(
+        np.all((np.abs(y - r) <= 1e-9 * np.maximum(1.0, np.abs(y))) & ((r != 0) | (y == 0)))
+    )
 
 
 def on_grid(
@@ -37,10 +41,13 @@ def on_grid(
 
 
 def ceil_ticks(x: float, scale: int) -> int:
-    """ceil(x * scale), forgiving float noise just above an integer (e.g. 0.1 * 30)."""
+    """ceil(x * scale), forgiving float noise just above an integer (e.g. 0.1 * 30), but never
+    0 for a positive x (a task of 1e-12 s still takes a tick: 0 ticks is no task at all)."""
     y = x * scale
     r = round(y)
-    return int(r) if abs(y - r) <= 1e-9 * max(1.0, abs(y)) else int(math.ceil(y))
+    if abs(y - r) <= 1e-9 * max(1.0, abs(y)) and (r != 0 or y <= 0):
+        return int(r)
+    return int(math.ceil(y))
 
 
 def instance_times(instance) -> list[float]:

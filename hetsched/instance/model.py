@@ -37,6 +37,11 @@ MAX_NUMBER = 1e15
 #: here: Gavel's traces become jobs of up to 3.6e8 rounds (iterations), which the allocation LPs
 #: take in their stride; each task-level method says in its ``supports()`` what it can hold.
 MAX_TASKS_PER_ROUND = 10**6
+#: a train time must be at least this fraction of the instance's time span (the latest of the
+#: jobs' arrival plus its tasks one after another at its fastest): a shorter one vanishes in a
+#: float sum there (5 + 1e-300 == 5), and its tasks, of zero length, overlap whatever else runs
+#: on their GPU. 2^-44 leaves 256 units of the last place at the span's end
+MIN_TIME_FRACTION = 2.0**-44
 
 
 def _check_id(source: str, path: str, value: Any) -> None:
@@ -330,6 +335,25 @@ class Instance:
                     if gid not in self._gpu_by_id:  # type: ignore[attr-defined]
                         raise InputError(
                             src, json_child(f"{jpath}.{key}", gid), f"unknown GPU id '{gid}'"
+                        )
+        self._check_resolvable(src)
+
+    def _check_resolvable(self, src: str) -> None:
+        """Every train time at least :data:`MIN_TIME_FRACTION` of the instance's time span."""
+        span = max(
+            (j.arrival + j.n_tasks * min(j.train_time.values(), default=0.0) for j in self.jobs),
+            default=0.0,
+        )
+        least = MIN_TIME_FRACTION * max(1.0, span)
+        for ji, j in enumerate(self.jobs):
+            for key in ("train_time", "train_time_per_gpu"):
+                for t, value in getattr(j, key).items():
+                    if value < least:
+                        raise InputError(
+                            src,
+                            json_child(f"$.jobs[{ji}].{key}", t),
+                            f"{value:g} s is below 2^-44 of the instance's time span "
+                            f"({span:g} s), too short for floating-point times to resolve",
                         )
 
     @property

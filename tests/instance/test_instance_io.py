@@ -80,6 +80,10 @@ MALFORMED = {
         _mutate(lambda d: d["jobs"][3]["train_time"].update(gpu=-2)),
         "$.jobs[3].train_time.gpu: must be > 0 (got -2)",
     ),
+    "vanishing_time": (  # 5 + 1e-300 == 5: its tasks would take no time and overlap others
+        _mutate(lambda d: d["jobs"][3]["train_time"].update(gpu=1e-300)),
+        "$.jobs[3].train_time.gpu: 1e-300 s is below 2^-44 of the instance's time span",
+    ),
     "negative_sync": (
         _mutate(lambda d: d["jobs"][0]["sync_time"].update(gpu=-1)),
         "$.jobs[0].sync_time.gpu: must be >= 0 (got -1)",
