@@ -52,7 +52,7 @@ from hetsched.core.errors import InputError
 from hetsched.core.indexed import GpusIndexed, JobsIndexed
 from hetsched.harmony.data import INTERVAL_SECONDS, standalone_speed
 from hetsched.instance.gavel_table import NEVER, parse_row
-from hetsched.instance.model import Instance, throughput_row
+from hetsched.instance.model import MAX_NUMBER, Instance, throughput_row
 
 
 @dataclass(frozen=True)
@@ -319,6 +319,7 @@ def gang_jobs(instance: Instance) -> GangJobs:
                 f"$.jobs[{j}]",
                 "the job cannot run on any GPU type (throughput 0 everywhere)",
             )
+        _check_duration(instance, j, types, work[-1], thr[j], harmony is not None)
         usable = sum(c for c, x in zip(per_type, thr[j].tolist()) if x > 0)
         if s > usable:
             too_big.append((j, s, usable))
@@ -372,3 +373,24 @@ def plan_runs(
         else:
             gpus[j] = v
     return gpus, rows, ps
+
+
+def _check_duration(
+    instance: Instance, j: int, types: tuple[str, ...], work: float, thr: np.ndarray, epochs: bool
+) -> None:
+    """Job j's whole work at each type's speed within :data:`MAX_NUMBER` seconds, as every time
+    of an instance is: a throughput of 1e-300 (not 0, which says the job cannot run there) made
+    a run of some 1e300 s, which the simulator never finished and Hadar's integer slots could
+    not count (an OverflowError)."""
+    job = instance.jobs[j]
+    for r, t in enumerate(types):
+        if thr[r] > 0 and work / thr[r] > MAX_NUMBER:
+            field = "epochs" if epochs else "throughput" if job.throughput else "train_time"
+            where = f"$.jobs[{j}].{field}" + ("" if epochs else f".{t}")
+            raise InputError(
+                instance.name,
+                where,
+                f"the job's work ({work:g}) at this speed takes {work / thr[r]:g} s on '{t}', "
+                f"past the {MAX_NUMBER:g} s any time may take (a throughput of 0: it cannot run "
+                "there)",
+            )

@@ -306,6 +306,25 @@ def test_bad_engine_options_and_unknown_policy_arguments_are_input_errors():
         gang_jobs(big)
 
 
+@pytest.mark.parametrize(
+    "path, field",
+    [
+        ("allocation/gavel_two_jobs.json", r"\$\.jobs\[1\]\.throughput\.k80"),
+        ("hadar/hadar_tiny.json", r"\$\.jobs\[1\]\.throughput\.k80"),
+    ],
+)
+def test_a_speed_whose_run_takes_past_the_time_limit_is_an_input_error(path, field):
+    """A throughput of 1e-300 (0 says the job cannot run there) gave a run of 1e300 s: the
+    simulator never ended, Hadar overflowed its integer slots."""
+    d = json.loads((INSTANCES / path).read_text())
+    d["jobs"][1]["throughput"]["k80"] = 1e-300
+    from hetsched.instance.io import parse_instance
+
+    inst = parse_instance(d, source=path)
+    with pytest.raises(InputError, match=field + ": the job's work .* takes .* past the 1e\\+15 s"):
+        gang_jobs(inst)
+
+
 def test_simulate_and_compare_cli_with_gang_policies(tmp_path, capsys):
     from hetsched.cli import main
 
