@@ -134,6 +134,14 @@ def formats_markdown(
         head,
         *schema_rows(schema),
         "",
+        "Checked on load beyond the table: job and GPU ids unique; every time and throughput "
+        "names a declared GPU type, and every type the cluster has its train and sync time; "
+        "per-GPU overrides name GPUs that exist; every train time is at least 2^-44 of the "
+        "instance's time span (the latest, over the jobs, of a job's arrival plus its tasks one "
+        "after another on its fastest type), since a shorter one vanishes in a float sum. The "
+        "gang simulator also "
+        "refuses a speed at which a job's whole work would take past 1e15 s (a throughput of 0 "
+        "says the job cannot run on that type).\n",
         "## Result (`hetsched solve --json`)\n",
         "What `solve` and `heuristic` print with `--json`, and what `--out` writes.\n",
         "| key | meaning |\n|---|---|",
