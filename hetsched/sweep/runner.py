@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from hetsched.core.errors import InputError
 from hetsched.core.executors import check_executor, parallel_map
 from hetsched.sweep.spec import SweepSpec, Task
 from hetsched.sweep.store import open_store
@@ -48,6 +49,14 @@ def execute(
     function: workers unpickle it) and return counts."""
     check_executor(executor, scheduler)
     tasks = spec.tasks()
+    try:  # the store is the sweep's output: one that cannot be written is the spec's error
+        spec.store.parent.mkdir(parents=True, exist_ok=True)
+        with spec.store.open("a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise InputError(
+            spec.path.name, "sweep.store", f"cannot write {spec.store}: {e.strerror or e}"
+        ) from None
     store = open_store(spec.store)
     with store.writer():  # a second sweep on this store is refused, never run beside it
         missing = [t for t in tasks if (t.key,) not in store]

@@ -38,6 +38,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +152,10 @@ def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
         return v
 
     name = get("name", str, p.stem)
-    store = ((Path.cwd() if shipped else base) / get("store", str, f"{p.stem}.jsonl")).resolve()
+    store_name = get("store", str, f"{p.stem}.jsonl")
+    store = ((Path.cwd() if shipped else base) / store_name).resolve()
+    if not store_name.strip() or store.is_dir():
+        raise InputError(src, "sweep.store", f"must name a file (got {json.dumps(store_name)})")
     patterns = get("instances", list, [])
     instances: list[Path] = []
     for i, pat in enumerate(patterns):
@@ -171,8 +175,8 @@ def read_spec(path: str | Path, check: MethodCheck | None = None) -> SweepSpec:
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise InputError(src, "sweep.seeds", f"must be a non-empty list of integers (got {seeds})")
     time_limit = get("time_limit", (int, float))
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(src, "sweep.time_limit", f"must be > 0 (got {time_limit})")
+    if time_limit is not None and not 0 < time_limit < math.inf:
+        raise InputError(src, "sweep.time_limit", f"must be > 0 and finite (got {time_limit})")
     threads = get("threads", int)
     if threads is not None and threads < 1:
         raise InputError(src, "sweep.threads", f"must be >= 1 (got {threads})")

@@ -198,6 +198,23 @@ def test_bad_sweep_tables_are_named(tmp_path, capsys):
             "sweep.time_limit",
         ),
         "not_toml.toml": ("[sweep\n", "not valid TOML"),
+        "infinite_limit.toml": (  # TOML reads 1e309 as inf
+            "[sweep]\nworkloads=['philly']\ntime_limit=1e309\n[[method]]\nsimulate='hlas'\n",
+            "sweep.time_limit: must be > 0 and finite",
+        ),
+        "empty_store.toml": (
+            "[sweep]\nstore=''\nworkloads=['philly']\n[[method]]\nsimulate='hlas'\n",
+            "sweep.store: must name a file",
+        ),
+        "store_is_a_folder.toml": (
+            "[sweep]\nstore='.'\nworkloads=['philly']\n[[method]]\nsimulate='hlas'\n",
+            "sweep.store: must name a file",
+        ),
+        "store_cannot_be_made.toml": (  # its folder would sit under a file
+            "[sweep]\nstore='no_sweep.toml/runs.jsonl'\nworkloads=['philly']\n"
+            "[[method]]\nsimulate='hlas'\n",
+            "sweep.store: cannot write",
+        ),
     }
     for name, (text, where) in cases.items():
         p = tmp_path / name
