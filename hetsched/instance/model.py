@@ -40,8 +40,9 @@ MAX_TASKS_PER_ROUND = 10**6
 #: a train time must be at least this fraction of the instance's time span (the latest of the
 #: jobs' arrival plus its tasks one after another at its fastest): a shorter one vanishes in a
 #: float sum there (5 + 1e-300 == 5), and its tasks, of zero length, overlap whatever else runs
-#: on their GPU. 2^-44 leaves 256 units of the last place at the span's end
-MIN_TIME_FRACTION = 2.0**-44
+#: on their GPU. 2^-50 leaves 8 units of the last place at the span's end (a 1 s task beside one
+#: of 1e15 s, the largest time taken, still counts)
+MIN_TIME_FRACTION = 2.0**-50
 
 
 def _check_id(source: str, path: str, value: Any) -> None:
@@ -352,7 +353,7 @@ class Instance:
                         raise InputError(
                             src,
                             json_child(f"$.jobs[{ji}].{key}", t),
-                            f"{value:g} s is below 2^-44 of the instance's time span "
+                            f"{value:g} s is below 2^-50 of the instance's time span "
                             f"({span:g} s), too short for floating-point times to resolve",
                         )
 

@@ -136,7 +136,7 @@ def formats_markdown(
         "",
         "Checked on load beyond the table: job and GPU ids unique; every time and throughput "
         "names a declared GPU type, and every type the cluster has its train and sync time; "
-        "per-GPU overrides name GPUs that exist; every train time is at least 2^-44 of the "
+        "per-GPU overrides name GPUs that exist; every train time is at least 2^-50 of the "
         "instance's time span (the latest, over the jobs, of a job's arrival plus its tasks one "
         "after another on its fastest type), since a shorter one vanishes in a float sum. The "
         "gang simulator also "

@@ -24,7 +24,7 @@ def test_a_time_far_below_a_tick_has_no_exact_scale():
 
 
 def test_a_tiny_train_time_is_scheduled_and_no_method_claims_a_false_optimum(tmp_path, capsys):
-    """A train time of 1.2e-12 s (allowed: above 2^-44 of the span) used to pass for the
+    """A train time of 1.2e-12 s (allowed: above 2^-50 of the span) used to pass for the
     integer 0 at scale 1: CP-SAT's ticks then gave it a whole tick and the portfolio called a
     schedule of 148 optimal while 145 exists. Now the ticks are rounded up and not exact."""
     d = json.loads(instance_path("small-00.json").read_text())

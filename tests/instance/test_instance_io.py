@@ -82,7 +82,7 @@ MALFORMED = {
     ),
     "vanishing_time": (  # 5 + 1e-300 == 5: its tasks would take no time and overlap others
         _mutate(lambda d: d["jobs"][3]["train_time"].update(gpu=1e-300)),
-        "$.jobs[3].train_time.gpu: 1e-300 s is below 2^-44 of the instance's time span",
+        "$.jobs[3].train_time.gpu: 1e-300 s is below 2^-50 of the instance's time span",
     ),
     "negative_sync": (
         _mutate(lambda d: d["jobs"][0]["sync_time"].update(gpu=-1)),
