@@ -5,9 +5,10 @@ job each GPU runs first, in one call.
 The assignment is the shortest augmenting path method of Crouse (IEEE Trans. Aerospace and
 Electronic Systems 52(4), 2016, pp. 1685-1686), the method of scipy's
 ``linear_sum_assignment`` (1.17), with the same choices among equal costs: the columns scanned
-from the last, and of the columns of least path cost, one that ends a path preferred. So AlloX decides exactly as it did with scipy (hashed runs, and
-``tests/sim/test_sim_allox_matching.py`` against scipy), without building the arrays in Python
-at each of its some nine decisions a job (93,519 matchings at 10,000 jobs of the stable load).
+from the last, and of the columns of least path cost, one that ends a path preferred. So AlloX
+decides exactly as it did with scipy (hashed runs, and ``tests/sim/test_sim_allox_matching.py``
+against scipy), without building the arrays in Python at each of its some nine decisions a job
+(93,519 matchings at 10,000 jobs of the stable load).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ def assignment(cost: np.ndarray) -> np.ndarray:
     """The column of each row in a least-cost assignment of every row of ``cost`` (rows <=
     columns, finite costs) to its own column."""
     nr, nc = cost.shape
-    c = cost
     u = np.zeros(nr)
     v = np.zeros(nc)
     spc = np.empty(nc)  # the shortest path cost to each column
@@ -48,7 +48,7 @@ def assignment(cost: np.ndarray) -> np.ndarray:
             index, lowest = -1, np.inf
             for it in range(n_left):
                 j = remaining[it]
-                r = low + c[i, j] - u[i] - v[j]
+                r = low + cost[i, j] - u[i] - v[j]
                 if r < spc[j]:
                     path[j] = i
                     spc[j] = r
