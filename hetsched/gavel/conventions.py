@@ -33,7 +33,13 @@ from dataclasses import replace
 import numpy as np
 
 from hetsched.core.errors import InputError
-from hetsched.gavel.problem import AllocationView, effective_throughput, equal_share
+from hetsched.gavel.problem import (
+    AllocationView,
+    effective_throughput,
+    equal_share,
+    equal_share_row,
+    share_throughput,
+)
 
 CONVENTIONS = ("hetsched", "gavel")
 #: the type Gavel's agnostic policies read every job's throughput from
@@ -61,8 +67,8 @@ def isolated_share(view: AllocationView) -> np.ndarray:
 
 def fair_throughput(view: AllocationView, convention: str) -> np.ndarray:
     """The max-min perf normalizer: thr_j(X^equal) (hetsched) or thr_j(X^prop) (gavel)."""
-    x = equal_share(view) if convention == "hetsched" else proportional_share(view)
-    return effective_throughput(view, x)
+    row = equal_share_row(view) if convention == "hetsched" else view.count / view.count.sum()
+    return share_throughput(view, row)  # the rows of X^equal, or of proportional_share
 
 
 def isolated_throughput(view: AllocationView, convention: str) -> np.ndarray:

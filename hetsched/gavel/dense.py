@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from hetsched.core.compiled import kernel
-from hetsched.solvers.dense_simplex import solve_dense
+from hetsched.solvers.dense_simplex import solve_default
 
 
 @kernel
@@ -36,20 +36,31 @@ def max_min_matrix(a, demand, count):  # pragma: no cover - compiled
     return A, b, c
 
 
+@kernel
+def _max_min_vertex(a, demand, count, tiebreak):  # pragma: no cover - compiled
+    """The LP above built and solved in one call: the dense simplex's status, z* and x[c, r]
+    (the objective c.x is z itself); with ``tiebreak``, the second objective sum_c a_c . x_c."""
+    n, k = a.shape
+    A, b, c = max_min_matrix(a, demand, count)
+    second = np.zeros(n * k + 1)
+    if tiebreak:
+        for i in range(n):
+            for r in range(k):
+                second[i * k + r] = a[i, r]
+    status, x, _, _ = solve_default(A, b, c, second)
+    return status, x[n * k], x[: n * k].copy().reshape(n, k)
+
+
 def dense_max_min(
     a: np.ndarray, demand: np.ndarray, count: np.ndarray, tiebreak: bool = False
 ) -> tuple[float, np.ndarray] | None:
     """(z*, x[c, r]) of the LP above, certified optimal by the dense simplex's duals; with
     ``tiebreak``, one of most sum_c a_c . x_c among the optima. None where it declines (too
     large, non-finite, or not certified)."""
-    n, k = a.shape
-    A, b, c = max_min_matrix(
+    status, z, x = _max_min_vertex(
         np.ascontiguousarray(a, dtype=float),
         np.ascontiguousarray(demand, dtype=float),
         np.ascontiguousarray(count, dtype=float),
+        tiebreak,
     )
-    second = np.append(np.ravel(a), 0.0) if tiebreak else None  # sum_c a_c . x_c
-    found = solve_dense(A, b, c, second)
-    if found is None:
-        return None
-    return found.value, found.x[: n * k].reshape(n, k)
+    return (float(z), x) if status == 0 else None

@@ -82,8 +82,13 @@ def equal_share(view: AllocationView) -> np.ndarray:
     """X^equal (Gavel Sec. 4.1): every job gets the same share f of every type's time, split in
     proportion to the type counts: x_{j,r} = f N_r / sum N, f = min(1, sum_r N_r / sum_j s_j).
     It satisfies the base constraints; thr_j(X^equal) normalizes the heterogeneity-aware policies."""
+    return np.broadcast_to(equal_share_row(view), (view.n_jobs, len(view.count)))
+
+
+def equal_share_row(view: AllocationView) -> np.ndarray:
+    """Every job's row of X^equal: f N_r / sum N."""
     f = min(1.0, float(view.count.sum() / view.scale.sum()))
-    return np.broadcast_to(f * view.count / view.count.sum(), (view.n_jobs, len(view.count)))
+    return f * view.count / view.count.sum()
 
 
 def effective_throughput(view: AllocationView, x: np.ndarray) -> np.ndarray:
@@ -91,9 +96,18 @@ def effective_throughput(view: AllocationView, x: np.ndarray) -> np.ndarray:
     return np.sum(view.throughput * x, axis=1)
 
 
+def share_throughput(view: AllocationView, row: np.ndarray) -> np.ndarray:
+    """thr_j(X) where every job gets the same shares ``row``: :func:`effective_throughput` of
+    the broadcast row to the bit, in one compiled pass (a simulated Gavel normalizes at every
+    change of its active jobs)."""
+    from hetsched.core.summation import weighted_row_sums  # numba: when it is used
+
+    return weighted_row_sums(view.throughput, row)
+
+
 def equal_share_throughput(view: AllocationView) -> np.ndarray:
     """thr_j(X^equal): what the heterogeneity-aware policies normalize by (> 0 for every job)."""
-    return effective_throughput(view, equal_share(view))
+    return share_throughput(view, equal_share_row(view))
 
 
 def equal_share_makespan(view: AllocationView) -> float:

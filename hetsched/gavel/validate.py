@@ -15,27 +15,34 @@ TOL = 1e-7
 
 
 def check_allocation(view: AllocationView, x: np.ndarray) -> list[Violation]:
-    bad = []
-    if x.shape != view.throughput.shape or not np.all(np.isfinite(x)):
+    """The base constraints (module :mod:`hetsched.gavel.problem`) recomputed from ``x``: every
+    violation named, none for a valid allocation."""
+    from hetsched.gavel.excess import excess  # numba: when it is used
+
+    if x.shape != view.throughput.shape:
+        finite = False
+    else:
+        finite, negative, over_time, over_capacity, used = excess(
+            np.ascontiguousarray(x, dtype=float), view.scale, view.count, TOL
+        )
+    if not finite:
         return [
             Violation(
                 "bad_allocation", f"allocation must be {view.throughput.shape} finite numbers"
             )
         ]
-    used = view.scale @ x
-    time_ok = x.sum(axis=1) <= 1 + TOL
-    capacity_ok = used <= view.count + TOL * np.maximum(1, view.count)
-    if x.min(initial=0.0) >= -TOL and time_ok.all() and capacity_ok.all():
-        return bad  # the common case, in four array passes; else each violation is named
-    for j, r in zip(*np.nonzero(x < -TOL)):
+    if not (negative.any() or over_time.any() or over_capacity.any()):
+        return []  # the common case
+    bad = []
+    for j, r in zip(*np.nonzero(negative)):
         bad.append(
             Violation("negative", f"x[{view.job_ids[j]}, {view.types[r]}] = {x[j, r]:.6g} < 0")
         )
-    for j in np.flatnonzero(~time_ok):
+    for j in np.flatnonzero(over_time):
         bad.append(
             Violation("time", f"job {view.job_ids[j]} gets {x[j].sum():.6g} > 1 of the time")
         )
-    for r in np.flatnonzero(~capacity_ok):
+    for r in np.flatnonzero(over_capacity):
         bad.append(
             Violation(
                 "capacity",

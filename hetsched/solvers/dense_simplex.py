@@ -191,6 +191,16 @@ def _solve_certified(A, b, c, c2, max_pivots, tol):  # pragma: no cover - compil
     return status, x, y, pivots
 
 
+@kernel
+def solve_default(A, b, c, c2):  # pragma: no cover - compiled
+    """:func:`solve_dense`'s kernel with its default pivot cap, for kernels that build their LP:
+    status 5 past :data:`MAX_ROWS`, else :func:`_solve_certified`'s (status, x, y, pivots)."""
+    m, n = A.shape
+    if m > MAX_ROWS:
+        return 5, np.zeros(n), np.zeros(m), 0
+    return _solve_certified(A, b, c, c2, 20 * (m + n), CERTIFICATE_TOL)
+
+
 def solve_dense(
     A: np.ndarray,
     b: np.ndarray,
@@ -208,11 +218,13 @@ def solve_dense(
     m, n = A.shape
     if m > MAX_ROWS:
         return None
-    cap = max_pivots if max_pivots is not None else 20 * (m + n)
     b = np.ascontiguousarray(b, dtype=float)
     c = np.ascontiguousarray(c, dtype=float)
     c2 = np.zeros(n) if tiebreak is None else np.ascontiguousarray(tiebreak, dtype=float)
-    status, x, y, pivots = _solve_certified(A, b, c, c2, cap, CERTIFICATE_TOL)
+    if max_pivots is None:
+        status, x, y, pivots = solve_default(A, b, c, c2)
+    else:
+        status, x, y, pivots = _solve_certified(A, b, c, c2, max_pivots, CERTIFICATE_TOL)
     if status != 0:
         return None
     return DenseLPResult(x, y, float(c @ x), int(pivots))

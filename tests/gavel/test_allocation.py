@@ -5,6 +5,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 from support import instance_path
 
@@ -12,6 +14,8 @@ from hetsched.cli import main
 from hetsched.exact.registry import find_formulation
 from hetsched.exact.solve import solve
 from hetsched.gavel import allocation_view, check_allocation, equal_share
+from hetsched.gavel.problem import AllocationView
+from hetsched.gavel.validate import TOL
 from hetsched.instance.io import load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solvers import Status
@@ -159,6 +163,33 @@ def test_validator_lists_every_violation():
     )  # job A over time; v100 oversubscribed; a negative share
     kinds = sorted(b.kind for b in check_allocation(v, x))
     assert kinds == ["capacity", "negative", "time"]
+    assert check_allocation(v, np.clip(x, 0, None) * [[0.5], [1.0]] * [[1.0, 0.4]]) == []
+    for wrong in (np.array([[np.nan, 0.0], [0.0, 0.0]]), np.zeros((3, 2)), np.zeros((2, 2))[:, :1]):
+        assert [b.kind for b in check_allocation(v, wrong)] == ["bad_allocation"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), k=st.integers(1, 5))
+def test_the_compiled_check_finds_what_the_array_expressions_find(seed, n, k):
+    """check_allocation's one compiled pass against the base constraints written in numpy."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-0.2, 0.8, (n, k)) * (rng.random((n, k)) > 0.3)
+    view = AllocationView(
+        tuple(f"j{j}" for j in range(n)),
+        tuple(f"t{r}" for r in range(k)),
+        rng.integers(1, 6, k).astype(float),
+        np.ones((n, k)),
+        rng.choice([1.0, 2.0, 4.0], n),
+        np.ones(n),
+        np.full(n, np.nan),
+        np.full(k, np.nan),
+    )
+    expected = (
+        int((x < -TOL).sum())
+        + int((x.sum(axis=1) > 1 + TOL).sum())
+        + int((view.scale @ x > view.count + TOL * np.maximum(1, view.count)).sum())
+    )
+    assert len(check_allocation(view, x)) == expected
 
 
 def test_a_maximizing_model_missing_a_constraint_is_caught():

@@ -19,9 +19,10 @@ from hetsched.gavel.conventions import (
     agnostic_view,
     fair_throughput,
     isolated_share,
+    proportional_share,
     reference_type,
 )
-from hetsched.gavel.problem import equal_share
+from hetsched.gavel.problem import effective_throughput, equal_share
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.solvers import Status
 
@@ -77,6 +78,9 @@ def test_the_conventions_differ_by_f_in_max_min_perf(seed):
     v = allocation_view(inst)
     f = min(1.0, float(v.count.sum() / v.scale.sum()))
     assert fair_throughput(v, "hetsched") == pytest.approx(f * fair_throughput(v, "gavel"))
+    # the compiled normalizers are thr_j(X) of X^equal and of X^prop, to the bit
+    for convention, x in (("hetsched", equal_share(v)), ("gavel", proportional_share(v))):
+        assert np.array_equal(fair_throughput(v, convention), effective_throughput(v, x))
     for route in ("fast", "reference"):
         g = allocate(inst, "max-min-fairness-perf", convention="gavel", route=route)
         h = allocate(inst, "max-min-fairness-perf", route=route)
