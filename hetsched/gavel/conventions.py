@@ -67,8 +67,13 @@ def isolated_share(view: AllocationView) -> np.ndarray:
 
 def fair_throughput(view: AllocationView, convention: str) -> np.ndarray:
     """The max-min perf normalizer: thr_j(X^equal) (hetsched) or thr_j(X^prop) (gavel)."""
-    row = equal_share_row(view) if convention == "hetsched" else view.count / view.count.sum()
-    return share_throughput(view, row)  # the rows of X^equal, or of proportional_share
+    return share_throughput(view, fair_share_row(view, convention))
+
+
+def fair_share_row(view: AllocationView, convention: str) -> np.ndarray:
+    """Every job's row of the allocation the max-min perf policy normalizes by: X^equal
+    (hetsched) or X^prop (gavel, :func:`proportional_share`)."""
+    return equal_share_row(view) if convention == "hetsched" else view.count / view.count.sum()
 
 
 def isolated_throughput(view: AllocationView, convention: str) -> np.ndarray:

@@ -12,9 +12,9 @@ from hetsched.core.compiled import kernel
 
 @kernel
 def excess(x, scale, count, tol):  # pragma: no cover - compiled
-    """One pass over x: whether every entry is finite, the entries below -tol, the jobs given
-    more than 1 + tol of the time, the types oversubscribed past tol (relative to
-    max(1, N_r)), and each type's GPUs allocated, sum_j s_j x_{j,r}."""
+    """One pass over x: whether every entry is finite, how many violations it has, the entries
+    below -tol, the jobs given more than 1 + tol of the time, the types oversubscribed past tol
+    (relative to max(1, N_r)), and each type's GPUs allocated, sum_j s_j x_{j,r}."""
     n, k = x.shape
     negative = np.zeros((n, k), dtype=np.bool_)
     over_time = np.zeros(n, dtype=np.bool_)
@@ -30,4 +30,5 @@ def excess(x, scale, count, tol):  # pragma: no cover - compiled
             used[r] += scale[j] * v
         over_time[j] = share > 1 + tol
     over_capacity = used > count + tol * np.maximum(1.0, count)
-    return finite, negative, over_time, over_capacity, used
+    violations = negative.sum() + over_time.sum() + over_capacity.sum()
+    return finite, violations, negative, over_time, over_capacity, used

@@ -12,8 +12,12 @@ from typing import Callable
 import numpy as np
 
 from hetsched.core.errors import HetschedError, InputError
-from hetsched.gavel.conventions import agnostic_view, fair_throughput, isolated_throughput
-from hetsched.gavel.problem import AllocationView, equal_share_makespan, equal_share_throughput
+from hetsched.gavel.conventions import agnostic_view, fair_share_row, isolated_throughput
+from hetsched.gavel.problem import (
+    AllocationView,
+    equal_share_row,
+    equal_share_throughput,
+)
 from hetsched.instance.model import Instance
 
 
@@ -67,7 +71,10 @@ def max_min_coefficients(
     s_j / w_j (agnostic), or T_{j,r} s_j / (w_j thr_j(X^fair)) with the convention's X^fair."""
     if not aware:
         return np.tile((view.scale / view.weight)[:, None], (1, len(view.types)))
-    return view.throughput * (view.scale / view.weight / fair_throughput(view, convention))[:, None]
+    from hetsched.gavel.share_kernels import normalized_rows  # numba: when it is used
+
+    row = fair_share_row(view, convention)  # thr_j(X^fair) = sum_r T_{j,r} row_r
+    return normalized_rows(view.throughput, row, view.scale, view.weight)
 
 
 def _steps(view: AllocationView, policy: str) -> np.ndarray:
@@ -84,8 +91,10 @@ def coefficients(view: AllocationView, policy: str, convention: str = "hetsched"
     if policy in ("max-min-fairness", "max-min-fairness-perf"):
         return max_min_coefficients(view, policy == "max-min-fairness-perf", convention)
     if policy in ("makespan", "min-total-duration"):  # zeta = M / makespan
-        v = policy_view(view, policy)
-        return v.throughput * (equal_share_makespan(v) / _steps(v, policy))[:, None]
+        from hetsched.gavel.share_kernels import makespan_rows  # numba: when it is used
+
+        v = policy_view(view, policy)  # a_{j,r} = T_{j,r} M / R_j, M: equal_share_makespan(v)
+        return makespan_rows(v.throughput, equal_share_row(v), _steps(v, policy))
     raise HetschedError(f"no fast path for policy '{policy}' (it has: {', '.join(FAST_POLICIES)})")
 
 

@@ -87,8 +87,9 @@ def equal_share(view: AllocationView) -> np.ndarray:
 
 def equal_share_row(view: AllocationView) -> np.ndarray:
     """Every job's row of X^equal: f N_r / sum N."""
-    f = min(1.0, float(view.count.sum() / view.scale.sum()))
-    return f * view.count / view.count.sum()
+    from hetsched.gavel.share_kernels import equal_share_row as row  # numba: when it is used
+
+    return row(view.count, view.scale)
 
 
 def effective_throughput(view: AllocationView, x: np.ndarray) -> np.ndarray:

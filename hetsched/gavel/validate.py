@@ -22,7 +22,7 @@ def check_allocation(view: AllocationView, x: np.ndarray) -> list[Violation]:
     if x.shape != view.throughput.shape:
         finite = False
     else:
-        finite, negative, over_time, over_capacity, used = excess(
+        finite, violations, negative, over_time, over_capacity, used = excess(
             np.ascontiguousarray(x, dtype=float), view.scale, view.count, TOL
         )
     if not finite:
@@ -31,7 +31,7 @@ def check_allocation(view: AllocationView, x: np.ndarray) -> list[Violation]:
                 "bad_allocation", f"allocation must be {view.throughput.shape} finite numbers"
             )
         ]
-    if not (negative.any() or over_time.any() or over_capacity.any()):
+    if violations == 0:
         return []  # the common case
     bad = []
     for j, r in zip(*np.nonzero(negative)):

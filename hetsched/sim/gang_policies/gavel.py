@@ -132,13 +132,14 @@ class Gavel:
             if self.clairvoyant
             else np.full(len(active), np.nan)
         )
+        rows = np.array(active, dtype=np.int64)
         view = AllocationView(
             tuple([d.job_ids[j] for j in active]),
             d.types,
             self._count,
-            self.thr[active],
-            self._scale[active],
-            d.weight[active],
+            self.thr[rows],
+            self._scale[rows],
+            d.weight[rows],
             steps,
             self._no_cost,
         )
@@ -150,9 +151,10 @@ class Gavel:
             status, _, x, _ = solve_max_sum(a, view.scale, view.count, merge, method)
         else:
             a = coefficients(view, self.allocation, state.convention)  # both conventions' names
-            if state.convention != "gavel":
-                # the agnostic policy weighs every type alike; here a type the job cannot run on
-                # gets no share (else its whole share may land there and it never runs)
+            if state.convention != "gavel" and self.allocation in SPEED_BLIND:
+                # the agnostic policies weigh every type alike; here a type the job cannot run
+                # on gets no share (else its whole share may land there and it never runs). The
+                # others' a_{j,r} is T_{j,r} times a positive factor: 0 there already
                 a = np.where(view.throughput > 0, a, 0.0)
             tiebreak = self.tiebreak and state.convention != "gavel"
             dense = tiebreak and len(active) <= SMALL_LP
@@ -216,13 +218,10 @@ class Gavel:
         # while the set stays, every job placed runs the round on and holds those GPUs next
         self._prev_type, self._prev_gpus = placed, gpus
         self._elapsed += 1
-        plan = {}
+        ran = np.flatnonzero(placed >= 0)
+        rec[ran, placed[ran]] += 1  # one (job, type) pair per job placed
         rows = gpus.tolist()
-        for i, r in enumerate(placed.tolist()):
-            if r >= 0:
-                rec[i, r] += 1
-                plan[active[i]] = tuple([g for g in rows[i] if g >= 0])
-        return plan
+        return {active[i]: tuple([g for g in rows[i] if g >= 0]) for i in ran.tolist()}
 
     def _enter(self, state: GangState, active: list[int]) -> None:
         """A new active set: keep the rounds each leaving job received, solve the LP, and read
@@ -233,10 +232,11 @@ class Gavel:
             self.elapsed[ids] = self._elapsed
         self.x = self._solve(state, active)
         self.active_set = tuple(active)
-        self._rec = self.received[active]  # the set's rows of received and elapsed, written
-        self._elapsed = self.elapsed[active]  # back when the set changes
-        self._usable = (self.x > 1e-9) & (self.thr[active] > 0)
-        self._gang = self.data.gang[active].astype(np.int64)
+        rows = np.array(active, dtype=np.int64)  # the set's rows, converted once
+        self._rec = self.received[rows]  # the set's rows of received and elapsed, written
+        self._elapsed = self.elapsed[rows]  # back when the set changes
+        self._usable = (self.x > 1e-9) & (self.thr[rows] > 0)
+        self._gang = self.data.gang[rows].astype(np.int64)
         held, kind = state.held, self.data.type_of
         self._prev_type, self._prev_gpus = previous_arrays(
             len(active), {i: (kind[held[j][0]], held[j]) for i, j in enumerate(active) if j in held}
