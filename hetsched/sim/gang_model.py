@@ -313,14 +313,15 @@ def gang_jobs(instance: Instance) -> GangJobs:
                     )
                 thr[j, r] = 0.0 if tc >= NEVER else 1.0 / (tc + ts)
             work.append(float(job.rounds))
-        if not np.any(thr[j] > 0):
+        row = thr[j].tolist()  # read as floats once: a trace has 100,000 jobs
+        if not any(x > 0 for x in row):
             raise InputError(
                 instance.name,
                 f"$.jobs[{j}]",
                 "the job cannot run on any GPU type (throughput 0 everywhere)",
             )
-        _check_duration(instance, j, types, work[-1], thr[j], harmony is not None)
-        usable = sum(c for c, x in zip(per_type, thr[j].tolist()) if x > 0)
+        _check_duration(instance, j, types, work[-1], row, harmony is not None)
+        usable = sum(c for c, x in zip(per_type, row) if x > 0)
         if s > usable:
             too_big.append((j, s, usable))
         gang.append(s)
@@ -376,12 +377,14 @@ def plan_runs(
 
 
 def _check_duration(
-    instance: Instance, j: int, types: tuple[str, ...], work: float, thr: np.ndarray, epochs: bool
+    instance: Instance, j: int, types: tuple[str, ...], work: float, thr: list[float], epochs: bool
 ) -> None:
     """Job j's whole work at each type's speed within :data:`MAX_NUMBER` seconds, as every time
     of an instance is: a throughput of 1e-300 (not 0, which says the job cannot run there) made
     a run of some 1e300 s, which the simulator never finished and Hadar's integer slots could
     not count (an OverflowError)."""
+    if all(x <= 0 or work / x <= MAX_NUMBER for x in thr):
+        return  # the common case, without the job's fields
     job = instance.jobs[j]
     for r, t in enumerate(types):
         if thr[r] > 0 and work / thr[r] > MAX_NUMBER:
