@@ -125,14 +125,14 @@ class Gavel:
         self.isolated_time = np.zeros(jobs.n_jobs)
         self.last_steps: dict[int, tuple[float, float]] = {}  # j -> (remaining, iso throughput)
 
-    def _solve(self, state: GangState, active: list[int]) -> np.ndarray:
+    def _solve(self, state: GangState, active: list[int], rows: np.ndarray) -> np.ndarray:
+        """The allocation LP of the jobs ``active`` (``rows``: the same indices as an array)."""
         d = self.data
         steps = (
             np.array([state.remaining(j) for j in active])
             if self.clairvoyant
             else np.full(len(active), np.nan)
         )
-        rows = np.array(active, dtype=np.int64)
         view = AllocationView(
             tuple([d.job_ids[j] for j in active]),
             d.types,
@@ -230,9 +230,9 @@ class Gavel:
             ids = np.array(self.active_set)
             self.received[ids] = self._rec
             self.elapsed[ids] = self._elapsed
-        self.x = self._solve(state, active)
-        self.active_set = tuple(active)
         rows = np.array(active, dtype=np.int64)  # the set's rows, converted once
+        self.x = self._solve(state, active, rows)
+        self.active_set = tuple(active)
         self._rec = self.received[rows]  # the set's rows of received and elapsed, written
         self._elapsed = self.elapsed[rows]  # back when the set changes
         self._usable = (self.x > 1e-9) & (self.thr[rows] > 0)
@@ -261,7 +261,7 @@ class Gavel:
         if not self.last_plan and not state.arrivals_pending and state.round > 0:
             m.last_reset = 0.0  # Gavel forces a reset when nothing ran and no job is queued
         if m.due(state.now):
-            x = self._solve(state, active)
+            x = self._solve(state, active, np.array(active, dtype=np.int64))
             m.reset(state.now, {j: x[i] for i, j in enumerate(active)})
         aware = self.allocation != "max-min-fairness"
         order = type_order(d.types, None if aware else self.shuffler.getrandbits(32))
