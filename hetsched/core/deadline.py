@@ -49,6 +49,24 @@ def _not_the_timeout(record: logging.LogRecord) -> bool:
     )
 
 
+IMPORT_RETRY = 0.02  # seconds: how often a deadline due inside an import looks again
+
+
+def importing(frame) -> bool:
+    """Whether ``frame`` (where a signal interrupted the main thread) runs inside an import.
+
+    An exception raised in a module's top level leaves the modules it was importing half-made
+    in ``sys.modules`` for good: after a time limit that fell in numba's first import (over a
+    second on a loaded machine), every later use of numba in the process failed ("partially
+    initialized module 'numba.core.types'"). An import ends on its own, so a deadline waits
+    for it."""
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "importlib._bootstrap":
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextmanager
 def deadline(
     seconds: float | None,
@@ -62,7 +80,12 @@ def deadline(
     model each round) the inner one raises its own exception at its own limit, the outer one
     raises the outer exception at the outer limit even in the middle of the inner block, and
     the outer timer runs on after the inner block ends. Another program's timer (an embedding
-    application's) is honoured the same way: its handler gets its alarm, once if one-shot."""
+    application's) is honoured the same way: its handler gets its alarm, once if one-shot.
+
+    An ordinary exception (an ``Exception``) that leaves the block after ours was raised is
+    ours, replaced: C code the handler interrupted may report its own error in its place. It
+    leaves as ``exception``, with the replacing one as its cause. A deadline due inside an
+    import is raised when the import is done (:func:`importing`)."""
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
@@ -78,15 +101,20 @@ def deadline(
     own_end = now + float(seconds)
 
     passed_on = False  # a one-shot enclosing timer's alarm is passed on once
+    fired = False  # whether our exception was raised (or deferred) in the block
 
     def fire(signum, frame):
-        nonlocal passed_on
+        nonlocal passed_on, fired
         now = time.monotonic()
         outer_due = outer_end is not None and now >= outer_end and callable(previous)
         if outer_due and not (passed_on and outer_every == 0):
             passed_on = True
             previous(signum, frame)  # the enclosing deadline's raises its own exception
         if now >= own_end - 0.05:
+            if importing(frame):  # not inside an import: it would leave a module half-made
+                signal.setitimer(signal.ITIMER_REAL, IMPORT_RETRY, 0.5)
+                return
+            fired = True
             raise_or_defer(exception(f"not finished within {seconds:g} s"))
             return
         # the alarm was someone else's: ours is next
@@ -109,6 +137,13 @@ def deadline(
     signal.setitimer(signal.ITIMER_REAL, max(first, 1e-3), 0.5)
     try:
         yield
+    except Exception as replaced:
+        if not fired:
+            raise
+        # C code that the handler interrupted put its own error in ours' place (numpy's
+        # structured-array comparison turns any error into "Cannot compare structured arrays"):
+        # the block ran out of time all the same
+        raise exception(f"not finished within {seconds:g} s") from replaced
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

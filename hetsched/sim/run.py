@@ -87,7 +87,9 @@ def run_policy(
                 instance, policy, seed, round_seconds, restore_seconds, convention
             )
     except RunTimeout as stop:
-        raise RunNotFinished(policy, float(time_limit), getattr(stop, "solver", None)) from None
+        # the deadline's own exception, or one that C code put in its place (its cause)
+        solver = getattr(stop, "solver", getattr(stop.__cause__, "solver", None))
+        raise RunNotFinished(policy, float(time_limit), solver) from None
     seconds = time.perf_counter() - t
     summary = {
         "policy": policy,
@@ -133,8 +135,8 @@ def _simulated(
             result = simulate_gang(
                 instance, pol, round_seconds, restore_seconds, convention=convention
             )
-        except RunTimeout as stop:  # what the policy solved so far goes with the stop
-            if hasattr(pol, "solver_stats"):
+        except (RunTimeout, Exception) as stop:  # what the policy solved so far goes with it
+            if hasattr(pol, "solver_stats"):  # (an error may have replaced the stop: its cause)
                 stop.solver = pol.solver_stats()
             raise
         extra = {

@@ -40,6 +40,61 @@ def test_deadline_interrupts_python_work_and_restores_the_timer():
     _spin(0.3)
 
 
+def _replaced_by_c_code(seconds: float) -> None:
+    """What numpy's structured-array comparison does to an exception raised inside it: reports
+    its own error in its place (the clean-clone CI saw a sim bench's time limit come out of
+    Hadar's ``np.unique(axis=0)`` as "Cannot compare structured arrays")."""
+    try:
+        _spin(seconds)
+    except BaseException:
+        raise TypeError("Cannot compare structured arrays unless they have a common dtype")
+
+
+def test_an_error_that_replaced_the_deadlines_exception_leaves_as_the_deadlines():
+    with pytest.raises(RunTimeout) as stopped:
+        with deadline(0.2, exception=RunTimeout):
+            _replaced_by_c_code(30)
+    assert isinstance(stopped.value.__cause__, TypeError)
+    with pytest.raises(BuildTimeout):  # the inner deadline's, replaced inside the outer one
+        with deadline(20, exception=RunTimeout):
+            with deadline(0.2):
+                _replaced_by_c_code(30)
+
+
+def test_an_error_before_the_deadline_fires_is_that_error():
+    with pytest.raises(ValueError, match="bad input"):
+        with deadline(5, exception=RunTimeout):
+            raise ValueError("bad input")
+    with pytest.raises(KeyboardInterrupt):  # not an ordinary error: never replaced
+        with deadline(0.2):
+            try:
+                _spin(30)
+            except BuildTimeout:
+                raise KeyboardInterrupt from None
+    _spin(0.3)  # and no alarm is left behind
+
+
+def test_a_deadline_due_inside_an_import_waits_for_the_import(tmp_path, monkeypatch):
+    """A module half-imported stays broken for the process (numba's first import, interrupted
+    by a simulation's time limit, broke every later test in the CI's worker): the import ends,
+    then the deadline fires."""
+    (tmp_path / "slow_to_import.py").write_text(
+        "import time\n"
+        "end = time.perf_counter() + 0.6\n"
+        "while time.perf_counter() < end:\n"
+        "    pass\n"
+        "DONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)
+    with pytest.raises(RunTimeout):
+        with deadline(0.1, exception=RunTimeout):
+            import slow_to_import  # noqa: F401
+
+            _spin(30)
+    assert sys.modules["slow_to_import"].DONE
+
+
 def test_an_outer_deadline_fires_inside_an_inner_one_with_its_own_exception():
     """A simulation's limit (outer) passes while a policy's solve holds its own deadline
     (inner, longer): the outer exception, at the outer limit, not the inner one."""

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from hetsched.sim.registry import make_policy
 from hetsched.sim.run import RunNotFinished, compare, run_policy
 from hetsched.sim.workloads import gavel_poisson
 
@@ -18,6 +19,9 @@ SLOW = "hadar:dp"
 
 @pytest.fixture(scope="module")
 def backlog():
+    # the slow policy's imports (numba's: over a second on a loaded machine) done before any
+    # time limit runs, so that a limit stops the policy's run rather than its making
+    make_policy(SLOW)
     return gavel_poisson(1, n_jobs=200, rate_per_hour=40.0, per_type=4)
 
 
@@ -37,6 +41,30 @@ def test_a_stopped_run_says_how_far_its_policy_got(backlog):
     solver = stopped.value.solver
     assert solver is not None and solver["slots"] >= 0 and "dp_over_budget" in solver
     assert f"slots {solver['slots']}" in str(stopped.value)
+
+
+def test_a_stop_that_c_code_replaced_with_its_own_error_is_still_a_stop(backlog, monkeypatch):
+    """numpy's structured-array comparison (Hadar's ``np.unique(axis=0)``) reports its own
+    TypeError when the time limit's exception is raised inside it: a stop all the same, with
+    the policy's counts."""
+    from hetsched.hadar import dp_allocation
+
+    real = dp_allocation.SlotArrays.of
+
+    def replaced(*args, **kwargs):
+        try:
+            arrays = real(*args, **kwargs)
+            end = time.perf_counter() + 30  # the limit passes in here, not elsewhere
+            while time.perf_counter() < end:
+                pass
+            return arrays
+        except BaseException:
+            raise TypeError("Cannot compare structured arrays unless they have a common dtype")
+
+    monkeypatch.setattr(dp_allocation.SlotArrays, "of", replaced)
+    with pytest.raises(RunNotFinished) as stopped:
+        run_policy(backlog, SLOW, time_limit=1.0)
+    assert stopped.value.solver is not None and stopped.value.solver["slots"] >= 0
 
 
 def test_a_run_within_its_time_limit_is_the_run_without_one(backlog):
