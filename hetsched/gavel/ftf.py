@@ -38,12 +38,17 @@ def bisect_rho(
     convention: str = "hetsched",
     isolated: np.ndarray | None = None,
     tol: float = 1e-9,
+    choose: Callable[[float], tuple[Status, float, np.ndarray | None]] | None = None,
 ) -> Bisection:
     """min_X max_j rho_j(X) by bisection on rho; ``test(rho)`` is the LP test (max z, feasible
-    iff z >= 1). ``isolated``: Gavel's I_j (isolated time of earlier rounds; default 0)."""
+    iff z >= 1). ``isolated``: Gavel's I_j (isolated time of earlier rounds; default 0).
+    ``choose``: a test solved once more at the rho whose allocation is kept, whose x (if it
+    solved) is kept instead: one of the same LP's optima, picked by a tie-break, so that the
+    tie-break costs one LP rather than one per step."""
     if not np.any(t > 0):  # rho_j = (R_j / D_j) / thr_j: one LP, rho* = 1 / z*(rho = 1)
         status, z, x = test(1.0)
         rho = 1.0 / z if z > 0 else np.inf
+        x = _chosen(choose, 1.0, x)
         return Bisection(x, rho, rho, ["every t_j = 0: one LP (no bisection)"])
     d = denominators(view, t, convention, isolated)
     lo = float(np.max(t / d))  # infeasible at any speed below this
@@ -62,9 +67,18 @@ def bisect_rho(
         else:
             lo = mid
         steps += 1
+    best_x = _chosen(choose, hi, best_x)
     return Bisection(
         best_x, lo, hi, [f"bisection on rho: {steps} LP tests, bracket [{lo:.12g}, {hi:.12g}]"]
     )
+
+
+def _chosen(choose, rho: float, x: np.ndarray | None) -> np.ndarray | None:
+    """The allocation ``choose`` (if given) picks among the optima of the test at ``rho``."""
+    if choose is None or x is None:
+        return x
+    status, _, picked = choose(rho)
+    return picked if status == Status.OPTIMAL and picked is not None else x
 
 
 def fast_test(
@@ -73,13 +87,19 @@ def fast_test(
     convention: str,
     isolated=None,
     method: str = "decomposition",
+    merge: bool = True,
+    tiebreak: bool = False,
+    notes: list[str] | None = None,
 ):
-    """The LP test of rho as arrays (:func:`hetsched.gavel.fast.solve_max_min`, ``method``)."""
+    """The LP test of rho as arrays (:func:`hetsched.gavel.fast.solve_max_min` with
+    ``method``, ``merge``, ``tiebreak``; ``notes`` collects what it says)."""
 
     def test(rho: float):
         req = need(view, t, rho, convention, isolated)
         a = view.throughput / req[:, None]
-        status, z, x, _ = solve_max_min(a, view.scale, view.count, method=method)
+        status, z, x, _ = solve_max_min(
+            a, view.scale, view.count, merge, method, notes, tiebreak=tiebreak
+        )
         return status, z, x
 
     return test

@@ -187,7 +187,11 @@ class Gavel:
     def _ftf(self, state: GangState, active: list[int], view: AllocationView):
         """Finish-time fairness (Themis), the bisection of :mod:`hetsched.gavel.ftf`: t_j the
         time since arrival; under Gavel's convention D_j holds I_j, accumulated as Gavel does
-        (the steps done since the last allocation over that allocation's isolated throughput)."""
+        (the steps done since the last allocation over that allocation's isolated throughput),
+        and every LP test goes to HiGHS's interior point. Under ours the tests are solved as the
+        max-min policies' LPs (:func:`_solve`): by the dense simplex up to :data:`SMALL_LP` jobs,
+        and the allocation kept is, among the last feasible test's optima, one of most total
+        sum a x (one more LP, with the tie-break)."""
         t = np.maximum(0.0, state.now - self.data.arrival[active])
         isolated = None
         if state.convention == "gavel":
@@ -198,8 +202,19 @@ class Gavel:
             isolated = self.isolated_time[active]
             iso = isolated_throughput(view, "gavel")
             self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
-        test = fast_test(view, t, state.convention, isolated, method=lp_method(state.convention)[0])
-        found = bisect_rho(view, t, test, state.convention, isolated, tol=1e-6)
+        conv, choose = state.convention, None
+        if conv == "gavel":
+            test = fast_test(view, t, conv, isolated, method=lp_method(conv)[0])
+        else:  # as the max-min policies: dense up to SMALL_LP jobs, a tie-break among optima
+            dense = len(active) <= SMALL_LP
+            method, merge = ("dense", False) if dense else lp_method(conv)
+            notes: list[str] = []
+            test = fast_test(view, t, conv, method=method, merge=merge, notes=notes)
+            choose = fast_test(view, t, conv, method=method, merge=merge, tiebreak=True)
+        found = bisect_rho(view, t, test, conv, isolated, tol=1e-6, choose=choose)
+        if conv != "gavel" and dense:
+            self.dense_solves += not notes
+            self.dense_declined += bool(notes)
         status = Status.OPTIMAL if found.x is not None else Status.ERROR
         return status, found.x if found.x is not None else np.zeros_like(view.throughput)
 
