@@ -210,8 +210,13 @@ def need(
     view: AllocationView, t: np.ndarray, rho: float, convention: str = "hetsched", isolated=None
 ):
     """need_j(rho) = R_j / (rho D_j - t_j): the throughput that makes rho_j <= rho (inf if none)."""
-    slack = rho * denominators(view, t, convention, isolated) - t
-    return np.where(slack > 0, view.steps / np.where(slack > 0, slack, 1), np.inf)
+    return need_given(view.steps, denominators(view, t, convention, isolated), t, rho)
+
+
+def need_given(steps: np.ndarray, d: np.ndarray, t: np.ndarray, rho: float) -> np.ndarray:
+    """:func:`need` with the denominators D_j (``d``) given: a bisection's tests share them."""
+    slack = rho * d - t
+    return np.where(slack > 0, steps / np.where(slack > 0, slack, 1), np.inf)
 
 
 def rho_max(instance: Instance, convention: str = "hetsched", policy: str = "") -> Objective:
@@ -220,8 +225,14 @@ def rho_max(instance: Instance, convention: str = "hetsched", policy: str = "") 
     def objective(view: AllocationView, x: np.ndarray) -> float:
         v = policy_view(view, policy)
         t = waited(v, instance)
-        thr = np.sum(v.throughput * x, axis=1)
-        shared = np.where(thr > 0, t + v.steps / np.where(thr > 0, thr, 1), np.inf)
-        return float(np.max(shared / denominators(v, t, convention)))
+        return attained_rho(v, t, denominators(v, t, convention), x)
 
     return objective
+
+
+def attained_rho(view: AllocationView, t: np.ndarray, d: np.ndarray, x: np.ndarray) -> float:
+    """max_j rho_j(x) = max_j (t_j + R_j / thr_j(x)) / D_j (``d``: the D_j), the rho that the
+    allocation ``x`` attains (inf if a job gets no throughput)."""
+    thr = np.sum(view.throughput * x, axis=1)
+    shared = np.where(thr > 0, t + view.steps / np.where(thr > 0, thr, 1), np.inf)
+    return float(np.max(shared / d))

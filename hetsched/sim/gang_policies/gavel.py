@@ -36,7 +36,12 @@ from hetsched.core.errors import HetschedError, InputError
 from hetsched.gavel.conventions import isolated_throughput
 from hetsched.gavel.fast import solve_max_min, solve_max_sum
 from hetsched.gavel.ftf import bisect_rho, fast_test
-from hetsched.gavel.policies import FAST_POLICIES, coefficients, throughput_coefficients
+from hetsched.gavel.policies import (
+    FAST_POLICIES,
+    coefficients,
+    denominators,
+    throughput_coefficients,
+)
 from hetsched.gavel.problem import AllocationView
 from hetsched.gavel.rounds import place_indexed, previous_arrays, priorities
 from hetsched.gavel.validate import check_allocation
@@ -203,15 +208,16 @@ class Gavel:
             iso = isolated_throughput(view, "gavel")
             self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
         conv, choose = state.convention, None
+        d = denominators(view, t, conv, isolated)
         if conv == "gavel":
-            test = fast_test(view, t, conv, isolated, method=lp_method(conv)[0])
+            test = fast_test(view, t, conv, method=lp_method(conv)[0], d=d)
         else:  # as the max-min policies: dense up to SMALL_LP jobs, a tie-break among optima
             dense = len(active) <= SMALL_LP
             method, merge = ("dense", False) if dense else lp_method(conv)
             notes: list[str] = []
-            test = fast_test(view, t, conv, method=method, merge=merge, notes=notes)
-            choose = fast_test(view, t, conv, method=method, merge=merge, tiebreak=True)
-        found = bisect_rho(view, t, test, conv, isolated, tol=1e-6, choose=choose)
+            test = fast_test(view, t, conv, method=method, merge=merge, notes=notes, d=d)
+            choose = fast_test(view, t, conv, method=method, merge=merge, tiebreak=True, d=d)
+        found = bisect_rho(view, t, test, conv, isolated, tol=1e-6, choose=choose, d=d)
         if conv != "gavel" and dense:
             self.dense_solves += not notes
             self.dense_declined += bool(notes)
