@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import signal
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -146,3 +147,12 @@ def market_split_rows(m: int = 5, n: int = 40, seed: int = 0):
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 100, size=(m, n))
     return a, a.sum(axis=1) // 2
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """A ``preexec_fn`` for a child that a test sends SIGINT: its default disposition, as a
+    command started from a terminal has. A shell without job control starts a background job
+    (``pytest ... &`` in a script) with SIGINT ignored, every child inherits that, and a Ctrl-C
+    test then fails where the command is right to ignore it (seen in session 56: the audit ran
+    on to exit 0, a swallowed-signal script hung to its 120 s timeout)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from support import ctrl_c_as_in_a_terminal
 
 from hetsched.audit.claims import find_claim
 from hetsched.audit.engine import run_audit
@@ -99,6 +100,7 @@ def test_a_signal_to_the_whole_process_group_stops_the_pool_without_a_hang(tmp_p
         text=True,
         start_new_session=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     try:
         for line in proc.stderr:  # the workers are at work once trials come back (no clock)

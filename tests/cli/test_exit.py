@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from support import ctrl_c_as_in_a_terminal
+
 TESTS = Path(__file__).resolve().parent.parent
 
 
@@ -93,6 +95,7 @@ def test_a_signal_swallowed_in_a_del_still_stops_the_command() -> None:
             capture_output=True,
             text=True,
             timeout=120,
+            preexec_fn=ctrl_c_as_in_a_terminal,
         )
         assert done.returncode == code, done.stderr
         assert "finished" not in done.stdout
