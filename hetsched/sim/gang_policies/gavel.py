@@ -15,7 +15,9 @@ refinement of max-min fairness (the LP's optimum may leave slack above the minim
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
 Under our convention the speed-aware max-min policies take, among the LP's optima, one of most
 total normalized throughput (:data:`SPEED_BLIND`), by a dense simplex with a dual certificate on
-a short queue (:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`).
+a short queue (:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`); finish-time fairness
+solves its bisection's LP tests the same way and applies the tie-break to the allocation it
+keeps.
 
 Under the engine's Gavel convention (``GangState.convention == "gavel"``, the default on
 ``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
