@@ -78,7 +78,7 @@ def bisect_rho(
         if status == Status.OPTIMAL and z >= 1.0:
             hi, best_x = min(mid, attained_rho(view, t, d, x)), x
         else:
-            lo = max(mid, infeasible_below(t, d, mid, z) if status == Status.OPTIMAL else mid)
+            lo = infeasible_below(t, d, mid, z) if status == Status.OPTIMAL else mid
         steps += 1
     best_x = _chosen(choose, hi, best_x)
     return Bisection(
@@ -100,7 +100,7 @@ def infeasible_below(t: np.ndarray, d: np.ndarray, rho: float, z: float) -> floa
     z = z * (1.0 + Z_MARGIN)
     if not 0.0 < z < 1.0 or not np.all(slack > 0):
         return rho
-    return float(np.min((t + slack / z) / d))
+    return max(rho, float(np.min((t + slack / z) / d)))  # never below rho, in floats too
 
 
 def _chosen(choose, rho: float, x: np.ndarray | None) -> np.ndarray | None:

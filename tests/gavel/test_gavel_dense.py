@@ -4,20 +4,13 @@ passes the validator, and the simulated policy says how its LPs were solved."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_allocation import random_instance
 
 import hetsched.sim.gang_policies.gavel as gavel_policy
-from hetsched.gavel import allocation_view
 from hetsched.gavel.fast import solve_max_min
-from hetsched.gavel.ftf import bisect_rho, fast_test
-from hetsched.gavel.policies import need, policy_view, waited
-from hetsched.gavel.validate import check_allocation
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.gavel import Gavel
 from hetsched.sim.workloads import gavel_poisson
@@ -84,29 +77,3 @@ def test_the_speed_blind_policies_keep_the_cold_highs_vertex():
         policy = Gavel(allocation)
         assert simulate_gang(inst, policy, 360.0, 10.0).validation.valid
         assert policy.lp_solves > 0 and policy.solver_stats()["dense_simplex"] == 0
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_finish_time_fairness_by_the_dense_simplex_bisects_to_highs_rho_and_the_tiebreak_keeps_it(
-    seed,
-):
-    """The simulated finish-time fairness under our convention: the bisection's tests by the
-    dense simplex reach HiGHS's rho; the allocation kept, picked among the last feasible
-    test's optima by the tie-break, still meets every job's need at that rho and gives at
-    least the plain optimum's total."""
-    inst = dataclasses.replace(random_instance(seed, 6), metadata={"now": 400.0})
-    jobs = tuple(dataclasses.replace(j, arrival=60.0 * i) for i, j in enumerate(inst.jobs))
-    inst = dataclasses.replace(inst, jobs=jobs)
-    view = policy_view(allocation_view(inst), "finish-time-fairness")
-    t = waited(view, inst)
-    highs = bisect_rho(view, t, fast_test(view, t, "hetsched", method="ipm"), tol=1e-9)
-    dense = fast_test(view, t, "hetsched", method="dense", merge=False)
-    plain = bisect_rho(view, t, dense, tol=1e-9)
-    tied = fast_test(view, t, "hetsched", method="dense", merge=False, tiebreak=True)
-    chosen = bisect_rho(view, t, dense, tol=1e-9, choose=tied)
-    assert plain.hi == pytest.approx(highs.hi, rel=1e-7)
-    assert (chosen.lo, chosen.hi) == (plain.lo, plain.hi)
-    a = view.throughput / need(view, t, chosen.hi)[:, None]
-    assert float((a * chosen.x).sum(axis=1).min()) >= 1.0 - 1e-7
-    assert float((a * chosen.x).sum()) >= float((a * plain.x).sum()) - 1e-7
-    assert check_allocation(view, chosen.x) == []

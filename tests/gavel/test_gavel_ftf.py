@@ -14,7 +14,8 @@ from test_allocation import random_instance
 
 from hetsched.gavel import allocation_view
 from hetsched.gavel.ftf import bisect_rho, fast_test, infeasible_below
-from hetsched.gavel.policies import attained_rho, denominators, policy_view, waited
+from hetsched.gavel.policies import attained_rho, denominators, need, policy_view, waited
+from hetsched.gavel.validate import check_allocation
 from hetsched.solvers import Status
 
 
@@ -88,3 +89,25 @@ def test_the_jumps_end_where_plain_halving_ends_in_fewer_tests(seed):
     assert jumped.hi == pytest.approx(hi, rel=2e-9) and jumped.lo <= jumped.hi
     assert attained_rho(view, t, d, jumped.x) <= jumped.hi * (1 + 1e-12)
     assert len(calls) - 1 < halving  # the first call is the start's test at rho = 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_finish_time_fairness_by_the_dense_simplex_bisects_to_highs_rho_and_the_tiebreak_keeps_it(
+    seed,
+):
+    """The simulated finish-time fairness under our convention: the bisection's tests by the
+    dense simplex reach HiGHS's rho; the allocation kept, picked among the last feasible
+    test's optima by the tie-break, still meets every job's need at that rho and gives at
+    least the plain optimum's total."""
+    _, view, t = _waiting(seed, 6)
+    highs = bisect_rho(view, t, fast_test(view, t, "hetsched", method="ipm"), tol=1e-9)
+    dense = fast_test(view, t, "hetsched", method="dense", merge=False)
+    plain = bisect_rho(view, t, dense, tol=1e-9)
+    tied = fast_test(view, t, "hetsched", method="dense", merge=False, tiebreak=True)
+    chosen = bisect_rho(view, t, dense, tol=1e-9, choose=tied)
+    assert plain.hi == pytest.approx(highs.hi, rel=1e-7)
+    assert (chosen.lo, chosen.hi) == (plain.lo, plain.hi)
+    a = view.throughput / need(view, t, chosen.hi)[:, None]
+    assert float((a * chosen.x).sum(axis=1).min()) >= 1.0 - 1e-7
+    assert float((a * chosen.x).sum()) >= float((a * plain.x).sum()) - 1e-7
+    assert check_allocation(view, chosen.x) == []

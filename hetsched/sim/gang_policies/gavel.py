@@ -211,16 +211,16 @@ class Gavel:
             self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
         conv, choose = state.convention, None
         d = denominators(view, t, conv, isolated)
+        dense = conv != "gavel" and len(active) <= SMALL_LP
         if conv == "gavel":
             test = fast_test(view, t, conv, method=lp_method(conv)[0], d=d)
         else:  # as the max-min policies: dense up to SMALL_LP jobs, a tie-break among optima
-            dense = len(active) <= SMALL_LP
             method, merge = ("dense", False) if dense else lp_method(conv)
             notes: list[str] = []
             test = fast_test(view, t, conv, method=method, merge=merge, notes=notes, d=d)
             choose = fast_test(view, t, conv, method=method, merge=merge, tiebreak=True, d=d)
         found = bisect_rho(view, t, test, conv, isolated, tol=1e-6, choose=choose, d=d)
-        if conv != "gavel" and dense:
+        if dense:
             self.dense_solves += not notes
             self.dense_declined += bool(notes)
         status = Status.OPTIMAL if found.x is not None else Status.ERROR
