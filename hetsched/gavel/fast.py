@@ -47,14 +47,18 @@ from hetsched.solvers.lp_arrays import INF, ArrayLP, run_highs
 from hetsched.solvers.result import SolveResult, Status
 
 
-def _classes(a: np.ndarray, scale: np.ndarray, merge: bool):
-    """Job classes with the same row (a_j, s_j): (rows, scales, multiplicities, job -> class)."""
+def _classes(a: np.ndarray, scale: np.ndarray, merge: bool, prefer: np.ndarray | None = None):
+    """Job classes with the same row (a_j, s_j) (and ``prefer``'s row, where given): (rows,
+    scales, multiplicities, job -> class, ``prefer``'s rows of the classes)."""
     if not merge:
-        return a, scale, np.ones(len(a)), np.arange(len(a))
+        return a, scale, np.ones(len(a)), np.arange(len(a)), prefer
+    keys = [a, scale[:, None]] if prefer is None else [a, prefer, scale[:, None]]
     classes, inverse, mult = np.unique(
-        np.column_stack([a, scale]), axis=0, return_inverse=True, return_counts=True
+        np.hstack(keys), axis=0, return_inverse=True, return_counts=True
     )
-    return classes[:, :-1], classes[:, -1], mult, inverse.ravel()
+    k = a.shape[1]
+    rows = classes[:, k:-1] if prefer is not None else None
+    return classes[:, :k], classes[:, -1], mult, inverse.ravel(), rows
 
 
 def _constraints(
@@ -105,12 +109,13 @@ def _solve_arrays(
     solver: str,
     epigraph: bool,
     floor: float | None = None,
+    prefer: np.ndarray | None = None,
 ) -> tuple[Status, float, np.ndarray, int]:
     """The base constraints over job classes plus either ``fair[c]``: z <= a_c x_c (max z) or
     the objective max sum_c m_c a_c x_c; one HiGHS LP passed as arrays, solved by ``solver``
     (a key of :data:`LP_METHODS`). With ``floor``, both: z is held at ``floor`` and the
-    objective is the sum (the tie-break of :func:`solve_max_min`)."""
-    ca, cs, mult, inverse = _classes(a, scale, merge)
+    objective is the sum (the tie-break of :func:`solve_max_min`), of ``prefer`` where given."""
+    ca, cs, mult, inverse, cp = _classes(a, scale, merge, prefer)
     n, k = ca.shape
     A, upper = _constraints(ca, mult * cs, count, epigraph)
     nv = A.shape[1]
@@ -119,7 +124,7 @@ def _solve_arrays(
     if epigraph and floor is None:
         cost[-1] = -1.0
     else:
-        cost[: n * k] = -(ca * mult[:, None]).ravel()
+        cost[: n * k] = -((ca if cp is None else cp) * mult[:, None]).ravel()
     if floor is not None:
         lower[-1] = top[-1] = floor
     lp = ArrayLP(
@@ -150,11 +155,14 @@ def solve_max_min(
     method: str = "decomposition",
     notes: list[str] | None = None,
     tiebreak: bool = False,
+    prefer: np.ndarray | None = None,
 ) -> tuple[Status, float, np.ndarray, int]:
     """max z over the LP above; returns (status, z, x[j, r], number of job classes solved).
     With ``tiebreak``, x is among the optima one of most total sum_{j,r} a_{j,r} x_{j,r}
     (:data:`TIEBREAK_SLACK`), so that no job is left below what the cluster could give it
-    at no cost to the minimum (a step toward Gavel's water filling).
+    at no cost to the minimum (a step toward Gavel's water filling); with ``prefer`` too, of
+    most sum_{j,r} prefer_{j,r} x_{j,r} instead (the simulated agnostic policies: the
+    heterogeneity-aware coefficients among the agnostic optima).
 
     ``method``: ``decomposition`` (:mod:`hetsched.gavel.max_min`: column generation over the
     GPU types, linear in the jobs; should it not meet its bound within its rounds, the same LP
@@ -165,7 +173,7 @@ def solve_max_min(
     appends what it did to."""
     log = notes if notes is not None else []
     if method == "dense":
-        found = _dense_max_min(a, scale, count, merge, tiebreak)
+        found = _dense_max_min(a, scale, count, merge, tiebreak, prefer)
         if found is not None:
             return found
         log.append("dense simplex gave no certified optimum: HiGHS interior point instead")
@@ -174,7 +182,9 @@ def solve_max_min(
     if tiebreak and status == Status.OPTIMAL:
         floor = z - TIEBREAK_SLACK * max(1.0, abs(z))
         method = "ipm" if method in ("decomposition", "interior") else method
-        second = _solve_arrays(a, scale, count, merge, method, epigraph=True, floor=floor)
+        second = _solve_arrays(
+            a, scale, count, merge, method, epigraph=True, floor=floor, prefer=prefer
+        )
         if second[0] == Status.OPTIMAL:
             x = second[2]
         else:
@@ -194,7 +204,7 @@ def _max_min(
     if method == "decomposition":
         from hetsched.gavel.max_min import max_min_by_decomposition  # numba: when it is used
 
-        ca, cs, mult, inverse = _classes(a, scale, merge)
+        ca, cs, mult, inverse, _ = _classes(a, scale, merge)
         converged, z, upper, x, rounds = max_min_by_decomposition(ca, mult * cs, count)
         if converged:
             log.append(
@@ -210,18 +220,23 @@ def _max_min(
 
 
 def _dense_max_min(
-    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool, tiebreak: bool
+    a: np.ndarray,
+    scale: np.ndarray,
+    count: np.ndarray,
+    merge: bool,
+    tiebreak: bool,
+    prefer: np.ndarray | None = None,
 ) -> tuple[Status, float, np.ndarray, int] | None:
     """The max-min LP over job classes by the dense simplex (:mod:`hetsched.gavel.dense`);
     None where it declines."""
     from hetsched.gavel.dense import dense_max_min  # numba: when it is used
 
     # one row per job unmerged: no class arrays to build on the simulation's hot path
-    ca, demand, inverse = a, scale, None
+    ca, demand, inverse, cp = a, scale, None, prefer
     if merge:
-        ca, cs, mult, inverse = _classes(a, scale, merge)
+        ca, cs, mult, inverse, cp = _classes(a, scale, merge, prefer if tiebreak else None)
         demand = mult * cs
-    found = dense_max_min(ca, demand, count, tiebreak)
+    found = dense_max_min(ca, demand, count, tiebreak, cp)
     if found is None:
         return None
     z, x = found
@@ -229,11 +244,28 @@ def _dense_max_min(
 
 
 def solve_max_sum(
-    a: np.ndarray, scale: np.ndarray, count: np.ndarray, merge: bool = True, solver: str = "ipm"
+    a: np.ndarray,
+    scale: np.ndarray,
+    count: np.ndarray,
+    merge: bool = True,
+    solver: str = "ipm",
+    notes: list[str] | None = None,
 ) -> tuple[Status, float, np.ndarray, int]:
     """max sum_{j,r} a_{j,r} x_{j,r} under the base constraints (the throughput policies).
     Merging keeps the optimum: averaging a class's allocations keeps every constraint and the
-    linear objective."""
+    linear objective. ``solver``: a key of :data:`LP_METHODS`, or ``dense``: the dense simplex
+    (:func:`hetsched.gavel.dense.dense_max_sum`), HiGHS's ``ipm`` where it declines (``notes``
+    says so)."""
+    if solver == "dense":
+        from hetsched.gavel.dense import dense_max_sum  # numba: when it is used
+
+        ca, cs, mult, inverse, _ = _classes(a, scale, merge)
+        found = dense_max_sum(ca, mult * cs, count)
+        if found is not None:
+            return Status.OPTIMAL, found[0], found[1][inverse], len(ca)
+        if notes is not None:
+            notes.append("dense simplex gave no certified optimum: HiGHS interior point instead")
+        solver = "ipm"
     return _solve_arrays(a, scale, count, merge, solver, epigraph=False)
 
 

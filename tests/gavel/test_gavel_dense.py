@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hetsched.sim.gang_policies.gavel as gavel_policy
-from hetsched.gavel.fast import solve_max_min
+from hetsched.gavel.fast import solve_max_min, solve_max_sum
 from hetsched.sim.gang_engine import simulate_gang
 from hetsched.sim.gang_policies.gavel import Gavel
 from hetsched.sim.workloads import gavel_poisson
@@ -53,27 +53,56 @@ def test_the_simulated_policy_solves_short_queues_densely_and_says_so(allocation
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 100_000), n=st.integers(1, 40))
-def test_the_tiebreak_gives_the_most_throughput_among_the_optima_on_both_routes(seed, n):
+@given(seed=st.integers(0, 100_000), n=st.integers(1, 40), own=st.booleans())
+def test_the_tiebreak_gives_the_most_throughput_among_the_optima_on_both_routes(seed, n, own):
+    """``own``: the tie-break's coefficients are the LP's (the speed-aware policies); else other
+    ones (the agnostic policies, tie-broken by their aware counterpart's coefficients)."""
     rng = np.random.default_rng(seed)
     rows = rng.uniform(0.1, 10.0, (n, 3)) * (rng.random((n, 3)) > 0.25)
     rows[np.arange(n), rng.integers(0, 3, n)] = rng.uniform(0.1, 10.0, n)
+    if not own:  # agnostic rows: a few distinct values, so that many jobs tie
+        rows = np.where(rows > 0, rng.choice([1.0, 2.0], (n, 1)), 0.0)
+    prefer = None if own else rows * rng.uniform(0.1, 10.0, (n, 3))
+    second = rows if prefer is None else prefer
     scale = rng.choice([1.0, 2.0, 4.0], n)
     count = rng.integers(1, 20, 3).astype(float)
     _, z, plain, _ = solve_max_min(rows, scale, count, merge=False, method="dense")
-    _, z_d, dense, _ = solve_max_min(rows, scale, count, False, "dense", tiebreak=True)
-    _, z_h, highs, _ = solve_max_min(rows, scale, count, True, "ipm", tiebreak=True)
-    assert z_d == pytest.approx(z, rel=1e-9) and z_h == pytest.approx(z, rel=1e-8)
-    for x in (dense, highs):
+    found = [
+        solve_max_min(rows, scale, count, merge, method, tiebreak=True, prefer=prefer)
+        for merge, method in ((False, "dense"), (True, "ipm"), (False, "ipm"))
+    ]
+    for _, z_found, x, _ in found:
+        assert z_found == pytest.approx(z, rel=1e-8)
         assert float((rows * x).sum(axis=1).min()) == pytest.approx(z, rel=1e-7, abs=1e-9)
-    total = [float((rows * x).sum()) for x in (plain, dense, highs)]
-    assert total[1] == pytest.approx(total[2], rel=1e-6, abs=1e-8)  # the same second optimum
+    total = [float((second * x).sum()) for x in [plain] + [f[2] for f in found]]
+    for other in total[2:]:  # the same second optimum on every route
+        assert total[1] == pytest.approx(other, rel=1e-6, abs=1e-8)
     assert total[1] >= total[0] - 1e-7 * max(1.0, total[0])
 
 
-def test_the_speed_blind_policies_keep_the_cold_highs_vertex():
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000), n=st.integers(1, 60), twins=st.booleans())
+def test_the_dense_max_sum_is_highs(seed, n, twins):
+    rng = np.random.default_rng(seed)
+    rows = rng.uniform(0.1, 10.0, (n, 3)) * (rng.random((n, 3)) > 0.25)
+    if twins:
+        rows = rows[rng.integers(0, max(1, n // 4), n)]
+    scale = rng.choice([1.0, 2.0, 4.0, 8.0], n)
+    count = rng.integers(1, 20, 3).astype(float)
+    notes: list[str] = []
+    status, value, x, _ = solve_max_sum(rows, scale, count, False, "dense", notes)
+    _, cold, _, _ = solve_max_sum(rows, scale, count, True, "simplex")
+    assert status.value == "optimal" and not notes
+    assert value == pytest.approx(cold, rel=1e-8, abs=1e-10)
+    assert float((rows * x).sum()) == pytest.approx(value, rel=1e-9, abs=1e-10)
+    assert np.all(x >= 0) and np.all(x.sum(axis=1) <= 1 + 1e-9)
+    assert np.all(scale @ x <= count + 1e-9 * np.maximum(1.0, count))
+
+
+@pytest.mark.parametrize("allocation", [*gavel_policy.AWARE_TIEBREAK, "max-throughput"])
+def test_the_agnostic_and_throughput_policies_solve_short_queues_densely(allocation):
     inst = gavel_poisson(2, n_jobs=30, rate_per_hour=6.0, per_type=4)
-    for allocation in gavel_policy.SPEED_BLIND:
-        policy = Gavel(allocation)
-        assert simulate_gang(inst, policy, 360.0, 10.0).validation.valid
-        assert policy.lp_solves > 0 and policy.solver_stats()["dense_simplex"] == 0
+    policy = Gavel(allocation)
+    assert simulate_gang(inst, policy, 360.0, 10.0).validation.valid
+    stats = policy.solver_stats()
+    assert policy.lp_solves > 0 and stats["dense_simplex"] == policy.lp_solves

@@ -13,11 +13,12 @@ work: clairvoyant, as Gavel's simulator is) and ``max-throughput``, solved by th
 when the allocation changes; we keep each job's history). Not modelled: Gavel's water-filling
 refinement of max-min fairness (the LP's optimum may leave slack above the minimum) and its
 space sharing (packing two jobs on one GPU, ``gavel-*-packed`` in ``hetsched allocate``).
-Under our convention the speed-aware max-min policies take, among the LP's optima, one of most
-total normalized throughput (:data:`SPEED_BLIND`), by a dense simplex with a dual certificate on
-a short queue (:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`); finish-time fairness
-solves its bisection's LP tests the same way and applies the tie-break to the allocation it
-keeps.
+Under our convention the max-min policies take, among the LP's optima, one of most total
+normalized throughput (the agnostic ones: of the speed-aware coefficients,
+:data:`AWARE_TIEBREAK`), and max-throughput a vertex of its LP, by a dense simplex with a dual
+certificate on a short queue (:mod:`hetsched.solvers.dense_simplex`, :data:`SMALL_LP`);
+finish-time fairness solves its bisection's LP tests the same way and applies the tie-break to
+the allocation it keeps.
 
 Under the engine's Gavel convention (``GangState.convention == "gavel"``, the default on
 ``gavel-trace:`` workloads) the policy follows Gavel's own simulator instead: allocations
@@ -53,22 +54,23 @@ from hetsched.solvers.result import Status
 
 #: the allocation policies the simulated gavel policy takes
 SIM_POLICIES = FAST_POLICIES + ("max-throughput", "finish-time-fairness")
-#: the most active jobs whose max-min LP (under our convention, of a policy not in
-#: :data:`SPEED_BLIND`) goes to the dense simplex (:mod:`hetsched.solvers.dense_simplex`), one
+#: the most active jobs whose allocation LP (under our convention, of every policy) goes to
+#: the dense simplex (:mod:`hetsched.solvers.dense_simplex`), one
 #: row pair per job, solved afresh at each change. CPU per solve, 3 GPU types, distinct rows (2026-11-27): 18 jobs 36 us
 #: (HiGHS took 0.2 ms warm, 2 ms cold through highspy), 64 jobs 0.5 ms (HiGHS's interior point
 #: 4.6 ms), 128 jobs 2.4 ms (7.4 ms), 190 jobs 7.7 ms (8.9 ms). Past it (gavel-poisson's backlog
 #: of ~1,000 jobs) the cold LP over merged classes of identical jobs goes to HiGHS
 SMALL_LP = 128
-#: the max-min policies whose coefficients weigh every GPU type alike. Under our convention the
-#: others take, among the LP's optima, one of most total sum a x (``tiebreak`` of
-#: :func:`hetsched.gavel.fast.solve_max_min`: the most normalized throughput), by the dense
-#: simplex up to :data:`SMALL_LP` jobs. For these that sum is blind to the types' speeds and
-#: only picks another type per job, and their average JCT follows the vertex (stable load,
-#: 3,000 jobs: 25,214 s with HiGHS's vertex, 39,160 with the tie-break, 40,918 with the dense
-#: simplex's plain vertex; min-total-duration 30,660 / 39,103 / 142,775), so they keep the cold
-#: HiGHS LP over merged classes, as before (issue 41's note)
-SPEED_BLIND = ("max-min-fairness", "min-total-duration")
+#: the agnostic max-min policies (every GPU type weighed alike: a huge optimal face, on which
+#: the type each job gets is arbitrary) and the speed-aware policy whose coefficients break
+#: their ties under our convention: among the agnostic optima, the allocation the aware
+#: policy values most (the most normalized throughput; for min-total-duration, the most
+#: progress on the makespan's scale). Until session 57 they kept HiGHS's cold vertex over
+#: merged classes, whose type per job is an accident of its pivots, at 1.5 ms a solve: 52 CPU s
+#: for 10,000 stable jobs (min-total-duration), against 4 s for ``gavel``. Average JCT on
+#: 3,000 stable jobs, HiGHS's vertex -> the aware tie-break: see docs/benchmarks.md
+#: ("Gavel's agnostic policies and max-throughput")
+AWARE_TIEBREAK = {"max-min-fairness": "max-min-fairness-perf", "min-total-duration": "makespan"}
 #: the ones that read each job's remaining steps (clairvoyant, as Gavel's simulator is)
 CLAIRVOYANT = ("makespan", "min-total-duration", "finish-time-fairness")
 
@@ -79,8 +81,8 @@ def lp_method(convention: str) -> tuple[str, bool]:
     job, stopped at the interior point (Gavel's cvxpy + ECOS returns a point inside the optimal
     face, near its analytic centre, where identical jobs get identical shares); under ours
     HiGHS's vertex over merged classes (the decomposition finds another optimum of the same
-    value, and the rounds' priorities follow the allocation). Under ours, the max-min LP of a
-    short queue goes to the dense simplex instead (:data:`SMALL_LP`)."""
+    value, and the rounds' priorities follow the allocation). Under ours, the LP of a short
+    queue goes to the dense simplex instead (:data:`SMALL_LP`)."""
     return ("interior", False) if convention == "gavel" else ("ipm", True)
 
 
@@ -95,10 +97,9 @@ class Gavel:
         self.allocation = allocation
         self.name = "gavel" if allocation == "max-min-fairness-perf" else f"gavel:{allocation}"
         self.clairvoyant = allocation in CLAIRVOYANT
-        self.tiebreak = allocation not in SPEED_BLIND
         self.lp_solves = 0
         self.seed = seed
-        self.dense_solves = 0  # max-min LPs the dense simplex solved (certified)
+        self.dense_solves = 0  # LPs the dense simplex solved (certified)
         self.dense_declined = 0  # ... and those it left to HiGHS
 
     def prepare(self, instance, jobs) -> None:
@@ -151,28 +152,31 @@ class Gavel:
             self._no_cost,
         )
         method, merge = lp_method(state.convention)
+        ours = state.convention != "gavel"
+        dense = ours and len(active) <= SMALL_LP
+        if dense:
+            method, merge = "dense", False
+        declined: list[str] = []
         if self.allocation == "finish-time-fairness":
             status, x = self._ftf(state, active, view)
+            dense = False  # counted by the bisection
         elif self.allocation == "max-throughput":
             a = throughput_coefficients(view, state.convention)
-            status, _, x, _ = solve_max_sum(a, view.scale, view.count, merge, method)
+            status, _, x, _ = solve_max_sum(a, view.scale, view.count, merge, method, declined)
         else:
             a = coefficients(view, self.allocation, state.convention)  # both conventions' names
-            if state.convention != "gavel" and self.allocation in SPEED_BLIND:
+            prefer = None
+            if ours and self.allocation in AWARE_TIEBREAK:
                 # the agnostic policies weigh every type alike; here a type the job cannot run
                 # on gets no share (else its whole share may land there and it never runs). The
                 # others' a_{j,r} is T_{j,r} times a positive factor: 0 there already
                 a = np.where(view.throughput > 0, a, 0.0)
-            tiebreak = self.tiebreak and state.convention != "gavel"
-            dense = tiebreak and len(active) <= SMALL_LP
-            if dense:
-                method, merge = "dense", False
-            declined: list[str] = []
+                prefer = coefficients(view, AWARE_TIEBREAK[self.allocation], state.convention)
             status, _, x, _ = solve_max_min(
-                a, view.scale, view.count, merge, method, declined, tiebreak=tiebreak
+                a, view.scale, view.count, merge, method, declined, tiebreak=ours, prefer=prefer
             )
-            self.dense_solves += dense and not declined
-            self.dense_declined += dense and bool(declined)
+        self.dense_solves += dense and not declined
+        self.dense_declined += dense and bool(declined)
         bad = check_allocation(view, x)
         if status != Status.OPTIMAL or bad:
             raise HetschedError(
