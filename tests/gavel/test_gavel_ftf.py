@@ -111,3 +111,26 @@ def test_finish_time_fairness_by_the_dense_simplex_bisects_to_highs_rho_and_the_
     assert float((a * chosen.x).sum(axis=1).min()) >= 1.0 - 1e-7
     assert float((a * chosen.x).sum()) >= float((a * plain.x).sum()) - 1e-7
     assert check_allocation(view, chosen.x) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12))
+def test_the_compiled_bisection_is_the_python_loop_with_dense_tests(seed, n):
+    from hetsched.gavel import ftf_kernel
+    from hetsched.gavel.ftf import Z_MARGIN
+
+    assert ftf_kernel.Z_MARGIN == Z_MARGIN
+    inst, view, t = _waiting(seed, n)
+    d = denominators(view, t, "hetsched")
+
+    def dense(tiebreak):
+        return fast_test(view, t, "hetsched", method="dense", merge=False, tiebreak=tiebreak, d=d)
+
+    found = bisect_rho(view, t, dense(False), tol=1e-6, choose=dense(True), d=d)
+    arrays = [np.ascontiguousarray(v, dtype=float) for v in (view.throughput, view.scale)]
+    arrays += [np.ascontiguousarray(v, dtype=float) for v in (view.count, view.steps, d, t)]
+    solved, lo, hi, x, tests = ftf_kernel.bisect_dense(*arrays, 1e-6, 100)
+    assert solved and tests >= 0
+    assert (lo, hi) == (found.lo, found.hi)  # the same floats, step by step
+    assert np.array_equal(x, found.x)
+    assert not check_allocation(view, x)

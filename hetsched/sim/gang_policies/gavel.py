@@ -75,6 +75,10 @@ AWARE_TIEBREAK = {"max-min-fairness": "max-min-fairness-perf", "min-total-durati
 CLAIRVOYANT = ("makespan", "min-total-duration", "finish-time-fairness")
 
 
+def _floats(v: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(v, dtype=float)
+
+
 def lp_method(convention: str) -> tuple[str, bool]:
     """How the allocation LPs are solved (a method of :data:`hetsched.gavel.fast.LP_METHODS`,
     and whether identical jobs are merged): under Gavel's convention the whole LP, one row per
@@ -202,7 +206,8 @@ class Gavel:
         and every LP test goes to HiGHS's interior point. Under ours the tests are solved as the
         max-min policies' LPs (:func:`_solve`): by the dense simplex up to :data:`SMALL_LP` jobs,
         and the allocation kept is, among the last feasible test's optima, one of most total
-        sum a x (one more LP, with the tie-break)."""
+        sum a x (one more LP, with the tie-break); the whole bisection is one compiled call
+        (:func:`hetsched.gavel.ftf_kernel.bisect_dense`) unless the dense simplex declines."""
         t = np.maximum(0.0, state.now - self.data.arrival[active])
         isolated = None
         if state.convention == "gavel":
@@ -216,6 +221,14 @@ class Gavel:
         conv, choose = state.convention, None
         d = denominators(view, t, conv, isolated)
         dense = conv != "gavel" and len(active) <= SMALL_LP
+        if dense and np.any(t > 0):  # the whole bisection in one compiled call
+            from hetsched.gavel.ftf_kernel import bisect_dense  # numba: when it is used
+
+            arrays = (view.throughput, view.scale, view.count, view.steps, d, t)
+            solved, _, _, x, _ = bisect_dense(*map(_floats, arrays), 1e-6, 100)
+            if solved:
+                self.dense_solves += 1
+                return Status.OPTIMAL, x
         if conv == "gavel":
             test = fast_test(view, t, conv, method=lp_method(conv)[0], d=d)
         else:  # as the max-min policies: dense up to SMALL_LP jobs, a tie-break among optima
