@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from hetsched.core.compiled import kernel
+from hetsched.core.summation import weighted_row_sums
 from hetsched.gavel.dense import _max_min_vertex
+from hetsched.gavel.share_kernels import equal_share_row
 
 #: :data:`hetsched.gavel.ftf.Z_MARGIN`, here for the compiled code (a test keeps them equal)
 Z_MARGIN = 1e-8
@@ -87,3 +89,29 @@ def bisect_dense(thr, scale, count, steps, d, t, tol, max_steps):  # pragma: no 
         tests += 1
     status, z, x = _test(thr, scale, count, steps, d, t, hi, True)
     return status == 0, lo, hi, x, tests
+
+
+@kernel
+def ftf_dense(thr, scale, count, steps, arrival, now, tol, max_steps):  # pragma: no cover
+    """The simulated policy's allocation under our convention in one call: t_j = max(0, now -
+    a_j), D_j = t_j + R_j / thr_j(X^equal) (:func:`hetsched.gavel.policies.denominators`, to
+    the bit), then :func:`bisect_dense`, or where every t_j is 0 the one LP at rho = 1 and its
+    tie-break (as :func:`hetsched.gavel.ftf.bisect_rho`): (solved, x)."""
+    n = thr.shape[0]
+    t = np.empty(n)
+    waiting = False
+    for j in range(n):
+        t[j] = max(0.0, now - arrival[j])
+        waiting = waiting or t[j] > 0
+    iso = weighted_row_sums(thr, equal_share_row(count, scale))
+    d = np.empty(n)
+    for j in range(n):
+        d[j] = t[j] + steps[j] / iso[j]
+    if waiting:
+        solved, _, _, x, _ = bisect_dense(thr, scale, count, steps, d, t, tol, max_steps)
+        return solved, x
+    status, _, x = _test(thr, scale, count, steps, d, t, 1.0, False)
+    if status != 0:
+        return False, x
+    status, _, x = _test(thr, scale, count, steps, d, t, 1.0, True)
+    return status == 0, x

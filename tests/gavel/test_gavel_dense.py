@@ -106,3 +106,21 @@ def test_the_agnostic_and_throughput_policies_solve_short_queues_densely(allocat
     assert simulate_gang(inst, policy, 360.0, 10.0).validation.valid
     stats = policy.solver_stats()
     assert policy.lp_solves > 0 and stats["dense_simplex"] == policy.lp_solves
+
+
+@pytest.mark.parametrize("seed", [2, 4])
+def test_the_compiled_finish_time_fairness_runs_as_the_python_bisection(seed, monkeypatch):
+    """The policy's one compiled call (:func:`hetsched.gavel.ftf_kernel.ftf_dense`: the
+    denominators, the bisection and the tie-break) against the Python loop it replaces, which
+    still runs where the dense simplex declines: the same runs, to the bit."""
+    from hetsched.gavel import ftf_kernel
+
+    inst = gavel_poisson(seed, n_jobs=60, rate_per_hour=6.0, per_type=4)
+    compiled = simulate_gang(inst, Gavel("finish-time-fairness"), 360.0, 10.0)
+    monkeypatch.setattr(ftf_kernel, "ftf_dense", lambda *args: (False, None))
+    python = Gavel("finish-time-fairness")
+    by_loop = simulate_gang(inst, python, 360.0, 10.0)
+    assert compiled.validation.valid and by_loop.validation.valid
+    assert python.dense_solves > 0  # the loop's tests went to the dense simplex too
+    assert compiled.completion == by_loop.completion
+    assert compiled.segments == by_loop.segments

@@ -207,10 +207,21 @@ class Gavel:
         max-min policies' LPs (:func:`_solve`): by the dense simplex up to :data:`SMALL_LP` jobs,
         and the allocation kept is, among the last feasible test's optima, one of most total
         sum a x (one more LP, with the tie-break); the whole bisection is one compiled call
-        (:func:`hetsched.gavel.ftf_kernel.bisect_dense`) unless the dense simplex declines."""
+        (:func:`hetsched.gavel.ftf_kernel.ftf_dense`) unless the dense simplex declines."""
+        conv = state.convention
+        dense = conv != "gavel" and len(active) <= SMALL_LP
+        if dense and np.all(np.isfinite(view.steps)):  # the whole policy in one compiled call
+            from hetsched.gavel.ftf_kernel import ftf_dense  # numba: when it is used
+
+            arrays = (view.throughput, view.scale, view.count, view.steps)
+            arrival = self.data.arrival[active]
+            solved, x = ftf_dense(*map(_floats, arrays), arrival, float(state.now), 1e-6, 100)
+            if solved:
+                self.dense_solves += 1
+                return Status.OPTIMAL, x
         t = np.maximum(0.0, state.now - self.data.arrival[active])
-        isolated = None
-        if state.convention == "gavel":
+        isolated, choose = None, None
+        if conv == "gavel":
             for j in active:
                 if j in self.last_steps:
                     before, iso = self.last_steps[j]
@@ -218,17 +229,7 @@ class Gavel:
             isolated = self.isolated_time[active]
             iso = isolated_throughput(view, "gavel")
             self.last_steps = {j: (state.remaining(j), iso[i]) for i, j in enumerate(active)}
-        conv, choose = state.convention, None
         d = denominators(view, t, conv, isolated)
-        dense = conv != "gavel" and len(active) <= SMALL_LP
-        if dense and np.any(t > 0):  # the whole bisection in one compiled call
-            from hetsched.gavel.ftf_kernel import bisect_dense  # numba: when it is used
-
-            arrays = (view.throughput, view.scale, view.count, view.steps, d, t)
-            solved, _, _, x, _ = bisect_dense(*map(_floats, arrays), 1e-6, 100)
-            if solved:
-                self.dense_solves += 1
-                return Status.OPTIMAL, x
         if conv == "gavel":
             test = fast_test(view, t, conv, method=lp_method(conv)[0], d=d)
         else:  # as the max-min policies: dense up to SMALL_LP jobs, a tie-break among optima
