@@ -31,7 +31,8 @@ Goals (issue 6): the 480-job Philly window (3 types x 20 GPUs) in < 10 s; 10,000
    (:data:`hetsched.sim.workloads.STABLE_LOAD` says how it was chosen).
    Every task and gang policy's CPU seconds at 10,000 and 30,000 jobs (and 100,000 with
    ``all_sizes``), the log-log slope, and the mean and largest number of jobs in system;
-   ``hadar`` too, whose queue stays short here (on the overloaded load it does not).
+   every allocation policy of the simulated Gavel (:data:`GAVEL_VARIANTS`), and ``hadar``,
+   whose queue stays short here (on the overloaded load it does not).
 """
 
 from __future__ import annotations
@@ -223,9 +224,17 @@ def _timed_run(engine: str, instance, policy: str):
 #: the stable-load workload of part 8 (0.4 of the fluid capacity: see the module docstring)
 STABLE = "gavel-poisson:stable"
 STABLE_SIZES = (10_000, 30_000)
-#: part 8's gang policies: part 5's and Hadar's online algorithm, every slot proven (its queue
-#: stays short on this load; on the overloaded one it grows to thousands of jobs)
-STABLE_GANG_POLICIES = (*LARGE_GANG_POLICIES, "hadar")
+#: Gavel's other allocation policies, measured on the stable load only (part 8)
+GAVEL_VARIANTS = (
+    "gavel:max-min-fairness",
+    "gavel:min-total-duration",
+    "gavel:max-throughput",
+    "gavel:finish-time-fairness",
+)
+#: part 8's gang policies: part 5's, Gavel's other allocation policies and Hadar's online
+#: algorithm, every slot proven (its queue stays short on this load; on the overloaded one it
+#: grows to thousands of jobs)
+STABLE_GANG_POLICIES = (*LARGE_GANG_POLICIES, *GAVEL_VARIANTS, "hadar")
 
 
 def stable_scaling(sizes: tuple[int, ...]) -> list[dict]:

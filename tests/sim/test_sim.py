@@ -11,6 +11,7 @@ from hetsched.core.errors import HetschedError
 from hetsched.instance.io import dump_instance, load_instance
 from hetsched.instance.model import Cluster, Gpu, GpuType, Instance, Job, Server
 from hetsched.sim.engine import SimState, simulate
+from hetsched.sim.gang_policies.gavel import SIM_POLICIES
 from hetsched.sim.metrics import metrics
 from hetsched.sim.registry import make_policy, names
 from hetsched.sim.workloads import gavel_poisson, philly_rows, philly_split, philly_window
@@ -221,6 +222,8 @@ def test_bench_sim_quick(tmp_path, capsys):
     stable = out["stable_scaling"]
     assert {r["policy"] for r in stable} >= scaled  # every policy, on the stable load too
     assert "hadar" in {r["policy"] for r in stable}  # and Hadar's, whose queue stays short there
+    gavel = {f"gavel:{name}" for name in SIM_POLICIES if name != "max-min-fairness-perf"}
+    assert {r["policy"] for r in stable} >= gavel  # and every allocation policy of Gavel's
     for r in stable:
         assert r["valid"] and r["workload"] == "gavel-poisson:stable"
         assert list(r["cpu_seconds"]) == ["100", "200"]
