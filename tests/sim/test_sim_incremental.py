@@ -413,7 +413,8 @@ def test_fill_fastest_reads_each_jobs_gpu_order_as_a_pass_over_the_idle_ones(
 ):
     """fill_fastest reads a job's GPUs sorted by time (SimState.fastest_first) instead of taking
     the least of the idle GPUs for each task: the same starts, under a light and a long queue
-    (SRTF's one-job and one-GPU short paths and its heap), with jobs that cannot use a type."""
+    (SRTF's one-job and one-GPU short paths and its heap; fill_fastest's own one-GPU path, the
+    long queue's usual instant), with jobs that cannot use a type."""
     from hetsched.sim.policies import fifo
 
     for rate in (20.0, 60.0):

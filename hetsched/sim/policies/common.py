@@ -23,12 +23,19 @@ def fill_fastest(
     each job takes, one task at a time, the GPU left where its task is fastest (the first in
     index order of least time), until its ready tasks or the GPUs it can run on run out. Read off
     the job's GPUs sorted by time (:meth:`SimState.fastest_first`): the first one left is the
-    least, with no pass over the idle GPUs per task."""
+    least, with no pass over the idle GPUs per task. With one GPU left (a loaded cluster's
+    usual instant), the first job in ``order`` that can run there takes it, with no walk."""
     if free is None:
         avail, left_gpus = state.idle.__getitem__, state.n_idle
     else:
         avail, left_gpus = set(free).__contains__, len(free)
     every, ready, out = state.task_times, state.ready, []
+    if left_gpus == 1:
+        m = state.idle_gpus[0] if free is None else free[0]
+        for n in order:
+            if ready[n] and every[n][m] < NEVER:
+                return [(n, m)]
+        return []
     used: set[int] = set()
     for n in order:
         left = ready[n]
