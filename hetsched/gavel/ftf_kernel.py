@@ -13,10 +13,8 @@ import numpy as np
 from hetsched.core.compiled import kernel
 from hetsched.core.summation import weighted_row_sums
 from hetsched.gavel.dense import _max_min_vertex
+from hetsched.gavel.ftf import Z_MARGIN  # a constant of the compiled code, as numba reads globals
 from hetsched.gavel.share_kernels import equal_share_row
-
-#: :data:`hetsched.gavel.ftf.Z_MARGIN`, here for the compiled code (a test keeps them equal)
-Z_MARGIN = 1e-8
 
 
 @kernel
