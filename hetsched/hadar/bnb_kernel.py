@@ -28,7 +28,7 @@ import numpy as np
 
 from hetsched.core.compiled import kernel
 from hetsched.hadar import state_table
-from hetsched.hadar.find_kernel import apply, find, scratch
+from hetsched.hadar.find_kernel import apply, canon, find, scratch
 
 #: how many nodes pass between two looks at the clock
 CLOCK_EVERY = 1 << 12
@@ -163,12 +163,15 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
     ``job``: FIND_ALLOC's arrays, ``bound``: the bound's
     (:meth:`hetsched.hadar.slot_arrays.SlotArrays.bound_args`). Returns (best value, its queue
     positions, upper bound, proven, nodes)."""
-    cap, need = job[0], job[5]
+    cap, mclass, need = job[0], job[1], job[5]
     price_rank, price_sorted, suffix_value, lam, suffix_net, rank, w_max, ordered = bound
     n = need.shape[0]
     H, R = cap.shape
     HR = H * R
     work = scratch(H, R)
+    no_perm = np.empty(0, np.int64)  # every vector canonical (find_kernel.canon)
+    root = free0.copy()
+    canon(root, mclass, R, no_perm)
     counts = np.zeros(price_sorted.shape[0], np.int64)
     # the chains of chosen jobs: entry e = (parent entry, queue position)
     ch_parent = np.empty(1024, np.int64)
@@ -180,7 +183,7 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
     for k in range(rank.shape[0]):  # incumbents: one pass in queue order per ranking and m,
         m = 1  # taking only the m best jobs of the ranking (SlotArrays.rank)
         while True:
-            free = free0.copy()
+            free = root.copy()
             value = 0.0
             chain = -1
             for i in range(n):
@@ -196,6 +199,7 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
                 payoff, bh = find(i, free, job, work)
                 if payoff > 0.0:
                     apply(bh, i, free, job, work)
+                    canon(free, mclass, R, no_perm)
                     value += payoff
                     ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, i)
                     chain = n_ch
@@ -219,7 +223,7 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
     s_pb = np.empty(depth, np.float64)
     top = 0
     s_idx[0] = 0
-    s_free[0] = free0
+    s_free[0] = root
     s_val[0] = 0.0
     s_chain[0] = -1
     s_pb[0] = np.inf
@@ -275,6 +279,7 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
         if take:
             after[:] = free
             apply(bh, idx, after, job, work)
+            canon(after, mclass, R, no_perm)
             ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, idx)
             n_ch += 1
             if ordered:  # the child of the larger bound first

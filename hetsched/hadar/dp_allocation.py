@@ -35,6 +35,18 @@ from hetsched.hadar.utility import utility
 __all__ = ["Alloc", "Candidate", "DpPlan", "dp_allocation", "find_alloc"]
 
 
+def canonical_order(free: np.ndarray, machine_class: np.ndarray) -> np.ndarray:
+    """The order in which FIND_ALLOC visits the machines at ``free`` ([h, r] GPU counts): each
+    capacity class keeps its index positions, filled by its machines most free first (rows
+    descending lexicographically, then by index). Position p visits machine ``order[p]``; it
+    depends on the machines' states, not their names (:mod:`hetsched.hadar.find_kernel`)."""
+    order = np.arange(len(machine_class))
+    for c in np.unique(machine_class):
+        members = np.flatnonzero(machine_class == c)
+        order[members] = sorted(members, key=lambda h: ([-int(x) for x in free[h]], h))
+    return order
+
+
 def find_alloc(
     view: HadarView,
     j: int,
@@ -49,8 +61,10 @@ def find_alloc(
 ) -> Candidate | None:
     """FIND_ALLOC (lines 22-34), as printed; ``free`` and ``allocated`` are [h, r] GPU counts.
     The searches run a compiled one (:func:`hetsched.hadar.find_kernel.find`) that returns the
-    same candidate; this literal version is its reference in the tests."""
+    same candidate; this literal version is its reference in the tests. Identical machines are
+    visited most free first (:func:`canonical_order`; the paper leaves the order open)."""
     need = int(view.workers[j])
+    visit = canonical_order(free, view.machine_class).tolist()
     order = [r for r in np.argsort(-view.throughput[j], kind="stable") if view.throughput[j, r] > 0]
     cands: list[Candidate] = []
 
@@ -80,9 +94,9 @@ def find_alloc(
 
     for q in range(1, len(order) + 1):
         types = order[:q]
-        for h in range(len(view.machines)):  # consolidated
+        for h in visit:  # consolidated
             candidate(take([h], types), 0.0)
-        spread = take(list(range(len(view.machines))), types)
+        spread = take(visit, types)
         if spread is not None:
             machines_used = len({h for h, _, _ in spread})
             candidate(spread, comm_cost * (machines_used - 1) * need)
@@ -232,7 +246,7 @@ class DpPlan:
         bits, n_words = arrays.key_args()
         table = self.table
         if new:
-            table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1))
+            table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1), arrays.mclass)
         count, over, table = dp_kernel.sweep(
             table,
             arrays.find_args(),

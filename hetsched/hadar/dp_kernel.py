@@ -18,7 +18,7 @@ import numpy as np
 
 from hetsched.core.compiled import kernel
 from hetsched.hadar import state_table
-from hetsched.hadar.find_kernel import apply, find, memo_codes, scratch
+from hetsched.hadar.find_kernel import apply, canon, find, memo_codes, scratch
 
 # a class's take at a free-GPU vector: no job of the class from the vector's first index on,
 # one that fills the cluster, or no gang that fits (else the entry of the free GPUs it leaves)
@@ -26,7 +26,7 @@ _NONE, _FULL, _NOFIT = -1, -2, -3
 
 
 @kernel
-def start(free0, bits, n_words, n_cls):
+def start(free0, bits, n_words, n_cls, mclass):
     """A plan with the root alone (free GPUs ``free0``, first index 0) and no take known, for
     :func:`sweep`: (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e,
     filled),
@@ -35,6 +35,8 @@ def start(free0, bits, n_words, n_cls):
     (the entry it leaves), the gang's slowest type and cost; ``head[g]``: the first entry with g
     free GPUs; ``filled[k]``: whether a take that fills the cluster reaches (k, no free GPU)."""
     HR = free0.shape[0]
+    root = free0.copy()  # canonical (:func:`hetsched.hadar.find_kernel.canon`)
+    canon(root, mclass, HR // mclass.shape[0], np.empty(0, np.int64))
     total0 = 0
     for c in range(HR):
         total0 += free0[c]
@@ -47,10 +49,10 @@ def start(free0, bits, n_words, n_cls):
     cost_of = np.zeros((size, n_cls), np.float64)
     head = np.full(total0 + 1, -1, np.int64)
     key = np.empty(n_words, np.uint64)
-    state_table.pack(free0, bits, key)
+    state_table.pack(root, bits, key)
     slots, e_idx, e_key, e_val = state_table.add(slots, e_idx, e_key, e_val, 0, 0, key)
     e_val[0, 0] = 0.0
-    rows[0] = free0
+    rows[0] = root
     head[total0] = 0
     filled = np.zeros(1, np.bool_)
     return slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, 1, filled
@@ -125,6 +127,7 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
         plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled)
         return 1, over, plan
     after = np.empty(HR, np.int64)
+    no_perm = np.empty(0, np.int64)
     for total in range(total0, 0, -1):
         e = head[total]
         while e >= 0 and not over:
@@ -159,6 +162,7 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
                     continue
                 after[:] = free
                 apply(h, r, after, job, work)
+                canon(after, job[1], R, no_perm)
                 left = 0
                 for cc in range(HR):
                     left += after[cc]
@@ -223,7 +227,8 @@ def first_indices(plan):
 
 @kernel
 def reach(free0, job, bits, n_words, classes, budget, literal=True):
-    """The free-GPU vectors F that DP_allocation reaches from ``free0``, each with the first
+    """The free-GPU vectors F (canonical: :func:`hetsched.hadar.find_kernel.canon`) that
+    DP_allocation reaches from ``free0``, each with the first
     queue index k_min(F) at which it is reached and, per class of jobs, its take there: the
     entry of the F it leaves (``_FULL`` if it fills the cluster, ``_NONE`` if no job of the
     class from k_min(F) on has a candidate, ``_NOFIT`` if no gang fits), the gang's slowest
@@ -254,7 +259,15 @@ def reach(free0, job, bits, n_words, classes, budget, literal=True):
         rep[classes[i]] = i
     todo = np.ones(n_cls, np.bool_)
     count, over, plan = sweep(
-        start(free0, bits, n_words, n_cls), job, bits, n_words, classes, rep, todo, budget, literal
+        start(free0, bits, n_words, n_cls, job[1]),
+        job,
+        bits,
+        n_words,
+        classes,
+        rep,
+        todo,
+        budget,
+        literal,
     )
     rows, link, take, slow_of, cost_of, head, n_e = plan[4:11]
     return count, over, n_e, rows, first_indices(plan), head, link, take, slow_of, cost_of

@@ -4,6 +4,16 @@ a vector of free GPUs (:func:`find`), the gang itself (:func:`fill`, :func:`appl
 of a choice replayed (:func:`replay`), on the slot's arrays (the arrays are described in
 :mod:`hetsched.hadar.bnb_kernel`).
 
+Identical machines (the same capacity class) are visited most free first: the searches keep
+every vector of free GPUs *canonical* (:func:`canon`: within each class, the machines' rows in
+descending lexicographic order, in the class's index positions), and FIND_ALLOC visits a
+canonical vector's machines in index order. That order depends on the machines' states, not
+their names, so FIND_ALLOC's gang at a vector and at the same vector with identical machines
+relabelled are the same up to the relabelling, and so are the DP's values there: a search keeps
+one vector per class of relabellings (on ``gavel-poisson``'s cluster of 5 identical machines
+per type, a third of the vectors; issue 41). The paper's FIND_ALLOC leaves the order of the
+machines open.
+
 FIND_ALLOC here returns the candidate of the literal
 :func:`hetsched.hadar.dp_allocation.find_alloc`, ties included (the tests compare the two on
 every state of whole searches). The literal one builds every gang for every q (the q fastest
@@ -150,6 +160,42 @@ def _priced(h, i, free, job, gh, gr, gn):
 
 
 @kernel
+def canon(free, mclass, R, perm):
+    """Make ``free`` canonical in place (module doc): within each capacity class of ``mclass``,
+    the machines' rows sorted most free first (lexicographically, descending), in the positions
+    the class has. ``perm`` (position -> real machine; empty: not kept) is permuted alike, and
+    equal rows are then in the order of their real machines (so the result is
+    :func:`hetsched.hadar.dp_allocation.canonical_order`'s for the real vector)."""
+    H = mclass.shape[0]
+    track = perm.shape[0] > 0
+    for h in range(1, H):
+        c = mclass[h]
+        g = h
+        while True:
+            p = g - 1
+            while p >= 0 and mclass[p] != c:
+                p -= 1
+            if p < 0:
+                break
+            greater = False  # row g before row p?
+            tie = True
+            for r in range(R):
+                a, b = free[g * R + r], free[p * R + r]
+                if a != b:
+                    greater, tie = a > b, False
+                    break
+            if tie and track:
+                greater = perm[g] < perm[p]
+            if not greater:
+                break
+            for r in range(R):
+                free[g * R + r], free[p * R + r] = free[p * R + r], free[g * R + r]
+            if track:
+                perm[g], perm[p] = perm[p], perm[g]
+            g = p
+
+
+@kernel
 def scratch(H, R, memo_row=np.empty(0, np.int64), n_codes=0):
     """The work arrays of :func:`find`: a gang's (machine, type, count) entries, per gang
     (machine, or H for the spread) its q, cost, slowest type and machine state code, and a
@@ -211,13 +257,18 @@ def apply(h, i, free, job, scratch):
 @kernel
 def replay(taken, free, job, scratch):
     """The gangs of the jobs at queue positions ``taken`` (in order), each found by
-    :func:`find` at the free GPUs the ones before it leave (``free`` is updated): (payoff, cost
+    :func:`find` at the free GPUs the ones before it leave, made canonical (:func:`canon`), its
+    machines named as in ``free`` (which is updated): (payoff, cost
     and number of (machine, type, count) triples of each, the triples in order). A position
     with no candidate there has payoff <= 0 and no triples."""
-    cap, order, n_order, need, thr = job[0], job[3], job[4], job[5], job[6]
+    cap, mclass, order, n_order, need, thr = job[0], job[1], job[3], job[4], job[5], job[6]
     H, R = cap.shape
     gh, gr, gn, gang_cost = scratch[0], scratch[1], scratch[2], scratch[4]
     m = taken.shape[0]
+    # the gangs are found on the canonical vector (module doc), their machines named by ``perm``
+    perm = np.arange(H)
+    work = free.copy()
+    canon(work, mclass, R, perm)
     payoff = np.zeros(m)
     cost = np.zeros(m)
     count = np.zeros(m, np.int64)
@@ -225,18 +276,20 @@ def replay(taken, free, job, scratch):
     t = 0
     for p in range(m):
         i = taken[p]
-        value, h = find(i, free, job, scratch)
+        value, h = find(i, work, job, scratch)
         if h < 0 or value <= 0.0:
             payoff[p] = min(value, 0.0)
             continue
         payoff[p] = value
         cost[p] = gang_cost[h]
-        _, k, _ = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
+        _, k, _ = fill(h, i, work, order, n_order, need[i], R, H, thr, gh, gr, gn)
         for e in range(k):
-            triples[t, 0] = gh[e]
+            triples[t, 0] = perm[gh[e]]
             triples[t, 1] = gr[e]
             triples[t, 2] = gn[e]
-            free[gh[e] * R + gr[e]] -= gn[e]
+            work[gh[e] * R + gr[e]] -= gn[e]
+            free[perm[gh[e]] * R + gr[e]] -= gn[e]
             t += 1
         count[p] = k
+        canon(work, mclass, R, perm)
     return payoff, cost, count, triples[:t]

@@ -11,7 +11,7 @@ import pytest
 
 from hetsched.hadar import dp_kernel, find_kernel
 from hetsched.hadar.branch_and_bound import dp_allocation_bnb
-from hetsched.hadar.dp_allocation import dp_allocation, find_alloc
+from hetsched.hadar.dp_allocation import canonical_order, dp_allocation, find_alloc
 from hetsched.hadar.price import price_function
 from hetsched.hadar.slot import Candidate, Slot
 from hetsched.hadar.slot_arrays import SlotArrays
@@ -25,9 +25,16 @@ from hetsched.sim.workloads import gavel_poisson, load_workload
 def literal_dp(slot: Slot, check: bool = False, **opts) -> tuple[float, dict[int, Candidate], int]:
     """DP_allocation as printed (lines 1-21, on payoffs), memoized on (index, free GPUs), with the
     literal FIND_ALLOC: (value, job -> candidate, states). ``check``: at every state, the
-    compiled FIND_ALLOC must return the literal candidate."""
+    compiled FIND_ALLOC must return the literal candidate. The memo's key is the free GPUs with
+    identical machines in FIND_ALLOC's order (:func:`canonical_order`): the vectors that differ
+    by a relabelling of identical machines have the same value; the chosen jobs' candidates are
+    then found again at the GPUs the ones before them leave."""
     view, queue = slot.view, slot.queue
     cap = view.capacity
+
+    def canonical(free: np.ndarray) -> tuple:
+        return tuple(free[canonical_order(free, view.machine_class)].ravel().tolist())
+
     arrays = SlotArrays.of(slot, **opts)
     calls = [0]
 
@@ -51,17 +58,21 @@ def literal_dp(slot: Slot, check: bool = False, **opts) -> tuple[float, dict[int
         after = free.copy()
         for h, r, n in cand.alloc:
             after[h, r] -= n
-        rest = best(idx + 1, tuple(after.ravel().tolist()))
+        rest = best(idx + 1, canonical(after))
         value = cand.payoff + rest[0]
-        return (value, ((queue[idx], cand), rest[1])) if value > skip[0] else skip
+        return (value, (idx, rest[1])) if value > skip[0] else skip
 
-    value, chain = best(0, tuple(slot.free_gpus().ravel().tolist()))
+    value, chain = best(0, canonical(slot.free_gpus()))
     states = best.cache_info().currsize
     best.cache_clear()
     chosen = {}
+    free = slot.free_gpus()
     while chain:
-        (j, cand), chain = chain
-        chosen[j] = cand
+        idx, chain = chain
+        cand = literal(queue[idx], free)
+        chosen[queue[idx]] = cand
+        for h, r, n in cand.alloc:
+            free[h, r] -= n
     assert not check or calls[0] > len(queue)
     return value, chosen, states
 
@@ -142,3 +153,66 @@ def test_the_online_policy_decides_the_same_with_the_literal_dp(monkeypatch, wor
     slow = simulate_gang(inst, make_policy("hadar:dp"))
     assert fast.completion == slow.completion
     assert [s.gpus for s in fast.segments] == [s.gpus for s in slow.segments]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_identical_machines_relabelled_change_nothing_but_their_names(seed):
+    """FIND_ALLOC visits identical machines most free first (:func:`canonical_order`), so at
+    free GPUs whose identical machines are relabelled it returns the same gang relabelled (up to
+    machines in the same state), and the DP the same value; the DP keeps one vector per relabelling class, fewer than the vectors it
+    meets (on this cluster of 5 identical machines per type)."""
+    inst = hadar_cluster(seed, n_jobs=10)
+    v = hadar_view(inst)
+    queue = list(range(10))
+    slot = Slot(v, queue, price_function(v, queue), v.work.astype(float) * 0.5, 2)
+    rng = np.random.default_rng(seed)
+    cls = v.machine_class
+    assert len(np.unique(cls)) < len(cls)  # identical machines to relabel
+    for _ in range(50):
+        free = (v.capacity * rng.uniform(0, 1, v.capacity.shape)).round().astype(np.int64)
+        sigma = np.arange(len(cls))  # a random relabelling within each class
+        for c in np.unique(cls):
+            members = np.flatnonzero(cls == c)
+            sigma[members] = rng.permutation(members)
+        moved = np.empty_like(free)
+        moved[sigma] = free  # machine h's GPUs are now machine sigma[h]'s
+        order = canonical_order(free, cls)
+        assert np.array_equal(free[order], moved[canonical_order(moved, cls)])
+        for j in queue[:4]:
+            args = (float(slot.remaining[j]), slot.t)
+            a = find_alloc(v, j, free, v.capacity - free, slot.prices, *args)
+            b = find_alloc(v, j, moved, v.capacity - moved, slot.prices, *args)
+            assert (a is None) == (b is None)
+            if a is not None:  # the same gang up to machines of equal rows: the same rest
+                left_a, left_b = free.copy(), moved.copy()
+                for h, r, n in a.alloc:
+                    left_a[h, r] -= n
+                for h, r, n in b.alloc:
+                    left_b[h, r] -= n
+                canon_a = left_a[canonical_order(left_a, cls)]
+                assert np.array_equal(canon_a, left_b[canonical_order(left_b, cls)])
+                assert (b.cost, b.payoff) == (a.cost, a.payoff)
+    value, _, states = literal_dp(slot)
+    stats: dict = {}
+    assert dp_allocation(slot, stats=stats)[0] == value and stats["states"] == states
+    # the same DP keyed on the vectors as met: more states, the same value
+    seen: set = set()
+
+    def met(idx: int, free: np.ndarray) -> None:
+        key = (idx, free.tobytes())
+        if key in seen:
+            return
+        seen.add(key)
+        if idx >= len(queue) or not free.any():
+            return
+        met(idx + 1, free)
+        args = (float(slot.remaining[queue[idx]]), slot.t)
+        cand = find_alloc(v, queue[idx], free, v.capacity - free, slot.prices, *args)
+        if cand is not None:
+            after = free.copy()
+            for h, r, n in cand.alloc:
+                after[h, r] -= n
+            met(idx + 1, after)
+
+    met(0, slot.free_gpus())
+    assert len(seen) > states
