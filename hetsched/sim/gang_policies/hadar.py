@@ -1,10 +1,10 @@
 """Hadar's online Algorithm 1 (:mod:`hetsched.hadar.online`) as a simulator policy: every round,
 the active jobs (arrival order) are re-allocated from scratch by DP_allocation at the current
-prices (5)-(8), solved exactly. ``hadar`` runs a branch and bound of ``QUICK_NODES`` nodes first
-(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`); a slot it does not prove goes to the
-DP over a plan kept while the queue loses jobs and extended by those that arrive
+prices (5)-(8), solved exactly. ``hadar`` solves each slot by the DP over a plan kept while the
+queue loses jobs and extended by those that arrive
 (:class:`hetsched.hadar.dp_allocation.DpPlan`), within ``plan_budget`` states; only a slot over
-that budget takes the choice of a branch and bound stopped after ``node_limit`` nodes (20,000 or
+that budget takes the choice of a branch and bound
+(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`) stopped after ``node_limit`` nodes (20,000 or
 ``hadar:bnb:NODES``: a node budget, not a time limit, so that runs are deterministic;
 ``round_time_limit`` is only a guard), unproven unless the search ends. A slot whose queue is the
 last slot's keeps its arrays but the utilities, its prices and, where the plan solved it, goes
@@ -52,11 +52,6 @@ DP_STATE_BUDGET = 250_000
 #: states of ``hadar``'s plan for the slots its branch and bound does not prove: above every
 #: slot of the multi-GPU Philly window (40.4 million at 480 queued jobs); about 0.5 GB there
 PLAN_STATE_BUDGET = 50_000_000
-#: ``hadar``'s first search of a slot the plan does not serve: the slots it proves (a short
-#: queue, a clear choice) need no new plan. On 1,000 stable jobs 100 nodes took 8.5-8.6 CPU s and 20,000 took 15-23 s (every
-#: slot proven either way, the same decisions); on philly-static:0e4a51 the node budget mattered
-#: little (1 node: 128 s, 1,000: 125 s)
-QUICK_NODES = 100
 
 
 @dataclass(frozen=True)
@@ -140,30 +135,25 @@ class Hadar:
         return out
 
     def _bnb_then_plan(self, arrays: SlotArrays, by_plan: bool = False) -> tuple[np.ndarray, bool]:
-        """The queue positions taken, and whether the plan's DP chose them: the plan's DP where
-        the plan serves the queue as it is or extended (``by_plan``: the slot follows one of the
-        same queue that the plan solved, so its value loop alone); else the branch and bound's
-        choice where it proves it within ``QUICK_NODES`` nodes, else a new plan's DP; over the
-        plan's budget, the branch and bound's with ``node_limit`` (unproven unless that search
-        ends). Every search runs on the one set of arrays; gangs are found for the choice only."""
-        solved = self.plan.solve_again(arrays) if by_plan else self.plan.solve_arrays(arrays, False)
-        if solved is not None:
-            self.proven_by_dp += 1
-            return solved[1], True
-        quick = min(QUICK_NODES, self.node_limit)
-        deadline = time.perf_counter() + self.round_time_limit
-        _, taken, _, proven, nodes = search_slot(arrays, quick, deadline)
-        self.nodes += int(nodes)
-        if proven:
-            return taken, False
-        solved = self.plan.solve_arrays(arrays)
+        """The queue positions taken, and whether the plan's DP chose them: the plan's DP (its
+        value loop alone where ``by_plan``: the slot follows one of the same queue that the plan
+        solved; else the plan as it is, extended, or a new one); over the plan's budget, the
+        branch and bound's choice with ``node_limit`` nodes (unproven unless that search ends).
+        Gangs are found for the choice only.
+
+        Until 2026-12-07 a branch and bound of 100 nodes ran before each new plan, to spare the
+        plans of the slots it proved. Once identical machines were merged (FIND_ALLOC's
+        canonical order) it spared 59 of 3,388 plans on 10,000 stable jobs for 0.7-0.8 CPU s of
+        searches, and 9 of 45 on philly-static:0e4a51; without it both runs made the same
+        decisions (hashed), every slot proven."""
+        solved = self.plan.solve_again(arrays) if by_plan else self.plan.solve_arrays(arrays)
         if solved is not None:
             self.proven_by_dp += 1
             return solved[1], True
         self.over_budget += 1
-        if self.node_limit > quick:
-            _, taken, _, proven, nodes = search_slot(arrays, self.node_limit, deadline)
-            self.nodes += int(nodes)
+        deadline = time.perf_counter() + self.round_time_limit
+        _, taken, _, proven, nodes = search_slot(arrays, self.node_limit, deadline)
+        self.nodes += int(nodes)
         self.unproven_rounds += not proven
         return taken, False
 
