@@ -62,3 +62,39 @@ def test_the_compiled_placement_is_the_rule(seed):
     got = cells.place(np.array(order, dtype=np.int64), count, rows, held)
     want = _by_rule(server, gpu_type, chosen, held)
     assert got == want and list(got) == list(want)  # the same GPUs, jobs by index
+
+
+def test_relabelling_identical_machines_keeps_jobs_where_they_ran():
+    """Three identical 2-GPU machines (class 0) and one other (class 1): gangs decided on the
+    machines as labels are moved, within a class, to the machines their jobs held; the labels
+    stay a one-to-one map within each class, and without ``classes`` nothing moves."""
+    from hetsched.sim.gang_policies.cell_gpus import relabel
+
+    server = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    gpu_type = np.zeros(8, dtype=np.int64)
+    cells = CellGpus.of(server, gpu_type, 4, 1)
+    classes = np.array([0, 0, 0, 1])
+    held = {7: (4, 5), 9: (2,), 4: (6, 7)}  # job 7 ran on machine 2, job 9 on 1, job 4 on 3
+    jobs, count = np.array([7, 9, 4]), np.array([1, 1, 1])
+    triples = np.array([[0, 0, 2], [1, 0, 1], [3, 0, 2]])  # as decided: machines 0, 1, 3
+    plan = cells.place(jobs, count, triples, held, classes)
+    assert plan == {7: (4, 5), 9: (2,), 4: (6, 7)}  # every job where it ran
+    assert cells.place(jobs, count, triples, held) == {7: (0, 1), 9: (2,), 4: (6, 7)}
+    owner = np.full(8, -1, dtype=np.int64)
+    for j, gs in held.items():
+        owner[list(gs)] = j
+    moved = relabel(jobs, count, triples, owner, cells.start, cells.gpus, 1, classes)
+    assert moved[:, 0].tolist() == [2, 1, 3] and (moved[:, 1:] == triples[:, 1:]).all()
+    # job 4 held machine 3 (class 1); a gang of it on machine 0 stays in class 0, on a machine
+    # no job held (machine 0: job 7 held none there, machine 1 is job 9's, machine 2 job 7's)
+    across = relabel(
+        np.array([4]),
+        np.array([1]),
+        np.array([[0, 0, 2]]),
+        owner,
+        cells.start,
+        cells.gpus,
+        1,
+        classes,
+    )
+    assert across[0, 0] == 0

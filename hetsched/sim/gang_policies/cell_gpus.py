@@ -4,7 +4,13 @@ they fit (a move costs a restore).
 
 A cell's GPUs are taken in tiers: the job's own of last round, then those nobody held, then those
 another job held; within a tier in index order. One call places a round's gangs, so a round costs
-its gangs, not a Python loop over every GPU of every cell."""
+its gangs, not a Python loop over every GPU of every cell.
+
+With ``classes`` (each machine's class of identical machines), the gangs' machines are first
+relabelled within each class (:func:`relabel`), for a decision made on a cluster whose machines
+were all free: such a decision is one up to relabelling identical machines (every gang and its
+cost the same), and the relabelling that keeps the most GPUs where their jobs ran last round
+spares restores."""
 
 from __future__ import annotations
 
@@ -39,19 +45,29 @@ class CellGpus:
         count: np.ndarray,
         triples: np.ndarray,
         held: dict[int, tuple[int, ...]],
+        classes: np.ndarray | None = None,
     ) -> dict[int, tuple[int, ...]]:
         """Job ``jobs[p]`` takes ``triples[s_p : s_p + count[p]]`` ((machine, type, count) rows,
         ``s_p`` the sum of the counts before p), the jobs in increasing index; ``held``: each
-        job's GPUs of last round. Returns job -> its GPUs."""
+        job's GPUs of last round; ``classes``: relabel identical machines first (module doc).
+        Returns job -> its GPUs."""
         owner = [-1] * self.gpus.shape[0]  # a list, then one array: 5 times faster
         for j, gs in held.items():
             for g in gs:
                 owner[g] = j
+        owners = np.array(owner, np.int64)
+        triples = np.asarray(triples, np.int64).reshape(-1, 3)
+        if classes is not None and len(triples):
+            jobs = np.asarray(jobs, np.int64)
+            count = np.asarray(count, np.int64)
+            triples = relabel(
+                jobs, count, triples, owners, self.start, self.gpus, self.n_types, classes
+            )
         out, ends, by_job = place(
             np.asarray(jobs, np.int64),
             np.asarray(count, np.int64),
-            np.asarray(triples, np.int64).reshape(-1, 3),
-            np.array(owner, np.int64),
+            triples,
+            owners,
             self.start,
             self.gpus,
             self.n_types,
@@ -103,3 +119,51 @@ def place(jobs, count, triples, owner, start, gpus, R):
                         got += 1
         ends[k] = m
     return out[:m], ends, by_job
+
+
+@kernel
+def relabel(jobs, count, triples, owner, start, gpus, R, classes):
+    """``triples`` with their machines relabelled within each class of ``classes``: greedily,
+    the pair (machine in the triples, real machine) of the most GPUs whose job held them there
+    last round first (ties: a machine kept as it is, then the lower indices), until every
+    machine of a class has its label."""
+    H = classes.shape[0]
+    gain = np.zeros((H, H), np.int64)
+    p = 0
+    left = count[0] if count.shape[0] else 0
+    for t in range(triples.shape[0]):
+        while left == 0:  # the job of triple t
+            p += 1
+            left = count[p]
+        left -= 1
+        j, hv, r, n = jobs[p], triples[t, 0], triples[t, 1], triples[t, 2]
+        for hr in range(H):
+            if classes[hr] != classes[hv]:
+                continue
+            cell = hr * R + r
+            mine = 0
+            for s in range(start[cell], start[cell + 1]):
+                if owner[gpus[s]] == j:
+                    mine += 1
+            gain[hv, hr] += mine if mine < n else n
+    to = np.full(H, -1, np.int64)
+    used = np.zeros(H, np.bool_)
+    while True:
+        best, bv, br = -1, -1, -1
+        for hv in range(H):
+            if to[hv] >= 0:
+                continue
+            for hr in range(H):
+                if used[hr] or classes[hr] != classes[hv]:
+                    continue
+                g = gain[hv, hr]
+                if g > best or (g == best and hr == hv and br != bv):
+                    best, bv, br = g, hv, hr
+        if bv < 0:
+            break
+        to[bv] = br
+        used[br] = True
+    out = triples.copy()
+    for t in range(triples.shape[0]):
+        out[t, 0] = to[triples[t, 0]]
+    return out

@@ -21,7 +21,10 @@ X_j^r the whole gang's throughput with Hadar's bottleneck progress (so Hadar's r
 are the simulator's rates), W_j the remaining work (clairvoyant, as the paper assumes), and the
 horizon T the last arrival plus every job run alone on its slowest type, one after another. The
 chosen (machine, type, count) triples become concrete GPUs, keeping the job's GPUs of last round
-where they fit (a move costs a restore)."""
+where they fit (a move costs a restore). Each slot is solved on the whole cluster free, so its
+decision is one up to relabelling identical machines (FIND_ALLOC visits them by state, not by
+name): the relabelling that keeps the most GPUs where their jobs ran is taken
+(:func:`hetsched.sim.gang_policies.cell_gpus.relabel`)."""
 
 from __future__ import annotations
 
@@ -115,7 +118,7 @@ class Hadar:
             + (
                 "memoized DP"
                 if self.solver == "dp"
-                else "branch and bound, then the DP where it stops"
+                else "the DP over plans kept across slots, a branch and bound over the plan budget"
             ),
             "slots": self.slots,
             "proven_slots": self.slots - self.unproven_rounds,
@@ -225,7 +228,8 @@ class Hadar:
             jobs = np.array(sorted(chosen), dtype=np.int64)
             rows = [row for j in jobs.tolist() for row in chosen[j].alloc]
             count = np.array([len(chosen[j].alloc) for j in jobs.tolist()], dtype=np.int64)
-            return self.cells.place(jobs, count, np.array(rows, dtype=np.int64), state.held)
+            rows = np.array(rows, dtype=np.int64)
+            return self.cells.place(jobs, count, rows, state.held, v.machine_class)
         if same:
             arrays = last.arrays.with_progress(slot)
         else:
@@ -237,10 +241,12 @@ class Hadar:
             # are the last slot's, and so are their GPUs if the jobs hold what they were given
             gangs = last.gangs
             plan = (
-                dict(last.plan) if state.held == last.plan else self.cells.place(*gangs, state.held)
+                dict(last.plan)
+                if state.held == last.plan
+                else self.cells.place(*gangs, state.held, v.machine_class)
             )
         else:
             gangs = arrays.gangs(taken)
-            plan = self.cells.place(*gangs, state.held)
+            plan = self.cells.place(*gangs, state.held, v.machine_class)
         self.last = _Last(queue, arrays, taken, gangs, plan, by_plan)
         return plan
