@@ -173,6 +173,7 @@ class DpPlan:
     key: tuple = ()  # what the plan was reached for, its queue apart
     rows: list = field(default_factory=list)  # the plan's queue: each position's class row
     class_of: dict = field(default_factory=dict)  # class row -> the plan's class
+    ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # rows' classes
     found: tuple | None = None  # reach's (k_min, head, link, take, slow_of, cost_of); None: over
     table: tuple | None = None  # the plan as :func:`dp_kernel.sweep` extends it; None: over
     states: int = 0  # the plan's states
@@ -258,7 +259,7 @@ class DpPlan:
             int(self.state_budget),
             False,
         )
-        self.key, self.rows, self.states = key, rows, int(count)
+        self.key, self.rows, self.ids, self.states = key, rows, classes, int(count)
         if new:
             self.reaches.append(self.states)
         else:
@@ -276,7 +277,7 @@ class DpPlan:
         budget); False if it cannot."""
         if key != self.key or self.table is None or not self.rows:
             return False
-        j = int(self._matched(rows)[-1])
+        j = int(self._matched(self._ids(rows))[-1])
         longer = self.rows + rows[j:]
         if j == len(rows) or len(rows) < self.keep * len(longer):
             return False
@@ -294,19 +295,19 @@ class DpPlan:
             return None
         if self.found is None:  # over the budget: a shorter queue may fit, so reach it again
             return None if rows != self.rows else (np.empty(0, np.int64), None)
-        before = self._matched(rows)
+        classes = self._ids(rows)
+        before = self._matched(classes)
         if before[-1] < len(rows):  # not a subsequence: a job arrived
             return None
-        classes = np.array([self.class_of[r] for r in rows], dtype=np.int64)
         return classes, before[self.found[0]]
 
-    def _matched(self, rows: list) -> np.ndarray:
-        """``rows`` matched in order, greedily, by the plan's queue: for each position of the
-        plan's queue, how many of ``rows`` come before it (the last entry: how many matched)."""
-        before = np.zeros(len(self.rows) + 1, dtype=np.int64)
-        j = 0
-        for p, row in enumerate(self.rows):
-            if j < len(rows) and rows[j] == row:
-                j += 1
-            before[p + 1] = j
-        return before
+    def _ids(self, rows: list) -> np.ndarray:
+        """Each class row's class in the plan (-1: a class the plan has not met)."""
+        get = self.class_of.get
+        return np.array([get(r, -1) for r in rows], dtype=np.int64)
+
+    def _matched(self, ids: np.ndarray) -> np.ndarray:
+        """The classes ``ids`` (:meth:`_ids`) matched in order, greedily, by the plan's queue: for
+        each position of the plan's queue, how many of them come before it (the last entry: how
+        many matched); :func:`hetsched.hadar.dp_kernel.matched`."""
+        return dp_kernel.matched(self.ids, ids)

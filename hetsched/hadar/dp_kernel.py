@@ -360,3 +360,17 @@ def values(util, classes, k_min, head, link, take, slow_of, cost_of, buffer):
                 break
             e = f
     return value[start[0] - k_min[0]], taken[:m], value
+
+
+@kernel
+def matched(plan, ids):
+    """The queue of classes ``ids`` matched in order, greedily, by a plan's queue of classes
+    ``plan``: for each position of ``plan``, how many of ``ids`` come before it (the last
+    entry: how many matched; an id of -1 matches nothing)."""
+    before = np.zeros(plan.shape[0] + 1, np.int64)
+    j = 0
+    for p in range(plan.shape[0]):
+        if j < ids.shape[0] and ids[j] == plan[p]:
+            j += 1
+        before[p + 1] = j
+    return before

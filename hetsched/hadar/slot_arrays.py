@@ -41,6 +41,9 @@ class SlotArrays:
     numer: np.ndarray | None = None  # U_i(d) * d per queue position (utility.numerators)
     table: JobTable | None = None  # the jobs' rows these arrays were read from
     at: np.ndarray | None = None  # each queue position's row in ``table``
+    work: tuple | None = (
+        None  # the replay's work arrays (find_kernel.scratch), handed on by ``like``
+    )
 
     @classmethod
     def of(
@@ -99,6 +102,11 @@ class SlotArrays:
             numer=table.numer[at],
             table=table,
             at=at,
+            work=(
+                like.work
+                if like is not None and like.work is not None and like.cap.shape == cap.shape
+                else find_kernel.scratch(*cap.shape)
+            ),
         ).with_progress(slot)
 
     @staticmethod
@@ -257,8 +265,8 @@ class SlotArrays:
     def _replay(self, positions: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
         """(payoff, cost, rows, triples) of :func:`hetsched.hadar.find_kernel.replay` at the flat
         free GPUs ``flat`` (updated)."""
-        H, R = self.cap.shape
-        return find_kernel.replay(positions, flat, self.find_args(), find_kernel.scratch(H, R))
+        work = self.work if self.work is not None else find_kernel.scratch(*self.cap.shape)
+        return find_kernel.replay(positions, flat, self.find_args(), work)
 
     def _replayed(self, positions: np.ndarray, flat: np.ndarray) -> list[Candidate | None]:
         """Each position's candidate (None: none) at the flat free GPUs the ones before it leave

@@ -125,6 +125,14 @@ class GangState:
             raise HetschedError("a non-clairvoyant policy asked for a job's remaining work")
         return float(self._remaining[j])
 
+    def remaining_of(self, jobs: list[int]) -> list[float]:
+        """:meth:`remaining` of each of ``jobs``, in one call (a policy reading its whole queue
+        every round)."""
+        if not self._clairvoyant:
+            raise HetschedError("a non-clairvoyant policy asked for a job's remaining work")
+        left = self._remaining
+        return [left[j] for j in jobs]
+
 
 class GangPolicy(Protocol):
     name: str

@@ -201,8 +201,7 @@ class Hadar:
         v = self.view
         queue = state.active()
         remaining = self.remaining
-        for j in queue:
-            remaining[j] = state.remaining(j)
+        remaining[queue] = state.remaining_of(queue)
         last = self.last
         same = last is not None and last.queue == queue
         if same:  # a slot of the same queue: the same prices (6)-(7), new utilities
