@@ -24,7 +24,8 @@ from hetsched.testing.hadar_slots import queue_slots
 def _same_arrays(a: SlotArrays, b: SlotArrays) -> bool:
     for name in a.__dataclass_fields__:
         x, y = getattr(a, name), getattr(b, name)
-        if name in ("slot", "table", "at", "work"):  # where they were read from, the replay's scratch
+        # where the arrays were read from, not what they are; the replay's scratch
+        if name in ("slot", "table", "at", "work"):
             continue
         if isinstance(x, np.ndarray):
             if x.shape != y.shape or not np.array_equal(x, y):
