@@ -41,9 +41,8 @@ class SlotArrays:
     numer: np.ndarray | None = None  # U_i(d) * d per queue position (utility.numerators)
     table: JobTable | None = None  # the jobs' rows these arrays were read from
     at: np.ndarray | None = None  # each queue position's row in ``table``
-    work: tuple | None = (
-        None  # the replay's work arrays (find_kernel.scratch), handed on by ``like``
-    )
+    # the replay's work arrays (find_kernel.scratch), handed from slot to slot by ``like``
+    work: tuple | None = None
 
     @classmethod
     def of(

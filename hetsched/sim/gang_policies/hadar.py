@@ -4,8 +4,8 @@ prices (5)-(8), solved exactly. ``hadar`` solves each slot by the DP over a plan
 queue loses jobs and extended by those that arrive
 (:class:`hetsched.hadar.dp_allocation.DpPlan`), within ``plan_budget`` states; only a slot over
 that budget takes the choice of a branch and bound
-(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`) stopped after ``node_limit`` nodes (20,000 or
-``hadar:bnb:NODES``: a node budget, not a time limit, so that runs are deterministic;
+(:func:`hetsched.hadar.branch_and_bound.dp_allocation_bnb`) stopped after ``node_limit`` nodes
+(20,000 or ``hadar:bnb:NODES``: a node budget, not a time limit, so that runs are deterministic;
 ``round_time_limit`` is only a guard), unproven unless the search ends. A slot whose queue is the
 last slot's keeps its arrays but the utilities, its prices and, where the plan solved it, goes
 to the plan's value loop first; the same choice keeps its gangs and GPUs (each slot is still
@@ -52,7 +52,7 @@ from hetsched.sim.gang_policies.cell_gpus import CellGpus
 #: 10-20 us a state (2.5-5 CPU s a slot); compiled over the free-GPU vectors it takes 0.1-1 us,
 #: and a slot over the budget is known after counting its states, before solving them
 DP_STATE_BUDGET = 250_000
-#: states of ``hadar``'s plan for the slots its branch and bound does not prove: above every
+#: states of ``hadar``'s plan, the DP of every slot under it: above every
 #: slot of the multi-GPU Philly window (40.4 million at 480 queued jobs); about 0.5 GB there
 PLAN_STATE_BUDGET = 50_000_000
 
@@ -137,18 +137,14 @@ class Hadar:
             }
         return out
 
-    def _bnb_then_plan(self, arrays: SlotArrays, by_plan: bool = False) -> tuple[np.ndarray, bool]:
+    def _plan_then_bnb(self, arrays: SlotArrays, by_plan: bool = False) -> tuple[np.ndarray, bool]:
         """The queue positions taken, and whether the plan's DP chose them: the plan's DP (its
         value loop alone where ``by_plan``: the slot follows one of the same queue that the plan
         solved; else the plan as it is, extended, or a new one); over the plan's budget, the
         branch and bound's choice with ``node_limit`` nodes (unproven unless that search ends).
-        Gangs are found for the choice only.
-
-        Until 2026-12-07 a branch and bound of 100 nodes ran before each new plan, to spare the
-        plans of the slots it proved. Once identical machines were merged (FIND_ALLOC's
-        canonical order) it spared 59 of 3,388 plans on 10,000 stable jobs for 0.7-0.8 CPU s of
-        searches, and 9 of 45 on philly-static:0e4a51; without it both runs made the same
-        decisions (hashed), every slot proven."""
+        Gangs are found for the choice only. (A branch and bound of 100 nodes before each new
+        plan went on 2026-12-07: it spared few plans once identical machines were merged;
+        ``docs/reproduction.md``, the multi-GPU window.)"""
         solved = self.plan.solve_again(arrays) if by_plan else self.plan.solve_arrays(arrays)
         if solved is not None:
             self.proven_by_dp += 1
@@ -234,7 +230,7 @@ class Hadar:
         else:
             like = None if last is None else last.arrays
             arrays = SlotArrays.of(slot, like=like, table=self.table)
-        taken, by_plan = self._bnb_then_plan(arrays, same and last.by_plan)
+        taken, by_plan = self._plan_then_bnb(arrays, same and last.by_plan)
         if same and np.array_equal(taken, last.taken):
             # the same jobs at the same free GPUs and prices: FIND_ALLOC's gangs (min-cost)
             # are the last slot's, and so are their GPUs if the jobs hold what they were given
