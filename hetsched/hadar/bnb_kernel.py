@@ -169,9 +169,8 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
     H, R = cap.shape
     HR = H * R
     work = scratch(H, R)
-    no_perm = np.empty(0, np.int64)  # every vector canonical (find_kernel.canon)
-    root = free0.copy()
-    canon(root, mclass, R, no_perm)
+    root = free0.copy()  # every vector canonical (find_kernel.canon; apply keeps it so)
+    canon(root, mclass, R, np.empty(0, np.int64))
     counts = np.zeros(price_sorted.shape[0], np.int64)
     # the chains of chosen jobs: entry e = (parent entry, queue position)
     ch_parent = np.empty(1024, np.int64)
@@ -199,7 +198,6 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
                 payoff, bh = find(i, free, job, work)
                 if payoff > 0.0:
                     apply(bh, i, free, job, work)
-                    canon(free, mclass, R, no_perm)
                     value += payoff
                     ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, i)
                     chain = n_ch
@@ -279,7 +277,6 @@ def search(free0, job, bound, bits, n_words, node_limit, deadline):
         if take:
             after[:] = free
             apply(bh, idx, after, job, work)
-            canon(after, mclass, R, no_perm)
             ch_parent, ch_pos = _chain_push(ch_parent, ch_pos, n_ch, chain, idx)
             n_ch += 1
             if ordered:  # the child of the larger bound first

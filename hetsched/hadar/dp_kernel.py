@@ -127,7 +127,6 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
         plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled)
         return 1, over, plan
     after = np.empty(HR, np.int64)
-    no_perm = np.empty(0, np.int64)
     for total in range(total0, 0, -1):
         e = head[total]
         while e >= 0 and not over:
@@ -162,7 +161,6 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
                     continue
                 after[:] = free
                 apply(h, r, after, job, work)
-                canon(after, job[1], R, no_perm)
                 left = 0
                 for cc in range(HR):
                     left += after[cc]

@@ -245,13 +245,15 @@ def memo_codes(mclass, base, R, n_rows):
 
 @kernel
 def apply(h, i, free, job, scratch):
-    """Take job i's gang ending at ``h`` (from :func:`find`) out of ``free``."""
-    cap, _, _, order, n_order, need, thr = job[:7]
+    """Take job i's gang ending at ``h`` (from :func:`find`) out of the canonical ``free``, and
+    make what it leaves canonical again (:func:`canon`)."""
+    cap, mclass, _, order, n_order, need, thr = job[:7]
     H, R = cap.shape
     gh, gr, gn = scratch[0], scratch[1], scratch[2]
     _, k, _ = fill(h, i, free, order, n_order, need[i], R, H, thr, gh, gr, gn)
     for e in range(k):
         free[gh[e] * R + gr[e]] -= gn[e]
+    canon(free, mclass, R, np.empty(0, np.int64))
 
 
 @kernel
