@@ -69,6 +69,79 @@ def _widen(a, n_cls, fill):
 
 
 @kernel
+def _takes(table, e_val, total, e, n_e, count, job, work, bits, key, after, classes, first_of,
+           nxt, rep, todo, budget, literal):  # fmt: skip
+    """:func:`sweep`'s loop over the entries from entry ``e`` of those with ``total`` free GPUs
+    on (then fewer free GPUs), until every take is known (total 0 returned), the state count
+    passes ``budget`` (over) or the table has no room for an entry's new vectors (the caller
+    grows it and calls again from the entry returned): (total, e, entries, states, over). The
+    arrays are never reassigned here (:func:`hetsched.hadar.state_table.reserve`)."""
+    slots, e_idx, e_key, rows, link, take, slow_of, cost_of, head = table
+    order, util = job[3], job[7]
+    gang_q, gang_cost = work[3], work[4]
+    n, n_cls, HR = classes.shape[0], first_of.shape[0], after.shape[0]
+    while total > 0:
+        if e < 0:
+            total -= 1
+            if total > 0:
+                e = head[total]
+            continue
+        if n_e + n_cls > rows.shape[0]:  # an entry adds a vector per class at most
+            return total, e, n_e, count, False
+        k = np.int64(e_val[e, 0])
+        count += n - k + 1
+        if budget >= 0 and count > budget:
+            return total, e, n_e, count, True
+        free = rows[e]
+        for c in range(n_cls):
+            if not todo[c] or take[e, c] != _NONE:  # known: on F and the class alone
+                continue
+            i = first_of[c]
+            while i >= 0 and i < k:
+                i = nxt[i]
+            if i < 0:
+                continue
+            r = i if literal else rep[c]
+            if r < 0:
+                raise ValueError("sweep: a class with a job to take has no job in the arrays")
+            _, h = find(r, free, job, work)
+            if h < 0:  # no gang fits
+                take[e, c] = _NOFIT
+                continue
+            slow = order[r, gang_q[h] - 1]  # the gang's slowest type: its q-th
+            cost = gang_cost[h]
+            slow_of[e, c] = slow
+            cost_of[e, c] = cost
+            while literal and i >= 0 and not util[i, slow] - cost > 0.0:
+                i = nxt[i]
+            if i < 0:  # no job of the class from k on has a candidate here
+                continue
+            after[:] = free
+            apply(h, r, after, job, work)
+            left = 0
+            for cc in range(HR):
+                left += after[cc]
+            if left == 0:
+                take[e, c] = _FULL
+                continue
+            state_table.pack(after, bits, key)
+            f = state_table.find(slots, e_idx, e_key, 0, key)
+            if f < 0:
+                state_table.insert(slots, e_idx, e_key, n_e, 0, key)
+                f = n_e
+                e_val[f, 0] = i + 1
+                rows[f] = after
+                link[f] = head[left]
+                head[left] = f
+                n_e += 1
+            elif i + 1 < e_val[f, 0]:
+                e_val[f, 0] = i + 1
+            take[e, c] = f
+        e = link[e]
+    return 0, -1, n_e, count, False
+
+
+@kernel
 def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     """Every take not yet known in ``plan`` (:func:`start`) for the queue of ``classes``
     (``classes[i]``: job i's class), and the vectors they reach: (states, over budget, plan).
@@ -100,7 +173,6 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
             if rep[c] >= 0:
                 memo_row[rep[c]] = c
     work = scratch(H, R, memo_row, memo_codes(job[1], job[2], R, n_cls))
-    gang_q, gang_cost = work[3], work[4]
     take = _widen(take, n_cls, _NONE)
     slow_of = _widen(slow_of, n_cls, 0)
     cost_of = _widen(cost_of, n_cls, 0.0)
@@ -127,71 +199,21 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
         plan = (slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled)
         return 1, over, plan
     after = np.empty(HR, np.int64)
-    for total in range(total0, 0, -1):
-        e = head[total]
-        while e >= 0 and not over:
-            k = np.int64(e_val[e, 0])
-            count += n - k + 1
-            if budget >= 0 and count > budget:
-                over = True
-                break
-            free = rows[e]
-            for c in range(n_cls):
-                if not todo[c] or take[e, c] != _NONE:  # known: on F and the class alone
-                    continue
-                i = first_of[c]
-                while i >= 0 and i < k:
-                    i = nxt[i]
-                if i < 0:
-                    continue
-                r = i if literal else rep[c]
-                if r < 0:
-                    raise ValueError("sweep: a class with a job to take has no job in the arrays")
-                _, h = find(r, free, job, work)
-                if h < 0:  # no gang fits
-                    take[e, c] = _NOFIT
-                    continue
-                slow = order[r, gang_q[h] - 1]  # the gang's slowest type: its q-th
-                cost = gang_cost[h]
-                slow_of[e, c] = slow
-                cost_of[e, c] = cost
-                while literal and i >= 0 and not util[i, slow] - cost > 0.0:
-                    i = nxt[i]
-                if i < 0:  # no job of the class from k on has a candidate here
-                    continue
-                after[:] = free
-                apply(h, r, after, job, work)
-                left = 0
-                for cc in range(HR):
-                    left += after[cc]
-                if left == 0:
-                    take[e, c] = _FULL
-                    continue
-                state_table.pack(after, bits, key)
-                f = state_table.find(slots, e_idx, e_key, 0, key)
-                if f < 0:
-                    if n_e == rows.shape[0]:
-                        rows = state_table.grow(rows, 2 * n_e)
-                        link = state_table.grow(link, 2 * n_e)
-                        take = state_table.grow(take, 2 * n_e)
-                        take[n_e:] = _NONE
-                        slow_of = state_table.grow(slow_of, 2 * n_e)
-                        cost_of = state_table.grow(cost_of, 2 * n_e)
-                    slots, e_idx, e_key, e_val = state_table.add(
-                        slots, e_idx, e_key, e_val, n_e, 0, key
-                    )
-                    f = n_e
-                    e_val[f, 0] = i + 1
-                    rows[f] = after
-                    link[f] = head[left]
-                    head[left] = f
-                    n_e += 1
-                elif i + 1 < e_val[f, 0]:
-                    e_val[f, 0] = i + 1
-                take[e, c] = f
-            e = link[e]
-        if over:
+    total, e = total0, head[total0]
+    while True:  # the takes, until the table is full; then grown, and on from where it was
+        table = (slots, e_idx, e_key, rows, link, take, slow_of, cost_of, head)
+        total, e, n_e, count, over = _takes(
+            table, e_val, total, e, n_e, count, job, work, bits, key, after,
+            classes, first_of, nxt, rep, todo, budget, literal,
+        )  # fmt: skip
+        if over or total == 0:
             break
+        size = 2 * rows.shape[0]
+        rows, link = state_table.grow(rows, size), state_table.grow(link, size)
+        take = state_table.grow(take, size)
+        take[n_e:] = _NONE
+        slow_of, cost_of = state_table.grow(slow_of, size), state_table.grow(cost_of, size)
+        slots, e_idx, e_key, e_val = state_table.reserve(slots, e_idx, e_key, e_val, n_e, size)
     if not over:  # each take that fills the cluster reaches (i + 1, no free GPU)
         for e in range(n_e):
             k = np.int64(e_val[e, 0])

@@ -84,15 +84,34 @@ def add(slots, e_idx, e_key, e_val, n_e, idx, key):
     """Add state (idx, key), not in the table, as entry ``n_e`` (its values are the caller's to
     write); returns the arrays, grown (and rehashed at load 1/4) when full."""
     if n_e == e_idx.shape[0]:
-        size = 2 * n_e
-        e_idx, e_key, e_val = grow(e_idx, size), grow(e_key, size), grow(e_val, size)
-        slots = np.full(2 * size, _EMPTY, np.int64)
-        for e in range(n_e):
-            _place(slots, _hash(e_idx[e], e_key[e]), e)
+        slots, e_idx, e_key, e_val = reserve(slots, e_idx, e_key, e_val, n_e, 2 * n_e)
+    insert(slots, e_idx, e_key, n_e, idx, key)
+    return slots, e_idx, e_key, e_val
+
+
+@kernel
+def reserve(slots, e_idx, e_key, e_val, n_e, size):
+    """The arrays with room for ``size`` entries, the first ``n_e`` kept (rehashed into two
+    slots an entry of room if grown), so that a loop can :func:`insert` up to there without
+    reassigning them (numba counts the references of the arrays a loop reassigns on every
+    pass: 0.25 us a pass of :func:`hetsched.hadar.dp_kernel.sweep`, more than its work)."""
+
+    if size <= e_idx.shape[0]:
+        return slots, e_idx, e_key, e_val
+    e_idx, e_key, e_val = grow(e_idx, size), grow(e_key, size), grow(e_val, size)
+    slots = np.full(2 * size, _EMPTY, np.int64)
+    for e in range(n_e):
+        _place(slots, _hash(e_idx[e], e_key[e]), e)
+    return slots, e_idx, e_key, e_val
+
+
+@kernel
+def insert(slots, e_idx, e_key, n_e, idx, key):
+    """Add state (idx, key), not in the table, as entry ``n_e`` of arrays with room for it
+    (:func:`reserve`)."""
     e_idx[n_e] = idx
     e_key[n_e] = key
     _place(slots, _hash(idx, key), n_e)
-    return slots, e_idx, e_key, e_val
 
 
 @kernel
