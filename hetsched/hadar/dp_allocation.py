@@ -28,6 +28,7 @@ import numpy as np
 
 from hetsched.hadar import dp_kernel
 from hetsched.hadar.arrays import HadarView
+from hetsched.hadar.job_table import JobTable
 from hetsched.hadar.slot import Alloc, Candidate, Prices, Slot
 from hetsched.hadar.slot_arrays import SlotArrays
 from hetsched.hadar.utility import utility
@@ -166,14 +167,18 @@ class DpPlan:
     in the plan's queue with the lost jobs skipped, so every free-GPU vector the shorter queue
     reaches is in the plan, and the first index at which it is reached is at least the plan's,
     counted in the jobs left. A job that arrives, or new prices, make a new plan. One plan is
-    kept, the last one."""
+    kept, the last one. A job's class is its class id in the slot's job table
+    (:class:`hetsched.hadar.job_table.JobTable`, the same table from slot to slot: the plan's
+    own of the whole view in :meth:`solve`, the online run's in the policy); a plan numbers the
+    classes it meets in the order it meets them."""
 
     state_budget: int  #: the most states a plan may have; a slot over it is not solved
     keep: float = KEEP  #: the shortest queue a plan serves, as a share of its own
     key: tuple = ()  # what the plan was reached for, its queue apart
-    rows: list = field(default_factory=list)  # the plan's queue: each position's class row
-    class_of: dict = field(default_factory=dict)  # class row -> the plan's class
-    ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # rows' classes
+    job_table: JobTable | None = None  # the table whose class ids ``gids`` are
+    gids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # queue's classes
+    plan_class: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # id -> class
+    ids: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # queue's plan classes
     found: tuple | None = None  # reach's (k_min, head, link, take, slow_of, cost_of); None: over
     table: tuple | None = None  # the plan as :func:`dp_kernel.sweep` extends it; None: over
     states: int = 0  # the plan's states
@@ -187,7 +192,10 @@ class DpPlan:
     ) -> tuple[float, dict[int, Candidate]] | None:
         """DP_allocation's optimum of ``slot`` under the min-cost rule (the value and choice of
         :func:`dp_allocation`), or None if the slot's plan has more than ``state_budget`` states."""
-        arrays = SlotArrays.of(slot, utility_name, comm_cost, "min-cost")
+        table = self.job_table
+        if table is None or table.view is not slot.view or table.utility_name != utility_name:
+            table = JobTable.of(slot.view, utility_name)  # every job's row: ids across slots
+        arrays = SlotArrays.of(slot, utility_name, comm_cost, "min-cost", table=table)
         solved = self.solve_arrays(arrays)
         return None if solved is None else (solved[0], arrays.chosen(solved[1]))
 
@@ -200,22 +208,23 @@ class DpPlan:
         key = tuple(
             np.ascontiguousarray(a).tobytes()
             for a in (arrays.free0, arrays.cap, arrays.mclass, arrays.price)
-        ) + (arrays.comm_cost,)
-        rows = arrays.class_rows_bytes()
-        kept = self._kept(key, rows)
-        if kept is None and self._extend(key, rows, arrays):
-            kept = self._kept(key, rows)
+        ) + (arrays.comm_cost, id(arrays.table))
+        gids = arrays.table.class_id[arrays.at]
+        kept = self._kept(key, gids)
+        if kept is None and self._extend(key, gids, arrays):
+            kept = self.last
         if kept is None and not new:
             return None
         if kept is None:
             self.found = self.table = None  # the old plan goes before the new one is built
             classes = arrays.classes()
-            self.class_of = dict(zip(rows, classes.tolist()))
-            self._sweep(key, rows, classes, rows, arrays, new=True)
-            k_min = None if self.found is None else self.found[0]
+            self.job_table = arrays.table
+            self.plan_class = np.full(int(arrays.table.class_id.max(initial=-1)) + 1, -1)
+            self.plan_class[gids] = classes
+            self._sweep(key, gids, classes, classes, arrays, new=True)
+            self.last = None if self.found is None else (classes, self.found[0])
         else:
-            classes, k_min = kept
-        self.last = None if self.found is None else (classes, k_min)
+            self.last = kept if self.found is not None else None
         return self.solve_again(arrays)
 
     def solve_again(self, arrays: SlotArrays) -> tuple[float, np.ndarray] | None:
@@ -230,24 +239,25 @@ class DpPlan:
         return float(value), taken
 
     def _sweep(
-        self, key: tuple, rows: list, classes: np.ndarray, current: list, arrays, new: bool
-    ) -> None:
-        """Reach the plan of the queue of class ``rows`` (``classes``: their classes), from a
-        new root or from the plan as it is (an extension: only the classes of the rows past the
-        plan's have takes to find), within the budget; ``current``: the class rows of
-        ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
-        n_cls = max(self.class_of.values(), default=-1) + 1
-        rep = np.full(max(n_cls, 1), -1, dtype=np.int64)  # a job of each class in ``arrays``
-        for i in range(len(current) - 1, -1, -1):
-            rep[self.class_of[current[i]]] = i
-        todo = np.ones(max(n_cls, 1), dtype=np.bool_)
+        self, key: tuple, gids: np.ndarray, classes: np.ndarray, current: np.ndarray, arrays,
+        new: bool,
+    ) -> None:  # fmt: skip
+        """Reach the plan of the queue of class ids ``gids`` (``classes``: their plan classes),
+        from a new root or from the plan as it is (an extension: only the classes of the jobs
+        past the plan's have takes to find), within the budget; ``current``: the plan classes
+        of ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
+        n_cls = max(int(self.plan_class.max(initial=-1)) + 1, 1)
+        rep = np.full(n_cls, -1, dtype=np.int64)  # a job of each class in ``arrays``
+        met, first = np.unique(current, return_index=True)
+        rep[met] = first
+        todo = np.ones(n_cls, dtype=np.bool_)
         if not new:
             todo[:] = False
-            todo[classes[len(self.rows) :]] = True
+            todo[classes[len(self.gids) :]] = True
         bits, n_words = arrays.key_args()
         table = self.table
         if new:
-            table = dp_kernel.start(arrays.free0, bits, n_words, max(n_cls, 1), arrays.mclass)
+            table = dp_kernel.start(arrays.free0, bits, n_words, n_cls, arrays.mclass)
         count, over, table = dp_kernel.sweep(
             table,
             arrays.find_args(),
@@ -259,7 +269,7 @@ class DpPlan:
             int(self.state_budget),
             False,
         )
-        self.key, self.rows, self.ids, self.states = key, rows, classes, int(count)
+        self.key, self.gids, self.ids, self.states = key, gids, classes, int(count)
         if new:
             self.reaches.append(self.states)
         else:
@@ -271,43 +281,41 @@ class DpPlan:
         k_min = dp_kernel.first_indices(table)
         self.found = (k_min, table[9], table[5], table[6], table[7], table[8])
 
-    def _extend(self, key: tuple, rows: list, arrays: SlotArrays) -> bool:
-        """Extend the plan to serve a queue of class ``rows`` that is the plan's with jobs
+    def _extend(self, key: tuple, gids: np.ndarray, arrays: SlotArrays) -> bool:
+        """Extend the plan to serve a queue of class ids ``gids`` that is the plan's with jobs
         removed and jobs appended (within the share ``keep`` of the extended queue and the
-        budget); False if it cannot."""
-        if key != self.key or self.table is None or not self.rows:
+        budget), and make it the last call's; False if it cannot."""
+        if key != self.key or self.table is None or not len(self.gids):
             return False
-        j = int(self._matched(self._ids(rows))[-1])
-        longer = self.rows + rows[j:]
-        if j == len(rows) or len(rows) < self.keep * len(longer):
+        current = self.plan_class[gids]
+        j = int(dp_kernel.matched(self.ids, current)[-1])
+        if j == len(gids) or len(gids) < self.keep * (len(self.gids) + len(gids) - j):
             return False
-        for row in rows[j:]:
-            self.class_of.setdefault(row, len(self.class_of))
-        classes = np.array([self.class_of[r] for r in longer], dtype=np.int64)
-        self._sweep(key, longer, classes, rows, arrays, new=False)
-        return self.found is not None
+        unmet = gids[j:][current[j:] < 0]  # classes first met: numbered in order of meeting
+        if len(unmet):
+            ids, first = np.unique(unmet, return_index=True)
+            ids = ids[np.argsort(first)]
+            self.plan_class[ids] = np.arange(len(ids)) + int(self.plan_class.max()) + 1
+            current = self.plan_class[gids]
+        longer = np.concatenate([self.gids, gids[j:]])
+        classes = np.concatenate([self.ids, current[j:]])
+        self._sweep(key, longer, classes, current, arrays, new=False)
+        if self.found is None:
+            return False
+        self.last = (current, dp_kernel.matched(classes, current)[self.found[0]])
+        return True
 
-    def _kept(self, key: tuple, rows: list) -> tuple[np.ndarray, np.ndarray] | None:
-        """If the plan serves a queue of these class rows (the same key, the plan's queue with
+    def _kept(self, key: tuple, gids: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """If the plan serves a queue of class ids ``gids`` (the same key, the plan's queue with
         jobs removed): each job's class in the plan and each vector's first index, counted in
         the jobs left. Else None."""
-        if key != self.key or len(rows) > len(self.rows) or len(rows) < self.keep * len(self.rows):
+        n = len(self.gids)
+        if key != self.key or len(gids) > n or len(gids) < self.keep * n:
             return None
         if self.found is None:  # over the budget: a shorter queue may fit, so reach it again
-            return None if rows != self.rows else (np.empty(0, np.int64), None)
-        classes = self._ids(rows)
-        before = self._matched(classes)
-        if before[-1] < len(rows):  # not a subsequence: a job arrived
+            return None if not np.array_equal(gids, self.gids) else (np.empty(0, np.int64), None)
+        classes = self.plan_class[gids]
+        before = dp_kernel.matched(self.ids, classes)
+        if before[-1] < len(gids):  # not a subsequence: a job arrived
             return None
         return classes, before[self.found[0]]
-
-    def _ids(self, rows: list) -> np.ndarray:
-        """Each class row's class in the plan (-1: a class the plan has not met)."""
-        get = self.class_of.get
-        return np.array([get(r, -1) for r in rows], dtype=np.int64)
-
-    def _matched(self, ids: np.ndarray) -> np.ndarray:
-        """The classes ``ids`` (:meth:`_ids`) matched in order, greedily, by the plan's queue: for
-        each position of the plan's queue, how many of them come before it (the last entry: how
-        many matched); :func:`hetsched.hadar.dp_kernel.matched`."""
-        return dp_kernel.matched(self.ids, ids)

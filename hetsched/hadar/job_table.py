@@ -35,7 +35,6 @@ class JobTable:
     numer: np.ndarray  # U_j(d) * d
     arrival: np.ndarray  # a_j (slots), as floats
     class_id: np.ndarray  # the class rows' ranks in lexicographic order (equal rows, equal id)
-    class_key: list[bytes]  # each row's class row as bytes: a key that means the same in any table
     u_max_term: np.ndarray  # U_j(t_j^min) / W_j, (6)
     u_min_term: np.ndarray  # U_j(T - a_j) / (t_j^max W_j), (7) before its 1 / (4 eta)
 
@@ -54,11 +53,9 @@ class JobTable:
         order[np.arange(n_types) >= n_order[:, None]] = -1
         rows = class_rows(order, thr, need)
         if n:
-            unique, class_id = np.unique(rows, axis=0, return_inverse=True)
-            keys = [r.tobytes() for r in unique]
-            class_key = [keys[c] for c in class_id.ravel().tolist()]
+            class_id = np.unique(rows, axis=0, return_inverse=True)[1]
         else:
-            class_id, class_key = np.zeros(0, np.int64), []
+            class_id = np.zeros(0, np.int64)
         u_max_term, u_min_term = price_terms(view, idx, utility_name)
         return cls(
             view,
@@ -71,7 +68,6 @@ class JobTable:
             numerators(view, utility_name, idx),
             view.arrival[idx].astype(float),
             np.asarray(class_id, dtype=np.int64).ravel(),
-            class_key,
             u_max_term,
             u_min_term,
         )

@@ -75,28 +75,32 @@ class SlotArrays:
         else:
             cap, price, price_rank, price_sorted = cls._price_tables(view, prices)
         n_types = cap.shape[1]
-        free0 = slot.free_gpus().astype(np.int64)
+        if like is not None and like.slot.view is view and slot.free is like.slot.free is None:
+            free0 = like.free0  # the whole cluster free, as the last slot's (read, not written)
+        else:
+            free0 = slot.free_gpus().astype(np.int64).ravel()
         empty = np.zeros((0, 0))  # the utilities and what depends on them: :meth:`with_progress`
-        return cls(
-            slot,
-            free0.ravel(),
-            cap,
-            view.machine_class,
-            price.shape[2],
-            table.order[at],
-            table.n_order[at],
-            table.need[at],
-            table.thr[at],
-            empty,
-            price,
-            price_rank,
-            price_sorted,
-            empty,
-            np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
-            np.full((n + 1, int(free0.sum()) + 1), np.inf),
-            np.zeros((1, n), dtype=np.int64),
-            float(comm_cost),
-            select == "min-cost",
+        fields = dict(  # without the frozen class's __init__ (a field at a time: 9 us a slot)
+            slot=slot,
+            free0=free0,
+            cap=cap,
+            mclass=view.machine_class,
+            base=price.shape[2],
+            order=table.order[at],
+            n_order=table.n_order[at],
+            need=table.need[at],
+            thr=table.thr[at],
+            util=empty,
+            price=price,
+            price_rank=price_rank,
+            price_sorted=price_sorted,
+            suffix_value=empty,
+            lam=np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
+            suffix_net=np.full((n + 1, int(free0.sum()) + 1), np.inf),
+            rank=np.zeros((1, n), dtype=np.int64),
+            comm_cost=float(comm_cost),
+            min_cost=select == "min-cost",
+            ordered=False,
             utility_name=utility_name,
             numer=table.numer[at],
             table=table,
@@ -106,7 +110,10 @@ class SlotArrays:
                 if like is not None and like.work is not None and like.cap.shape == cap.shape
                 else find_kernel.scratch(*cap.shape)
             ),
-        ).with_progress(slot)
+        )
+        arrays = object.__new__(cls)
+        arrays.__dict__.update(fields)
+        return arrays.with_progress(slot)
 
     @staticmethod
     def _price_tables(view, prices) -> tuple[np.ndarray, ...]:
@@ -129,9 +136,12 @@ class SlotArrays:
         (6)-(7), which depend on the queue's jobs alone): only the utilities, and the bound and
         ranking built on them, depend on the jobs' progress and the slot, and only they are
         computed again; the type bound is off, as from :meth:`of`."""
-        if list(slot.queue) != list(self.slot.queue) or slot.view is not self.slot.view:
+        same = slot.queue is self.slot.queue or list(slot.queue) == list(self.slot.queue)
+        if slot.view is not self.slot.view or not same:
             raise ValueError("with_progress takes a slot of the same view and queue")
-        view, jobs = slot.view, np.asarray(slot.queue, dtype=np.int64)
+        view = slot.view
+        # the queue's jobs: the table's rows where it has one row a job of the view
+        jobs = self.at if self.table.jobs is None else np.asarray(slot.queue, dtype=np.int64)
         # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
         # (view.jct) and U_i there; the bound's u_i (job i at its fastest type), the jobs best
         # u/W first, and V(G): the fractional knapsack of each queue suffix, one compiled call
@@ -229,11 +239,6 @@ class SlotArrays:
         ids = self.table.class_id[self.at]  # ranks in the table's order: the same order
         return np.unique(ids, return_inverse=True)[1].astype(np.int64).ravel()
 
-    def class_rows_bytes(self) -> list[bytes]:
-        """Each job's class row as bytes (a key of its class, the same in every slot)."""
-        key = self.table.class_key
-        return [key[p] for p in self.at.tolist()]
-
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs (left as they are), by the
         compiled search's own code (:func:`hetsched.hadar.find_kernel.find`)."""
@@ -255,11 +260,11 @@ class SlotArrays:
         """:meth:`chosen` as arrays, for a caller that needs the gangs alone: (the jobs, the
         number of (machine, type, count) rows of each, the rows in order)."""
         positions = np.ascontiguousarray(taken, dtype=np.int64)
-        flat = np.ascontiguousarray(self.slot.free_gpus(), dtype=np.int64).ravel()
-        payoff, _, count, triples = self._replay(positions, flat)
+        payoff, _, count, triples = self._replay(positions, self.free0.copy())
         if len(payoff) and payoff.min() <= 0.0:
             raise RuntimeError("a chosen job has no candidate at the GPUs the search took it at")
-        return np.asarray(self.slot.queue, dtype=np.int64)[positions], count, triples
+        queue = self.at if self.table.jobs is None else np.asarray(self.slot.queue, np.int64)
+        return queue[positions], count, triples
 
     def _replay(self, positions: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, ...]:
         """(payoff, cost, rows, triples) of :func:`hetsched.hadar.find_kernel.replay` at the flat

@@ -208,13 +208,15 @@ def test_a_plan_asked_not_to_reach_anew_solves_only_what_it_serves():
     assert plan.solve_arrays(SlotArrays.of(head), new=False) is None  # no plan yet
     assert plan.reaches == [] and plan.found is None
     assert plan.solve(head) == dp_allocation(head)
+    # a plan serves the arrays of the table its classes come from (DpPlan.solve's own)
+    table = plan.job_table
     shorter = Slot(full.view, full.queue[1:8], full.prices, full.remaining, 2, full.free)
     longer = Slot(full.view, full.queue[1:], full.prices, full.remaining, 3, full.free)
     for slot in (shorter, longer):  # kept, then extended
-        value, taken = plan.solve_arrays(SlotArrays.of(slot), new=False)
+        value, taken = plan.solve_arrays(SlotArrays.of(slot, table=table), new=False)
         best, chosen = dp_allocation(slot)
         assert value == best and SlotArrays.of(slot).chosen(taken) == chosen
     assert len(plan.reaches) == 1 and plan.extensions == 1
     other = Slot(full.view, full.queue[:3], full.prices, full.remaining, 4, full.free)
-    assert plan.solve_arrays(SlotArrays.of(other), new=False) is None  # under keep: not served
+    assert plan.solve_arrays(SlotArrays.of(other, table=table), new=False) is None  # under keep: not served
     assert len(plan.reaches) == 1 and plan.found is not None  # and the plan is left as it was

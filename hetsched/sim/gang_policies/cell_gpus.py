@@ -148,21 +148,42 @@ def relabel(jobs, count, triples, owner, start, gpus, R, classes):
             gain[hv, hr] += mine if mine < n else n
     to = np.full(H, -1, np.int64)
     used = np.zeros(H, np.bool_)
+    # the pairs of positive gain, in scan order (machine in the triples, then real machine):
+    # the greedy's steps while the best gain left is positive scan these alone
+    pair = np.empty((H * H, 2), np.int64)
+    n_pairs = 0
+    for hv in range(H):
+        for hr in range(H):
+            if gain[hv, hr] > 0:  # the same class: no other pair gains
+                pair[n_pairs, 0], pair[n_pairs, 1] = hv, hr
+                n_pairs += 1
     while True:
-        best, bv, br = -1, -1, -1
-        for hv in range(H):
-            if to[hv] >= 0:
+        best, bq = 0, -1
+        for q in range(n_pairs):
+            hv, hr = pair[q, 0], pair[q, 1]
+            if to[hv] >= 0 or used[hr]:
                 continue
-            for hr in range(H):
-                if used[hr] or classes[hr] != classes[hv]:
-                    continue
-                g = gain[hv, hr]
-                if g > best or (g == best and hr == hv and br != bv):
-                    best, bv, br = g, hv, hr
-        if bv < 0:
+            g = gain[hv, hr]
+            if g > best or (g == best and hr == hv and pair[bq, 0] != pair[bq, 1]):
+                best, bq = g, q
+        if bq < 0:
             break
-        to[bv] = br
-        used[br] = True
+        to[pair[bq, 0]] = pair[bq, 1]
+        used[pair[bq, 1]] = True
+    # every gain left is 0: the machines whose own label is free keep it, then each machine
+    # left (in index order) takes the first free label of its class
+    for h in range(H):
+        if to[h] < 0 and not used[h]:
+            to[h] = h
+            used[h] = True
+    for hv in range(H):
+        if to[hv] >= 0:
+            continue
+        for hr in range(H):
+            if not used[hr] and classes[hr] == classes[hv]:
+                to[hv] = hr
+                used[hr] = True
+                break
     out = triples.copy()
     for t in range(triples.shape[0]):
         out[t, 0] = to[triples[t, 0]]
