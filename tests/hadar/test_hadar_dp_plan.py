@@ -218,5 +218,7 @@ def test_a_plan_asked_not_to_reach_anew_solves_only_what_it_serves():
         assert value == best and SlotArrays.of(slot).chosen(taken) == chosen
     assert len(plan.reaches) == 1 and plan.extensions == 1
     other = Slot(full.view, full.queue[:3], full.prices, full.remaining, 4, full.free)
-    assert plan.solve_arrays(SlotArrays.of(other, table=table), new=False) is None  # under keep: not served
+    assert (
+        plan.solve_arrays(SlotArrays.of(other, table=table), new=False) is None
+    )  # under keep: not served
     assert len(plan.reaches) == 1 and plan.found is not None  # and the plan is left as it was
