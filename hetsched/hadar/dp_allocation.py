@@ -186,6 +186,7 @@ class DpPlan:
     extensions: int = 0  # plans extended by jobs that arrived
     buffer: np.ndarray = field(default_factory=lambda: np.empty(0))  # the values' array, reused
     last: tuple | None = None  # the last call's (classes, k_min); None: over the budget
+    layout: tuple[int, int] = (1, 1)  # the plan's :meth:`SlotArrays.key_args`
 
     def solve(
         self, slot: Slot, utility_name: str | None = None, comm_cost: float = 0.0
@@ -247,14 +248,14 @@ class DpPlan:
         past the plan's have takes to find), within the budget; ``current``: the plan classes
         of ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
         n_cls = max(int(self.plan_class.max(initial=-1)) + 1, 1)
-        rep = np.full(n_cls, -1, dtype=np.int64)  # a job of each class in ``arrays``
-        met, first = np.unique(current, return_index=True)
-        rep[met] = first
+        rep = dp_kernel.firsts(current, n_cls)  # a job of each class in ``arrays``
         todo = np.ones(n_cls, dtype=np.bool_)
         if not new:
             todo[:] = False
             todo[classes[len(self.gids) :]] = True
-        bits, n_words = arrays.key_args()
+        else:
+            self.layout = arrays.key_args()  # the same in every extension (the key has the cap)
+        bits, n_words = self.layout
         table = self.table
         if new:
             table = dp_kernel.start(arrays.free0, bits, n_words, n_cls, arrays.mclass)

@@ -237,7 +237,7 @@ class SlotArrays:
         if not self.min_cost or not len(self.need):
             return np.arange(len(self.need), dtype=np.int64)
         ids = self.table.class_id[self.at]  # ranks in the table's order: the same order
-        return np.unique(ids, return_inverse=True)[1].astype(np.int64).ravel()
+        return np.searchsorted(np.unique(ids), ids).astype(np.int64)
 
     def find(self, i: int, free: np.ndarray) -> Candidate | None:
         """FIND_ALLOC for queue position i with ``free`` [h, r] GPUs (left as they are), by the
