@@ -18,19 +18,22 @@ from hetsched.hadar.bnb_kernel import suffix_knapsack
 
 @kernel
 def progress(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, numer, n_free):
-    """(util, suffix_value, rank) of a slot: ``thr`` [i, r] X_i^r, ``need`` W_i, ``rem`` the
-    remaining work, ``arrival`` a_i (slots), ``numer`` U_i(d) * d (E_i N_i, 1 or t_i^iso: the
-    utilities are numer / d), ``n_free`` the free GPUs; util is -inf where r is not usable."""
+    """(util, suffix_value, rank) of a slot: :func:`utilities`, then :func:`bound`."""
+    util = utilities(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, numer)
+    suffix_value, rank = bound(util, thr, need, n_free)
+    return util, suffix_value, rank
+
+
+@kernel
+def utilities(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, numer):
+    """U_i at the rate of a gang whose slowest type is r, [i, r]: ``thr`` [i, r] X_i^r, ``need``
+    W_i, ``rem`` the remaining work, ``arrival`` a_i (slots), ``numer`` U_i(d) * d (E_i N_i, 1
+    or t_i^iso: the utilities are numer / d); -inf where r is not usable."""
     n, R = thr.shape
     util = np.empty((n, R))
-    ub = np.zeros(n)
-    key = np.empty(n)
     for i in range(n):
         workers = need[i] if per_worker else 1
-        best = 0
         for r in range(R):
-            if thr[i, r] > thr[i, best]:
-                best = r
             if thr[i, r] > 0:
                 rate = thr[i, r] * slot_seconds * workers
                 finish = (t + np.ceil(rem[i] / rate - 1e-12)) - 1
@@ -38,6 +41,23 @@ def progress(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, n
                 util[i, r] = numer[i] / jct
             else:
                 util[i, r] = -np.inf
+    return util
+
+
+@kernel
+def bound(util, thr, need, n_free):
+    """The branch and bound's arrays on the utilities: (suffix_value, rank), the fractional
+    knapsack V(G) of each queue suffix over ``n_free`` free GPUs of each job at its fastest
+    type (the first of the largest X_i^r), and each job's position with the jobs best u/W
+    first (stable)."""
+    n, R = thr.shape
+    ub = np.zeros(n)
+    key = np.empty(n)
+    for i in range(n):
+        best = 0
+        for r in range(R):
+            if thr[i, r] > thr[i, best]:
+                best = r
         ub[i] = util[i, best]  # the bound's u_i: job i at its fastest type
         key[i] = -ub[i] / max(need[i], 1)
     by_ratio = np.argsort(key, kind="mergesort").astype(np.int64)  # best u/W first, stable
@@ -45,4 +65,4 @@ def progress(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, n
     rank = np.empty((1, n), np.int64)
     for k in range(n):
         rank[0, by_ratio[k]] = k
-    return util, suffix_value, rank
+    return suffix_value, rank

@@ -30,10 +30,10 @@ class SlotArrays:
     price: np.ndarray  # k(g) of cell (h, r), (5)
     price_rank: np.ndarray  # price[h, r, g] = price_sorted[price_rank[h, r, g]]
     price_sorted: np.ndarray
-    suffix_value: np.ndarray  # V(G) of the queue from idx
+    suffix_value: np.ndarray | None  # V(G) of the queue from idx (None: :meth:`bounded`)
     lam: np.ndarray  # the type bound's multipliers (:mod:`hetsched.hadar.type_bound`; 0: off)
     suffix_net: np.ndarray  # its knapsack of net payoffs p_j over the queue from idx (inf: off)
-    rank: np.ndarray  # [k, i]: i's position in ranking k (u_i / W_i; p_i / W_i, LP), best first
+    rank: np.ndarray | None  # [k, i]: i's position in ranking k (u_i / W_i; p_i / W_i, LP)
     comm_cost: float
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
     ordered: bool = False  # the search explores the child of the larger bound first
@@ -94,10 +94,10 @@ class SlotArrays:
             price=price,
             price_rank=price_rank,
             price_sorted=price_sorted,
-            suffix_value=empty,
+            suffix_value=None,
             lam=np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
             suffix_net=np.full((n + 1, int(free0.sum()) + 1), np.inf),
-            rank=np.zeros((1, n), dtype=np.int64),
+            rank=None,
             comm_cost=float(comm_cost),
             min_cost=select == "min-cost",
             ordered=False,
@@ -134,8 +134,9 @@ class SlotArrays:
     def with_progress(self, slot: Slot) -> SlotArrays:
         """The arrays of ``slot``, a later slot of the same queue (so of the same prices
         (6)-(7), which depend on the queue's jobs alone): only the utilities, and the bound and
-        ranking built on them, depend on the jobs' progress and the slot, and only they are
-        computed again; the type bound is off, as from :meth:`of`."""
+        ranking built on them, depend on the jobs' progress and the slot; the utilities are
+        computed again, the bound when a search asks (:meth:`bounded`); the type bound is off,
+        as from :meth:`of`."""
         same = slot.queue is self.slot.queue or list(slot.queue) == list(self.slot.queue)
         if slot.view is not self.slot.view or not same:
             raise ValueError("with_progress takes a slot of the same view and queue")
@@ -143,9 +144,9 @@ class SlotArrays:
         # the queue's jobs: the table's rows where it has one row a job of the view
         jobs = self.at if self.table.jobs is None else np.asarray(slot.queue, dtype=np.int64)
         # a gang whose slowest type is r: its rate (view.rate), the slots it needs, the JCT
-        # (view.jct) and U_i there; the bound's u_i (job i at its fastest type), the jobs best
-        # u/W first, and V(G): the fractional knapsack of each queue suffix, one compiled call
-        util, suffix_value, rank = progress_kernel.progress(
+        # (view.jct) and U_i there, one compiled call; the branch and bound's arrays on them
+        # when a search asks (:meth:`bounded`: a slot the plan's DP solves needs none)
+        util = progress_kernel.utilities(
             self.thr,
             self.need,
             view.progress == "per-worker",
@@ -155,7 +156,6 @@ class SlotArrays:
             self.table.arrival[self.at],  # the queue's, not the whole trace's
             int(view.jct_offset),
             self.numer,
-            int(self.free0.sum()),
         )
         if self.ordered:  # the type bound was on: off again, as from :meth:`of`
             lam, suffix_net = np.zeros_like(self.lam), np.full_like(self.suffix_net, np.inf)
@@ -164,12 +164,23 @@ class SlotArrays:
         return self._with(
             slot=slot,
             util=util,
-            suffix_value=suffix_value,
+            suffix_value=None,
             lam=lam,
             suffix_net=suffix_net,
-            rank=rank,
+            rank=None,
             ordered=False,
         )
+
+    def bounded(self) -> SlotArrays:
+        """The arrays with the branch and bound's knapsacks V(G) of each queue suffix and its
+        ranking (best u/W first) on the utilities (:func:`hetsched.hadar.progress_kernel.bound`),
+        worked out where they are not yet."""
+        if self.suffix_value is not None:
+            return self
+        suffix_value, rank = progress_kernel.bound(
+            self.util, self.thr, self.need, int(self.free0.sum())
+        )
+        return self._with(suffix_value=suffix_value, rank=rank)
 
     def _with(self, **changes) -> SlotArrays:
         """:func:`dataclasses.replace` without running ``__init__`` again: a later slot changes
@@ -191,8 +202,9 @@ class SlotArrays:
         by_net = _best_first(net, self.need)
         suffix_net = bnb_kernel.suffix_knapsack(self.need, net, by_net, int(self.free0.sum()))
         by_lp = _best_first(share + 1e-9 * net, np.ones_like(self.need))  # ties: by net payoff
-        rank = np.vstack([self.rank[:1], _positions(by_net), _positions(by_lp)])
-        return replace(self, lam=lam, suffix_net=suffix_net, rank=rank, ordered=True)
+        b = self.bounded()
+        rank = np.vstack([b.rank[:1], _positions(by_net), _positions(by_lp)])
+        return replace(b, lam=lam, suffix_net=suffix_net, rank=rank, ordered=True)
 
     def find_args(self) -> tuple:
         """FIND_ALLOC's arrays, in the order of :func:`hetsched.hadar.find_kernel.find`."""
@@ -213,15 +225,16 @@ class SlotArrays:
     def bound_args(self) -> tuple:
         """The bound's arrays, in the order of :func:`hetsched.hadar.bnb_kernel.search`."""
         w_max = int(self.need.max()) if len(self.need) else 0
+        b = self.bounded()
         return (
-            self.price_rank,
-            self.price_sorted,
-            self.suffix_value,
-            self.lam,
-            self.suffix_net,
-            self.rank,
+            b.price_rank,
+            b.price_sorted,
+            b.suffix_value,
+            b.lam,
+            b.suffix_net,
+            b.rank,
             w_max,
-            bool(self.ordered),
+            bool(b.ordered),
         )
 
     def key_args(self) -> tuple[int, int]:

@@ -40,7 +40,7 @@ def test_the_compiled_utilities_are_the_scalar_ones_to_the_bit(seed, n, keep, na
     first, *later = queue_slots(seed, n, keep, 3)
     arrays = SlotArrays.of(first, utility_name=name)
     for slot in [first, *later]:
-        got = arrays.with_progress(slot)
+        got = arrays.with_progress(slot).bounded()
         assert np.array_equal(got.util, _scalar_utilities(slot, name))
         # the bound: each job at its fastest type, best u/W first (stable), its knapsacks
         ub = got.util[np.arange(n), np.argmax(got.thr, axis=1)]
@@ -53,7 +53,7 @@ def test_the_compiled_utilities_are_the_scalar_ones_to_the_bit(seed, n, keep, na
 def test_an_empty_queue_has_empty_arrays():
     slot = queue_slots(3, 1, 1.0, 1)[0]
     empty = type(slot)(slot.view, [], slot.prices, slot.remaining, slot.t, slot.free)
-    arrays = SlotArrays.of(empty)
+    arrays = SlotArrays.of(empty).bounded()
     assert arrays.util.shape == (0, slot.view.throughput.shape[1])
     assert arrays.suffix_value.shape == (1, int(arrays.free0.sum()) + 1)
     assert arrays.rank.shape == (1, 0)
