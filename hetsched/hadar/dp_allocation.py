@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsched.hadar import dp_kernel
+from hetsched.hadar import dp_kernel, plan_kernel
 from hetsched.hadar.arrays import HadarView
 from hetsched.hadar.job_table import JobTable
 from hetsched.hadar.slot import Alloc, Candidate, Prices, Slot
@@ -166,8 +166,10 @@ class DpPlan:
     A plan also serves a queue that only lost jobs: a path of takes in the shorter queue is one
     in the plan's queue with the lost jobs skipped, so every free-GPU vector the shorter queue
     reaches is in the plan, and the first index at which it is reached is at least the plan's,
-    counted in the jobs left. A job that arrives, or new prices, make a new plan. One plan is
-    kept, the last one. A job's class is its class id in the slot's job table
+    counted in the jobs left. Jobs that arrive extend the plan (their takes only); a queue
+    shorter than ``keep`` of the plan's is compacted to the plan a new reach would give, from
+    the plan's takes (:func:`hetsched.hadar.plan_kernel.compact`); new prices make a new
+    plan. One plan is kept, the last one. A job's class is its class id in the slot's job table
     (:class:`hetsched.hadar.job_table.JobTable`, the same table from slot to slot: the plan's
     own of the whole view in :meth:`solve`, the online run's in the policy); a plan numbers the
     classes it meets in the order it meets them."""
@@ -184,6 +186,7 @@ class DpPlan:
     states: int = 0  # the plan's states
     reaches: list[int] = field(default_factory=list)  # each new plan's states, in order
     extensions: int = 0  # plans extended by jobs that arrived
+    compactions: int = 0  # plans compacted to a queue that lost jobs (:meth:`_compact`)
     buffer: np.ndarray = field(default_factory=lambda: np.empty(0))  # the values' array, reused
     last: tuple | None = None  # the last call's (classes, k_min); None: over the budget
     layout: tuple[int, int] = (1, 1)  # the plan's :meth:`SlotArrays.key_args`
@@ -216,6 +219,8 @@ class DpPlan:
             kept = self.last
         if kept is None and not new:
             return None
+        if kept is None and self._compact(key, gids, arrays):  # a new plan, from the last
+            kept = self.last
         if kept is None:
             self.found = self.table = None  # the old plan goes before the new one is built
             classes = arrays.classes()
@@ -304,6 +309,26 @@ class DpPlan:
         if self.found is None:
             return False
         self.last = (current, dp_kernel.matched(classes, current)[self.found[0]])
+        return True
+
+    def _compact(self, key: tuple, gids: np.ndarray, arrays: SlotArrays) -> bool:
+        """The plan of a queue of class ids ``gids`` whose first jobs are the plan's queue with
+        jobs removed, from the plan's takes (:func:`hetsched.hadar.plan_kernel.compact`: the
+        plan a new sweep would reach, without FIND_ALLOC), extended by the jobs after them, and
+        made the last call's; False if the plan has no such part."""
+        if key != self.key or self.table is None or not len(self.gids):
+            return False
+        current = self.plan_class[gids]
+        j = int(dp_kernel.matched(self.ids, current)[-1])
+        if j == 0:
+            return False
+        states, k_min, table = plan_kernel.compact(self.table, current[:j], *self.layout)
+        self.table, self.gids, self.ids, self.states = table, gids[:j], current[:j], int(states)
+        self.found = (k_min, table[9], table[5], table[6], table[7], table[8])
+        self.compactions += 1
+        if j < len(gids):
+            return self._extend(key, gids, arrays)
+        self.last = (current, k_min)
         return True
 
     def _kept(self, key: tuple, gids: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

@@ -32,7 +32,7 @@ class SlotArrays:
     price_sorted: np.ndarray
     suffix_value: np.ndarray | None  # V(G) of the queue from idx (None: :meth:`bounded`)
     lam: np.ndarray  # the type bound's multipliers (:mod:`hetsched.hadar.type_bound`; 0: off)
-    suffix_net: np.ndarray  # its knapsack of net payoffs p_j over the queue from idx (inf: off)
+    suffix_net: np.ndarray | None  # its knapsack of net payoffs p_j from idx (inf or None: off)
     rank: np.ndarray | None  # [k, i]: i's position in ranking k (u_i / W_i; p_i / W_i, LP)
     comm_cost: float
     min_cost: bool  # FIND_ALLOC's rule: "min-cost" (line 28) or "max-payoff"
@@ -61,7 +61,6 @@ class SlotArrays:
         (:class:`hetsched.hadar.job_table.JobTable`) for the view and utility, built once by an
         online run (default: built for the queue)."""
         view, queue, prices = slot.view, slot.queue, slot.prices
-        n = len(queue)
         if table is None or table.view is not view or table.utility_name != utility_name:
             table = JobTable.of(view, utility_name, queue)
         at = table.at(queue)
@@ -96,7 +95,7 @@ class SlotArrays:
             price_sorted=price_sorted,
             suffix_value=None,
             lam=np.zeros(n_types),  # the type bound off (:meth:`with_type_bound`)
-            suffix_net=np.full((n + 1, int(free0.sum()) + 1), np.inf),
+            suffix_net=None,  # off, as inf (:meth:`bounded`)
             rank=None,
             comm_cost=float(comm_cost),
             min_cost=select == "min-cost",
@@ -158,7 +157,7 @@ class SlotArrays:
             self.numer,
         )
         if self.ordered:  # the type bound was on: off again, as from :meth:`of`
-            lam, suffix_net = np.zeros_like(self.lam), np.full_like(self.suffix_net, np.inf)
+            lam, suffix_net = np.zeros_like(self.lam), None
         else:  # off already: its arrays are read, never written, so they serve as they are
             lam, suffix_net = self.lam, self.suffix_net
         return self._with(
@@ -174,13 +173,15 @@ class SlotArrays:
     def bounded(self) -> SlotArrays:
         """The arrays with the branch and bound's knapsacks V(G) of each queue suffix and its
         ranking (best u/W first) on the utilities (:func:`hetsched.hadar.progress_kernel.bound`),
-        worked out where they are not yet."""
+        and the type bound's knapsacks as off where it is, worked out where they are not yet."""
         if self.suffix_value is not None:
             return self
-        suffix_value, rank = progress_kernel.bound(
-            self.util, self.thr, self.need, int(self.free0.sum())
-        )
-        return self._with(suffix_value=suffix_value, rank=rank)
+        n_free = int(self.free0.sum())
+        suffix_value, rank = progress_kernel.bound(self.util, self.thr, self.need, n_free)
+        suffix_net = self.suffix_net  # the type bound off: no net payoff bounds the knapsack
+        if suffix_net is None:
+            suffix_net = np.full((len(self.need) + 1, n_free + 1), np.inf)
+        return self._with(suffix_value=suffix_value, rank=rank, suffix_net=suffix_net)
 
     def _with(self, **changes) -> SlotArrays:
         """:func:`dataclasses.replace` without running ``__init__`` again: a later slot changes

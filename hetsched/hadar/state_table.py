@@ -91,13 +91,17 @@ def add(slots, e_idx, e_key, e_val, n_e, idx, key):
 
 @kernel
 def reserve(slots, e_idx, e_key, e_val, n_e, size):
-    """The arrays with room for ``size`` entries, the first ``n_e`` kept (rehashed into two
-    slots an entry of room if grown), so that a loop can :func:`insert` up to there without
-    reassigning them (numba counts the references of the arrays a loop reassigns on every
-    pass: 0.25 us a pass of :func:`hetsched.hadar.dp_kernel.sweep`, more than its work)."""
-
+    """The arrays with room for at least ``size`` entries (doubled until they have), the first
+    ``n_e`` kept (rehashed into two slots an entry of room if grown), so that a loop can
+    :func:`insert` up to there without reassigning them (numba counts the references of the
+    arrays a loop reassigns on every pass: 0.25 us a pass of
+    :func:`hetsched.hadar.dp_kernel.sweep`, more than its work)."""
     if size <= e_idx.shape[0]:
         return slots, e_idx, e_key, e_val
+    room = e_idx.shape[0]
+    while room < size:  # doubled: the slots stay a power of two (the hash masks with it)
+        room *= 2
+    size = room
     e_idx, e_key, e_val = grow(e_idx, size), grow(e_key, size), grow(e_val, size)
     slots = np.full(2 * size, _EMPTY, np.int64)
     for e in range(n_e):

@@ -137,14 +137,34 @@ def test_a_plan_serves_its_queue_with_jobs_removed(seed, n, keep):
     assert len(plan.reaches) == 1 and plan.extensions in (1, 2)
 
 
-def test_a_plan_is_reached_anew_for_a_queue_much_shorter_than_its_own():
+def test_a_plan_is_compacted_for_a_queue_much_shorter_than_its_own():
+    """Under keep (0.9) of the plan's queue, the plan is compacted from its takes to the one a
+    new sweep of the shorter queue reaches: the same states, the literal DP's optimum."""
     slot = queue_slots(4, 12, 1.0, 1)[0]
     plan = DpPlan(10**9)  # keep = 0.9
     plan.solve(slot)
-    for size, reaches in ((11, 1), (10, 2), (9, 2), (8, 3)):
+    for size, compactions in ((11, 0), (10, 1), (9, 1), (8, 2)):
         shorter = Slot(slot.view, slot.queue[:size], slot.prices, slot.remaining, 1, slot.free)
         assert plan.solve(shorter) == dp_allocation(shorter)
-        assert len(plan.reaches) == reaches
+        assert len(plan.reaches) == 1 and plan.compactions == compactions
+        if compactions and size != 9:  # just compacted: the states of a new reach
+            fresh = DpPlan(10**9)
+            fresh.solve(shorter)
+            assert plan.states == fresh.states
+
+
+def test_a_compacted_plan_extended_by_jobs_that_arrive_is_the_literal_dp():
+    """A queue that lost many jobs and gained some: compacted to the part it kept, then
+    extended; every slot at the literal DP's optimum."""
+    slot = queue_slots(6, 14, 1.0, 1)[0]
+    plan = DpPlan(10**9)
+    base = Slot(slot.view, slot.queue[:10], slot.prices, slot.remaining, 1, slot.free)
+    plan.solve(base)
+    mixed = Slot(
+        slot.view, slot.queue[:5] + slot.queue[10:], slot.prices, slot.remaining, 1, slot.free
+    )
+    assert plan.solve(mixed) == dp_allocation(mixed)
+    assert len(plan.reaches) == 1 and plan.compactions == 1 and plan.extensions == 1
 
 
 def test_over_the_plans_budget_hadar_takes_the_branch_and_bounds_full_search():

@@ -132,6 +132,7 @@ class Hadar:
                 "proven_by_dp": self.proven_by_dp,
                 "dp_plans": len(self.plan.reaches),
                 "dp_plan_extensions": self.plan.extensions,
+                "dp_plan_compactions": self.plan.compactions,
                 "dp_over_budget": self.over_budget,
                 "state_budget": self.plan.state_budget,
             }
