@@ -81,7 +81,8 @@ def check_run(
         )
     if (
         not gs
-        or any(not (0 <= g < data.n_gpus) for g in gs)
+        or min(gs) < 0
+        or max(gs) >= data.n_gpus
         or (rate := data.run_rate(j, gs, rows.get(j))) <= 0
     ):
         raise HetschedError(
@@ -104,12 +105,8 @@ def check_moved(
     False, having checked nothing, where some GPU is in two gangs (the caller then runs
     :func:`check_plan`, which decides whether they are a pair that may be packed)."""
     held = state.held
-    seen: set[int] = set()
-    count = 0
-    for gpus in plan.values():
-        seen.update(gpus)
-        count += len(gpus)
-    if len(seen) != count:
+    gangs = plan.values()
+    if len(set().union(*gangs)) != sum(map(len, gangs)):  # a GPU in two gangs
         return False
     for j, gpus in plan.items():
         was = held.get(j)
