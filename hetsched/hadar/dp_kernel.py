@@ -176,16 +176,7 @@ def sweep(plan, job, bits, n_words, classes, rep, todo, budget, literal):
     take = _widen(take, n_cls, _NONE)
     slow_of = _widen(slow_of, n_cls, 0)
     cost_of = _widen(cost_of, n_cls, 0.0)
-    first_of = np.full(n_cls, -1, np.int64)  # a class's first job
-    nxt = np.full(n, -1, np.int64)  # the next job of the same class
-    last = np.full(n_cls, -1, np.int64)
-    for i in range(n):
-        c = classes[i]
-        if first_of[c] < 0:
-            first_of[c] = i
-        else:
-            nxt[last[c]] = i
-        last[c] = i
+    first_of, nxt = class_chains(classes, n_cls)
     total0 = head.shape[0] - 1
     if filled.shape[0] < n + 1:  # the k of the states (k, no free GPU); a longer queue's
         grown = np.zeros(n + 1, np.bool_)
@@ -380,6 +371,22 @@ def values(util, classes, k_min, head, link, take, slow_of, cost_of, buffer):
                 break
             e = f
     return value[start[0] - k_min[0]], taken[:m], value
+
+
+@kernel
+def class_chains(classes, n_cls):
+    """(each class's first job, each job's next job of its class), -1 where none."""
+    first_of = np.full(n_cls, -1, np.int64)
+    nxt = np.full(classes.shape[0], -1, np.int64)
+    last = np.full(n_cls, -1, np.int64)
+    for i in range(classes.shape[0]):
+        c = classes[i]
+        if first_of[c] < 0:
+            first_of[c] = i
+        else:
+            nxt[last[c]] = i
+        last[c] = i
+    return first_of, nxt
 
 
 @kernel

@@ -18,10 +18,7 @@ import numpy as np
 
 from hetsched.core.compiled import kernel
 from hetsched.hadar import state_table
-
-# a take's marks (hetsched.hadar.dp_kernel): no job of the class from k_min(F) on, one that
-# fills the cluster
-_NONE, _FULL = -1, -2
+from hetsched.hadar.dp_kernel import _FULL, _NONE, class_chains
 
 
 @kernel
@@ -32,16 +29,7 @@ def compact(plan, classes, bits, n_words):
     class comes after the vector's first index; a later sweep finds it again if one arrives)."""
     slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, n_e, filled = plan
     n, n_cls = classes.shape[0], take.shape[1]
-    first_of = np.full(n_cls, -1, np.int64)  # a class's first job, and each job's next one
-    nxt = np.full(n, -1, np.int64)
-    last = np.full(n_cls, -1, np.int64)
-    for i in range(n):
-        c = classes[i]
-        if first_of[c] < 0:
-            first_of[c] = i
-        else:
-            nxt[last[c]] = i
-        last[c] = i
+    first_of, nxt = class_chains(classes, n_cls)
     never = n + 1
     k_of = np.full(n_e, never, np.int64)  # each vector's first index in the shorter queue
     k_of[0] = 0  # the root (the entry of :func:`start`)
