@@ -1,11 +1,13 @@
 """What a slot's progress changes in DP_allocation's arrays, compiled
 (:meth:`hetsched.hadar.slot_arrays.SlotArrays.with_progress`): each job's utility U_i at the rate
-of a gang whose slowest type is r ((1b), Eq. (4)'s f_js), and the bound and ranking built on it.
+of a gang whose slowest type is r ((1b), Eq. (4)'s f_js, :func:`utilities`), and the branch and
+bound's knapsacks and ranking built on it (:func:`bound`, when a search asks:
+:meth:`~hetsched.hadar.slot_arrays.SlotArrays.bounded`).
 
 Every value is the same arithmetic, in the same order, as the elementwise NumPy it replaces
 (:func:`hetsched.hadar.utility.utilities` over the JCT of :meth:`HadarView.jct`), so the arrays
-are the same to the bit (``tests/hadar/test_hadar_progress_kernel.py``); one call instead of a
-dozen array operations on a queue of 15-40 jobs.
+are the same to the bit (``tests/hadar/test_hadar_progress_kernel.py``); a call each instead of
+a dozen array operations on a queue of 15-40 jobs.
 """
 
 from __future__ import annotations
@@ -14,14 +16,6 @@ import numpy as np
 
 from hetsched.core.compiled import kernel
 from hetsched.hadar.bnb_kernel import suffix_knapsack
-
-
-@kernel
-def progress(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, numer, n_free):
-    """(util, suffix_value, rank) of a slot: :func:`utilities`, then :func:`bound`."""
-    util = utilities(thr, need, per_worker, slot_seconds, rem, t, arrival, jct_offset, numer)
-    suffix_value, rank = bound(util, thr, need, n_free)
-    return util, suffix_value, rank
 
 
 @kernel
