@@ -253,7 +253,7 @@ class DpPlan:
         past the plan's have takes to find), within the budget; ``current``: the plan classes
         of ``arrays``' queue, whose jobs stand for their classes in FIND_ALLOC."""
         n_cls = max(int(self.plan_class.max(initial=-1)) + 1, 1)
-        rep = dp_kernel.firsts(current, n_cls)  # a job of each class in ``arrays``
+        rep = dp_kernel.class_chains(current, n_cls)[0]  # a job of each class in ``arrays``
         todo = np.ones(n_cls, dtype=np.bool_)
         if not new:
             todo[:] = False

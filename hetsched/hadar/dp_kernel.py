@@ -390,16 +390,6 @@ def class_chains(classes, n_cls):
 
 
 @kernel
-def firsts(classes, n_cls):
-    """Each class's first position in ``classes`` (-1: none), for ``n_cls`` classes."""
-    first = np.full(n_cls, -1, np.int64)
-    for i in range(classes.shape[0] - 1, -1, -1):
-        if classes[i] >= 0:
-            first[classes[i]] = i
-    return first
-
-
-@kernel
 def matched(plan, ids):
     """The queue of classes ``ids`` matched in order, greedily, by a plan's queue of classes
     ``plan``: for each position of ``plan``, how many of ``ids`` come before it (the last
