@@ -41,13 +41,7 @@ def start(free0, bits, n_words, n_cls, mclass):
     for c in range(HR):
         total0 += free0[c]
     slots, e_idx, e_key, e_val = state_table.new(n_words, 1)  # F -> k_min(F)
-    size = e_idx.shape[0]
-    rows = np.empty((size, HR), np.int64)
-    link = np.full(size, -1, np.int64)
-    take = np.full((size, n_cls), _NONE, np.int64)
-    slow_of = np.zeros((size, n_cls), np.int64)
-    cost_of = np.zeros((size, n_cls), np.float64)
-    head = np.full(total0 + 1, -1, np.int64)
+    rows, link, take, slow_of, cost_of, head = entries(e_idx.shape[0], HR, n_cls, total0)
     key = np.empty(n_words, np.uint64)
     state_table.pack(root, bits, key)
     slots, e_idx, e_key, e_val = state_table.add(slots, e_idx, e_key, e_val, 0, 0, key)
@@ -56,6 +50,20 @@ def start(free0, bits, n_words, n_cls, mclass):
     head[total0] = 0
     filled = np.zeros(1, np.bool_)
     return slots, e_idx, e_key, e_val, rows, link, take, slow_of, cost_of, head, 1, filled
+
+
+@kernel
+def entries(size, HR, n_cls, total0):
+    """A plan's per-entry arrays for ``size`` entries and none listed: (rows, link, take,
+    slow_of, cost_of, head), each take unknown, ``head`` over 0..``total0`` free GPUs."""
+    return (
+        np.empty((size, HR), np.int64),
+        np.full(size, -1, np.int64),
+        np.full((size, n_cls), _NONE, np.int64),
+        np.zeros((size, n_cls), np.int64),
+        np.zeros((size, n_cls), np.float64),
+        np.full(total0 + 1, -1, np.int64),
+    )
 
 
 @kernel

@@ -18,7 +18,7 @@ import numpy as np
 
 from hetsched.core.compiled import kernel
 from hetsched.hadar import state_table
-from hetsched.hadar.dp_kernel import _FULL, _NONE, class_chains
+from hetsched.hadar.dp_kernel import _FULL, _NONE, class_chains, entries
 
 
 @kernel
@@ -64,13 +64,9 @@ def compact(plan, classes, bits, n_words):
     size = max(m, e_idx.shape[0] // 2, 1)
     slots2, e_idx2, e_key2, e_val2 = state_table.new(n_words, 1)
     slots2, e_idx2, e_key2, e_val2 = state_table.reserve(slots2, e_idx2, e_key2, e_val2, 0, size)
-    size = e_idx2.shape[0]
-    rows2 = np.empty((size, rows.shape[1]), np.int64)
-    link2 = np.full(size, -1, np.int64)
-    take2 = np.full((size, n_cls), _NONE, np.int64)
-    slow2 = np.zeros((size, n_cls), np.int64)
-    cost2 = np.zeros((size, n_cls), np.float64)
-    head2 = np.full(head.shape[0], -1, np.int64)
+    rows2, link2, take2, slow2, cost2, head2 = entries(
+        e_idx2.shape[0], rows.shape[1], n_cls, head.shape[0] - 1
+    )
     k_min = np.empty(m, np.int64)
     states = 0
     for e in range(n_e):
